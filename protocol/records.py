@@ -1,0 +1,40 @@
+"""The result record: one JSON line per finished game (``durak play --json``, ``durak export``).
+
+It is the one shape the leaderboard reads, so results produced elsewhere can be rated too.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from protocol.rules import Rules
+
+
+class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Why a bot forfeited: ``kind`` is timeout, crash, illegal, protocol or disqualified."""
+
+    seat: int
+    bot: str
+    kind: str
+    reason: str
+
+
+class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A finished game, as ratings and exports see it.
+
+    ``order`` is the finishing order, best first, each place a list of tied players; the
+    fools form the last place. ``fools`` is empty for a draw. ``deal`` is the cluster key:
+    every rotation of one deal shares it.
+    """
+
+    game: str
+    deal: str
+    variant: str
+    players: list[str]
+    order: list[list[str]]
+    fools: list[str]
+    end: str
+    verdicts: list[Verdict] = []
+    chases: list[int] | None = None
+    capped: bool = False
+    rules: Rules | None = None

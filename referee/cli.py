@@ -1,0 +1,137 @@
+"""The ``durak`` command line: thin wrappers that parse, call the library and format.
+
+Every expected failure becomes one line on stderr and an exit code of :class:`ExitCode`;
+a traceback appears only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import msgspec
+import typer
+from tabulate import tabulate
+
+from protocol.rules import OPTIONS, VARIANT_TITLES, VARIANTS, RulesError, applicable_options, rules_from_options
+from referee.engine import InvalidDealError
+from referee.exitcodes import ExitCode
+from referee.rules_summary import SUMMARIES
+from referee.selfplay import selfplay
+
+app = typer.Typer(
+    name="durak",
+    help="Referee for Durak card-game bots: rules, games between bot programs, tournaments and ratings.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+_debug = False
+
+
+@app.callback()
+def _options(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False) -> None:
+    global _debug
+    _debug = debug
+
+
+def fail(message: str, code: ExitCode) -> typer.Exit:
+    typer.echo(f"durak: error: {message}", err=True)
+    return typer.Exit(int(code))
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Turn the library's expected errors into one line and an exit code."""
+    try:
+        yield
+    except (RulesError, InvalidDealError) as exc:
+        if _debug:
+            raise
+        raise fail(str(exc), ExitCode.CONFIG) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted", ExitCode.INTERRUPTED) from None
+
+
+def parse_set_options(pairs: list[str]) -> dict[str, object]:
+    """``["first_bout_limit=5", ...]`` -> options; a missing ``=`` is a RulesError."""
+    options: dict[str, object] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise RulesError(f"--set takes OPTION=VALUE, not {pair!r}")
+        try:
+            options[name.strip()] = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            options[name.strip()] = value
+    return options
+
+
+VariantArg = Annotated[str, typer.Option("--variant", "-v", help=f"One of {', '.join(VARIANTS)}.")]
+SetOption = Annotated[list[str] | None, typer.Option("--set", help="A rule option, OPTION=VALUE (repeatable).")]
+
+
+@app.command()
+def rules(variant: Annotated[str | None, typer.Argument(help="A variant; all variants when left out.")] = None
+          ) -> None:
+    """Print a variant's rules summary and its options with their defaults."""
+    with reported_errors():
+        if variant is None:
+            rows = [[v, VARIANT_TITLES[v]] for v in VARIANTS]
+            typer.echo(tabulate(rows, headers=["variant", "game"]))
+            typer.echo("\n`durak rules VARIANT` for a summary and options; seeds/RULES.md for every rule.")
+            return
+        defaults = rules_from_options(variant, {})
+        typer.echo(f"{variant}: {VARIANT_TITLES[variant]}\n")
+        typer.echo(SUMMARIES[variant] + "\n")
+        rows = [[name, _show(getattr(defaults, name)), OPTIONS[name][2]] for name in applicable_options(variant)]
+        typer.echo(tabulate(rows, headers=["option", "default", "meaning"], maxcolwidths=[None, None, 70]))
+
+
+def _show(value: object) -> str:
+    return msgspec.json.encode(value).decode() if not isinstance(value, str) else value
+
+
+@app.command(name="selfplay")
+def selfplay_command(
+    variant: VariantArg = "podkidnoy",
+    players: Annotated[int, typer.Option("--players", "-n", min=2, max=6, help="Players at the table, 2-6.")] = 2,
+    deck: Annotated[int, typer.Option("--deck", help="36 or 52 cards.")] = 36,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games to play.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for the deals and the players.")] = 1,
+    set_: SetOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
+) -> None:
+    """Play games in-process between random legal players: a smoke test and the engine benchmark.
+
+    Prints games per second, mean actions (decisions) per game and how often each seat was the fool.
+    """
+    with reported_errors():
+        game_rules = rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])})
+        stats = selfplay(game_rules, players, games, seed)
+    if as_json:
+        typer.echo(msgspec.json.encode(stats.to_dict()).decode())
+        return
+    typer.echo(f"{stats.games} games of {variant}, {players} players, {deck} cards, seed {seed}")
+    typer.echo(f"{stats.games_per_second:,.0f} games/s ({stats.seconds:.2f} s), "
+               f"{stats.mean_actions:.1f} actions per game, {stats.draws} draws, {stats.capped} action caps")
+    rows = [[seat, fools, f"{100 * fools / stats.games:.1f}%"] for seat, fools in enumerate(stats.fools)]
+    typer.echo(tabulate(rows, headers=["seat", "fool", "fool %"], colalign=("right", "right", "right")))
+
+
+def main() -> None:
+    """Console entry point (``durak`` and ``python -m referee``)."""
+    if not sys.platform.startswith("linux"):
+        typer.echo("durak: note: the referee targets Linux (rlimits, signals, bubblewrap); "
+                   "bot games may not work here.", err=True)
+    try:
+        app()
+    except Exception as exc:
+        if _debug:
+            raise
+        typer.echo(f"durak: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True)
+        sys.exit(int(ExitCode.INTERNAL))

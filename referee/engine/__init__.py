@@ -1,0 +1,95 @@
+"""The rules engine: pure, no IO and no clock; randomness only from a :class:`SeededRng` passed in.
+
+``new_game(rules, players, rng)`` deals a game; then ``game.to_move``, ``game.legal_actions()``,
+``game.apply(action)``, ``game.view(seat)``, ``game.events`` and ``game.result``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from protocol.cards import Card, suit_of
+from protocol.rules import HAND_SIZE, Rules
+from referee.engine.bout import BoutGame
+from referee.engine.deal import (
+    check_deck,
+    check_table,
+    first_after_fool,
+    lowest_trump_leader,
+    next_in_series,
+    parse_deal,
+    shuffled_deck,
+)
+from referee.engine.errors import GameOverError, IllegalActionError, InvalidActionError, InvalidDealError
+from referee.engine.fools_fool import FoolsFoolGame
+from referee.engine.game import VERDICTS, Game
+from referee.engine.rng import SeededRng
+
+__all__ = [
+    "VERDICTS",
+    "BoutGame",
+    "FoolsFoolGame",
+    "Game",
+    "GameOverError",
+    "IllegalActionError",
+    "InvalidActionError",
+    "InvalidDealError",
+    "SeededRng",
+    "new_game",
+    "next_in_series",
+    "parse_deal",
+    "shuffled_deck",
+]
+
+
+def new_game(rules: Rules, players: int, rng: SeededRng | None = None, *, deck: Sequence[Card] | None = None,
+             dealer: int | None = None, fool: int | None = None) -> Game:
+    """Deal a game of ``rules.variant`` for ``players`` seats.
+
+    Args:
+        rng: shuffles the deck when ``deck`` is not given, draws the dealer when ``dealer`` is
+            not given, and breaks a tie for the first attack (RULES.md 5b.6), in that order.
+        deck: an explicit deck order, top first (RULES.md "Notation").
+        dealer: the dealing seat; the deal starts at his left.
+        fool: the previous game's fool in a series: the first move follows ``rules.first_move``.
+
+    :raises InvalidDealError: a bad table size, deck or dealer, or a needed ``rng`` missing.
+    """
+    check_table(rules, players)
+    if deck is None:
+        if rng is None:
+            raise InvalidDealError("a game needs a deck order or a seeded rng to shuffle one")
+        cards = shuffled_deck(rules.deck, rng)
+    else:
+        cards = list(deck)
+        check_deck(cards, rules.deck)
+    if dealer is None:
+        if rng is None:
+            raise InvalidDealError("a game needs a dealer seat or a seeded rng to draw one")
+        dealer = rng.randbelow(players)
+    if not 0 <= dealer < players:
+        raise InvalidDealError(f"dealer seat {dealer} is not at this table of {players}")
+    if rules.variant == "fools_fool":
+        leader = None if fool is None else first_after_fool(rules, fool, players)
+        return FoolsFoolGame(rules, players, dealer, cards, leader)
+    return _deal_bout_game(rules, players, cards, dealer, fool, rng)
+
+
+def _deal_bout_game(rules: Rules, players: int, cards: list[Card], dealer: int, fool: int | None,
+                    rng: SeededRng | None) -> BoutGame:
+    hands: list[list[Card]] = [[] for _ in range(players)]
+    dealt = players * HAND_SIZE
+    for i, card in enumerate(cards[:dealt]):
+        hands[(dealer + 1 + i) % players].append(card)
+    if dealt < len(cards):
+        trump_card, stock = cards[dealt], [*cards[dealt + 1:], cards[dealt]]
+    else:  # 36 cards, 6 players: the dealer's last dealt card fixes trump
+        trump_card, stock = cards[dealt - 1], []
+    by_lot = False
+    if fool is None:
+        attacker, by_lot = lowest_trump_leader(hands, suit_of(trump_card), dealer, rng)
+    else:
+        attacker = first_after_fool(rules, fool, players)
+    game = BoutGame(rules, players, dealer, hands, stock, trump_card, attacker)
+    game.first_attacker_by_lot = by_lot
+    return game

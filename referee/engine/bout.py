@@ -1,0 +1,377 @@
+"""The bout games: ``podkidnoy``, ``perevodnoy`` and ``chase`` (RULES.md 1-4, 5b).
+
+One bout runs through three phases: ``lead`` (the attacker lays 1+ cards of one rank),
+``defend`` (the defender beats unbeaten cards one at a time, transfers, or takes) and
+``throw`` (the others, in priority order, throw in or pass). Refill, going out and the next
+bout are automatic.
+"""
+
+from __future__ import annotations
+
+from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action
+from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_list, rank_mask, rank_of, suit_of
+from protocol.events import ActionTaken, BoutEnded, BoutStarted, CardsDrawn
+from protocol.rules import BOUT_CARD_LIMIT, HAND_SIZE, Rules
+from protocol.views import GameResult, PlayerView
+from referee.engine.game import Game
+from referee.engine.tables import BEAT_ACTIONS, BEATERS, PASS_ACTION, TAKE_ACTION, group_actions
+
+LEAD, DEFEND, THROW_IN = "lead", "defend", "throw"
+RANK_MASKS = tuple(rank_mask(r) for r in range(2, 15))
+
+
+class BoutGame(Game):
+    """A game of podkidnoy, perevodnoy or chase. Build it with :func:`referee.engine.new_game`."""
+
+    def __init__(self, rules: Rules, players: int, dealer: int, hands: list[list[Card]],
+                 stock: list[Card], trump_card: Card, attacker: int) -> None:
+        self._init_common(rules, players, dealer)
+        for seat, cards in enumerate(hands):
+            for card in cards:
+                self.hands[seat] |= 1 << card
+        self.trump_card = trump_card
+        self.trump = suit_of(trump_card)
+        self._beaters = BEATERS[self.trump]
+        self.stock = stock[::-1]  # drawn with pop(): the top card is last, the trump card first
+        if not stock:  # 36 cards, 6 players: the dealer's last card was shown (RULES.md 1, Deal)
+            self.known[dealer] |= 1 << trump_card
+        self.discard = 0
+        self.chases = [0] * players
+        self._has_transfers = rules.has_transfers
+        self._transfer_after_beat = bool(rules.transfer_after_beat)
+        self._discard_pairs_on_transfer = rules.transfer_beaten_pairs == "discard"
+        self._limit_active = rules.first_bout_limit is not None
+        self._start_bout(attacker)
+
+    # -- bout state ----------------------------------------------------------------------
+
+    def _start_bout(self, attacker: int) -> None:
+        defender = self.next_seat_with_cards(attacker)
+        assert defender is not None and defender != attacker
+        self.attacker = attacker  # the primary attacker: first in throw-in priority
+        self.defender = defender
+        self.leader = attacker  # who led the bout's first card: the refill starts with him
+        self._clear_table()
+        self.taking = False
+        self.phase = LEAD
+        self.to_move = attacker
+        self._throw_order: list[int] = []
+        self._throw_index = 0
+        self.events.append(BoutStarted(attacker=attacker, defender=defender))
+
+    def _clear_table(self) -> None:
+        self.attacks: list[Card] = []
+        self.defences: list[Card | None] = []
+        self.unbeaten = 0
+        self.table_cards = 0  # mask of every card on the table
+        self.table_ranks = 0  # mask of every card whose rank is on the table: what may be thrown in
+
+    @property
+    def bout_limit(self) -> int:
+        """Attack cards allowed on the table in this bout (RULES.md 5b.4)."""
+        limit = self.rules.first_bout_limit
+        return limit if self._limit_active and limit is not None else BOUT_CARD_LIMIT
+
+    def _throw_capacity(self) -> int:
+        return min(self.bout_limit - len(self.attacks), self.hand_size(self.defender) - self.unbeaten)
+
+    def _transfer_target(self) -> int | None:
+        """The seat a transfer would pass to, if a transfer is possible at all (RULES.md 5b.5)."""
+        if not self._has_transfers or self.taking:
+            return None
+        if self.unbeaten != len(self.attacks) and not self._transfer_after_beat:
+            return None
+        target = self.next_seat_with_cards(self.defender)
+        return None if target == self.defender else target
+
+    # -- legal actions -------------------------------------------------------------------
+
+    def _generate_legal(self) -> list[Action]:
+        seat = self.to_move
+        assert seat is not None
+        hand = self.hands[seat]
+        if self.phase == LEAD:
+            return group_actions(ATTACK, hand, min(self.bout_limit, self.hand_size(self.defender)))
+        if self.phase == THROW_IN:
+            return [*self._throw_ins(hand), PASS_ACTION]
+        return self._defences(hand)
+
+    def _throw_ins(self, hand: int) -> list[Action]:
+        capacity = self._throw_capacity()
+        if capacity <= 0:
+            return []
+        return group_actions(THROW, hand & self.table_ranks, capacity)
+
+    def _defences(self, hand: int) -> list[Action]:
+        actions = []
+        beaters = self._beaters
+        for target, beaten_by in zip(self.attacks, self.defences, strict=True):
+            if beaten_by is None:
+                row = BEAT_ACTIONS[target]
+                mask = hand & beaters[target]
+                while mask:
+                    low = mask & -mask
+                    actions.append(row[low.bit_length() - 1])
+                    mask ^= low
+        actions.extend(self._transfers(hand))
+        actions.append(TAKE_ACTION)
+        return actions
+
+    def _transfers(self, hand: int) -> list[Action]:
+        target = self._transfer_target()
+        if target is None:
+            return []
+        rank = rank_of(next(c for c, d in zip(self.attacks, self.defences, strict=True) if d is None))
+        on_table = self.unbeaten if self._discard_pairs_on_transfer else len(self.attacks)
+        cap = min(self.bout_limit - on_table, self.hand_size(target) - self.unbeaten)
+        if cap <= 0:
+            return []
+        return group_actions(TRANSFER, hand & rank_mask(rank), cap)
+
+    # -- applying actions ----------------------------------------------------------------
+
+    def _apply(self, action: Action) -> None:
+        seat = self.to_move
+        assert seat is not None
+        self.events.append(ActionTaken(seat=seat, action=str(action)))
+        kind = action.kind
+        if kind == BEAT:
+            self._beat(action.cards[0], action.cards[1])
+        elif kind == PASS:
+            self._throw_index += 1
+            self._advance_throw_round()
+        elif kind == TAKE:
+            self._take()
+        elif kind == TRANSFER:
+            self._transfer(action.cards)
+        else:
+            self._lay(seat, action.cards)
+            if kind == ATTACK:
+                self.leader = seat
+            self._after_attack_cards()
+
+    def _to_table(self, seat: int, cards: tuple[Card, ...]) -> None:
+        for card in cards:
+            bit = 1 << card
+            self.hands[seat] &= ~bit
+            self.known[seat] &= ~bit
+            self.table_cards |= bit
+            self.table_ranks |= RANK_MASKS[card >> 2]
+
+    def _lay(self, seat: int, cards: tuple[Card, ...]) -> None:
+        """Lead or throw in ``cards``; in chase, k >= 2 cards at once score k // 2 (RULES.md 4)."""
+        self._to_table(seat, cards)
+        self.attacks.extend(cards)
+        self.defences.extend([None] * len(cards))
+        self.unbeaten += len(cards)
+        if len(cards) >= 2 and self.rules.variant == "chase":
+            self.chases[seat] += len(cards) // 2
+
+    def _after_attack_cards(self) -> None:
+        """After a lead or throw-in: the defender answers, or (taking) priority restarts (5b.1)."""
+        if self.taking:
+            self._start_throw_round()
+        else:
+            self.phase = DEFEND
+            self.to_move = self.defender
+
+    def _beat(self, target: Card, card: Card) -> None:
+        self._to_table(self.defender, (card,))
+        self.defences[self.attacks.index(target)] = card
+        self.unbeaten -= 1
+        if self.unbeaten == 0:
+            self._start_throw_round()
+
+    def _take(self) -> None:
+        self.taking = True
+        if self.rules.throw_in_after_take:
+            self._start_throw_round()
+        else:
+            self._end_bout()
+
+    def _transfer(self, cards: tuple[Card, ...]) -> None:
+        target = self._transfer_target()
+        assert target is not None
+        old_defender = self.defender
+        if self._discard_pairs_on_transfer:
+            for attack, defence in zip(self.attacks, self.defences, strict=True):
+                if defence is not None:
+                    pair = (1 << attack) | (1 << defence)
+                    self.discard |= pair
+                    self.table_cards &= ~pair
+            self.attacks = [a for a, d in zip(self.attacks, self.defences, strict=True) if d is None]
+            self.defences = [None] * len(self.attacks)
+        self._to_table(old_defender, cards)
+        self.attacks.extend(cards)
+        self.defences.extend([None] * len(cards))
+        self.unbeaten += len(cards)
+        self.attacker = old_defender
+        self.defender = target
+        self.to_move = target
+
+    def _start_throw_round(self) -> None:
+        """Offer throw-ins from the primary attacker clockwise (RULES.md 1, 5b.1-3)."""
+        self.phase = THROW_IN
+        self._throw_order = [
+            (self.attacker + step) % self.players for step in range(self.players)
+            if (self.attacker + step) % self.players != self.defender
+            and not self._is_out((self.attacker + step) % self.players)
+        ]
+        self._throw_index = 0
+        self._advance_throw_round()
+
+    def _advance_throw_round(self) -> None:
+        """Ask the next seat that can throw in; seats that cannot pass automatically (5b.2)."""
+        order = self._throw_order
+        while self._throw_index < len(order):
+            seat = order[self._throw_index]
+            hand = self.hands[seat]
+            if hand:
+                if self._throw_ins(hand):
+                    self.to_move = seat
+                    return
+                self.events.append(ActionTaken(seat=seat, action=PASS))
+            self._throw_index += 1
+        self._end_bout()
+
+    # -- end of a bout -------------------------------------------------------------------
+
+    def _end_bout(self) -> None:
+        table = self.table_cards
+        cards = [CARD_NAMES[c] for c in card_list(table)]
+        defender = self.defender
+        if self.taking:
+            self.hands[defender] |= table
+            self.known[defender] |= table
+            self.events.append(BoutEnded(outcome="taken", defender=defender, cards=cards))
+        else:
+            self.discard |= table
+            self._limit_active = False
+            self.events.append(BoutEnded(outcome="discarded", defender=defender, cards=cards))
+        self._clear_table()
+        self._refill()
+        if not self.stock:
+            emptied = [s for s in range(self.players) if not self.hands[s] and not self._is_out(s)]
+            if emptied:
+                self._go_out(emptied)
+        if sum(1 for hand in self.hands if hand) <= 1:
+            self._end_game()
+            return
+        beat_all_and_still_in = not self.taking and self.hands[defender]
+        attacker = defender if beat_all_and_still_in else self.next_seat_with_cards(defender)
+        assert attacker is not None
+        self._start_bout(attacker)
+
+    def _refill(self) -> None:
+        """Draw up to 6, the bout's first attacker first, then clockwise (RULES.md 1, Refill)."""
+        order = [(self.leader + step) % self.players for step in range(self.players)]
+        if self.rules.defender_draws_last:
+            order.remove(self.defender)
+            order.append(self.defender)
+        for seat in order:
+            if not self.stock:
+                return
+            need = HAND_SIZE - self.hands[seat].bit_count()
+            if need <= 0 or self._is_out(seat):
+                continue
+            drawn = [self.stock.pop() for _ in range(min(need, len(self.stock)))]
+            shown = []
+            for card in drawn:
+                self.hands[seat] |= 1 << card
+            if not self.stock and drawn[-1] == self.trump_card:
+                self.known[seat] |= 1 << self.trump_card
+                shown.append(CARD_NAMES[self.trump_card])
+            self.events.append(CardsDrawn(seat=seat, count=len(drawn), cards=[CARD_NAMES[c] for c in drawn],
+                                          shown=shown))
+
+    def _end_game(self) -> None:
+        if self.rules.variant == "chase":
+            self._finish(chase_result(self.out, self.players, self.chases))
+        else:
+            self._finish_normally()
+
+    def _chases(self) -> list[int] | None:
+        return list(self.chases) if self.rules.variant == "chase" else None
+
+    # -- explaining illegal actions ------------------------------------------------------
+
+    def _explain_illegal(self, action: Action) -> str:
+        seat = self.to_move
+        assert seat is not None
+        hand = self.hands[seat]
+        expected = {LEAD: (ATTACK,), DEFEND: (BEAT, TRANSFER, TAKE), THROW_IN: (THROW, PASS)}[self.phase]
+        if action.kind not in expected:
+            return (f"the {self.phase} phase allows only {', '.join(expected)} "
+                    f"(RULES.md 5b.1)")
+        played = action.cards[1:] if action.kind == BEAT else action.cards
+        missing = [CARD_NAMES[c] for c in played if not hand >> c & 1]
+        if missing:
+            return f"seat {seat} does not hold {' '.join(missing)}"
+        if action.kind == BEAT:
+            target, card = action.cards
+            if target not in self.attacks or self.defences[self.attacks.index(target)] is not None:
+                return f"{CARD_NAMES[target]} is not an unbeaten card on the table"
+            return f"{CARD_NAMES[card]} does not beat {CARD_NAMES[target]} (RULES.md 1, Beating)"
+        if action.kind == THROW and not self.table_ranks & (1 << action.cards[0]):
+            return "a throw-in must match a rank on the table (RULES.md 1)"
+        if action.kind == TRANSFER:
+            return self._explain_illegal_transfer(action)
+        return (f"at most {self.bout_limit} attack cards per bout and never more unbeaten cards than the "
+                f"defender holds (RULES.md 5b.4)")
+
+    def _explain_illegal_transfer(self, action: Action) -> str:
+        if not self._has_transfers:
+            return f"{self.rules.variant} has no transfers (RULES.md 3)"
+        if self._transfer_target() is None:
+            return "no transfer here: after a beat only with transfer_after_beat (RULES.md 5b.5)"
+        unbeaten = [c for c, d in zip(self.attacks, self.defences, strict=True) if d is None]
+        if rank_of(action.cards[0]) != rank_of(unbeaten[0]):
+            return "a transfer must match the rank of the unbeaten cards (RULES.md 3)"
+        return ("the next defender must hold at least as many cards as will be unbeaten, within the "
+                "6-card bout limit (RULES.md 3, 5b.4)")
+
+    # -- the view ------------------------------------------------------------------------
+
+    def view(self, seat: int) -> PlayerView:
+        return PlayerView(
+            seat=seat,
+            phase="over" if self.result is not None else self.phase,
+            to_move=self.to_move,
+            hand=_names(self.hands[seat]),
+            hand_sizes=[h.bit_count() for h in self.hands],
+            known=[_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
+            trump_suit=SUIT_SYMBOLS[self.trump],
+            trump=CARD_NAMES[self.trump_card],
+            stock=len(self.stock),
+            table=[[CARD_NAMES[a], None if d is None else CARD_NAMES[d]]
+                   for a, d in zip(self.attacks, self.defences, strict=True)],
+            attacker=self.attacker,
+            defender=self.defender,
+            taking=self.taking,
+            bout_limit=self.bout_limit,
+            discard=_names(self.discard),
+            out=[list(g) for g in self.out],
+            chases=self._chases(),
+            actions=self.actions,
+        )
+
+
+def _names(mask: int) -> list[str]:
+    return [CARD_NAMES[c] for c in card_list(mask)]
+
+
+def chase_result(out: list[list[int]], players: int, chases: list[int]) -> GameResult:
+    """The fewest chases lose; ties go to the one out last, the player left last of all (RULES.md 4, 5b.8)."""
+    still_in = [s for s in range(players) if not any(s in g for g in out)]
+    groups = [list(g) for g in out] + ([still_in] if still_in else [])
+    fewest = min(chases)
+    fools: list[int] = []
+    for group in reversed(groups):
+        fools = [s for s in group if chases[s] == fewest]
+        if fools:
+            break
+    if len(fools) == players:
+        return GameResult(order=[list(range(players))], fools=[], end="draw", chases=list(chases))
+    order = [[s for s in g if s not in fools] for g in groups]
+    order = [g for g in order if g]
+    return GameResult(order=[*order, fools], fools=fools, end="fool", chases=list(chases))

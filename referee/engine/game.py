@@ -1,0 +1,180 @@
+"""What every Durak game shares: seats, hands, the decision loop, results and forfeits.
+
+A :class:`Game` is a mutable state machine (python-chess ``Board``-style, with :meth:`copy`
+for search): :attr:`to_move` names the seat that must decide, :meth:`legal_actions` lists its
+choices in a fixed order, :meth:`apply` plays one, and automatic steps (dealing, refills,
+automatic passes, forced takes) run inside the engine. Each step appends events to
+:attr:`events`. The variants live in :mod:`referee.engine.bout` and
+:mod:`referee.engine.fools_fool`.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+
+import msgspec
+
+from protocol.actions import Action, parse_action
+from protocol.events import Event, PlayersOut
+from protocol.rules import Rules
+from protocol.views import GameResult, PlayerView
+from referee.engine.errors import GameOverError, IllegalActionError
+
+# Verdicts that end a game by forfeit (RULES.md 6); the referee's bot layer produces them.
+VERDICTS = ("timeout", "crash", "illegal", "protocol", "disqualified")
+
+
+class Game(ABC):
+    """State shared by all variants. Hands and known cards are card bit masks per seat."""
+
+    rules: Rules
+    players: int
+    dealer: int
+    hands: list[int]
+    known: list[int]  # cards publicly known to be in each hand (RULES.md 5b.7)
+    out: list[list[int]]  # groups of seats that went out together, first out first
+    events: list[Event]
+    actions: int  # decisions applied, for max_actions
+    to_move: int | None
+    result: GameResult | None
+    first_attacker_by_lot: bool = False  # nobody held a trump and the lowest card tied (5b.6)
+
+    def _init_common(self, rules: Rules, players: int, dealer: int) -> None:
+        self.rules = rules
+        self.players = players
+        self.dealer = dealer
+        self.hands = [0] * players
+        self.known = [0] * players
+        self.out = []
+        self.events = []
+        self.actions = 0
+        self.to_move = None
+        self.result = None
+        self._legal: list[Action] | None = None
+
+    # -- the public interface ------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.result is not None
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal action of :attr:`to_move`, in a fixed order; empty once the game is over."""
+        if self._legal is None:
+            self._legal = [] if self.result is not None else self._generate_legal()
+        return self._legal
+
+    def apply(self, action: Action) -> None:
+        """Play ``action`` for :attr:`to_move`, then every automatic step that follows.
+
+        :raises GameOverError: the game has ended.
+        :raises IllegalActionError: ``action`` is not legal here; the message says which rule.
+        """
+        if self.result is not None:
+            raise GameOverError(f"the game is over; {action} cannot be played")
+        if action not in self.legal_actions():
+            raise IllegalActionError(f"{action} is illegal for seat {self.to_move}: {self._explain_illegal(action)}")
+        self.apply_unchecked(action)
+
+    def apply_str(self, text: str) -> Action:
+        """Parse and :meth:`apply` an action string; returns the action.
+
+        :raises InvalidActionError: the string is malformed.
+        """
+        action = parse_action(text)
+        self.apply(action)
+        return action
+
+    def apply_unchecked(self, action: Action) -> None:
+        """Apply an action taken from :meth:`legal_actions` without checking it again."""
+        self._legal = None
+        self.actions += 1
+        self._apply(action)
+        if self.result is None and self.actions >= self.rules.max_actions:
+            self._finish(GameResult(order=self._ranking_so_far([]), fools=[], end="action_cap",
+                                    chases=self._chases()))
+
+    def forfeit(self, seat: int, verdict: str, reason: str = "") -> GameResult:
+        """End the game because ``seat``'s bot failed (RULES.md 6): it is the fool, the others
+        keep their order so far and those still holding cards share a place."""
+        if verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {verdict!r}: expected one of {', '.join(VERDICTS)}")
+        if self.result is not None:
+            raise GameOverError("the game is over; nobody can forfeit it")
+        if not 0 <= seat < self.players:
+            raise ValueError(f"seat {seat} is not at this table of {self.players}")
+        order = self._ranking_so_far([seat])
+        self._finish(GameResult(order=[*order, [seat]], fools=[seat], end="forfeit", chases=self._chases(),
+                                forfeit_seat=seat, verdict=verdict, reason=reason))
+        assert self.result is not None
+        return self.result
+
+    def copy(self) -> Game:
+        """An independent copy, for search. Events are shared up to now, then diverge."""
+        twin = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, list):
+                setattr(twin, name, list(value) if name != "out" else [list(g) for g in value])
+        return twin
+
+    def hand_size(self, seat: int) -> int:
+        return self.hands[seat].bit_count()
+
+    def has_cards(self, seat: int) -> bool:
+        return self.hands[seat] != 0
+
+    def next_seat_with_cards(self, seat: int) -> int | None:
+        """The first seat after ``seat``, clockwise, holding cards (``seat`` itself last)."""
+        for step in range(1, self.players + 1):
+            other = (seat + step) % self.players
+            if self.hands[other]:
+                return other
+        return None
+
+    @abstractmethod
+    def view(self, seat: int) -> PlayerView:
+        """Exactly what ``seat`` may know now (RULES.md "Visibility")."""
+
+    # -- for the variants ----------------------------------------------------------------
+
+    @abstractmethod
+    def _generate_legal(self) -> list[Action]: ...
+
+    @abstractmethod
+    def _apply(self, action: Action) -> None: ...
+
+    @abstractmethod
+    def _explain_illegal(self, action: Action) -> str: ...
+
+    def _chases(self) -> list[int] | None:
+        return None
+
+    def _is_out(self, seat: int) -> bool:
+        return any(seat in group for group in self.out)
+
+    def _go_out(self, seats: list[int]) -> None:
+        self.out.append(seats)
+        self.events.append(PlayersOut(seats=seats, place=sum(len(g) for g in self.out) - len(seats) + 1))
+
+    def _ranking_so_far(self, excluded: list[int]) -> list[list[int]]:
+        """Out groups in order, then everyone else still in as one shared place."""
+        order = [[s for s in group if s not in excluded] for group in self.out]
+        order = [group for group in order if group]
+        rest = [s for s in range(self.players) if s not in excluded and not self._is_out(s)]
+        return [*order, rest] if rest else order
+
+    def _finish(self, result: GameResult) -> None:
+        if self.first_attacker_by_lot:
+            result = msgspec.structs.replace(result, first_attacker_by_lot=True)
+        self.result = result
+        self.to_move = None
+        self._legal = None
+
+    def _finish_normally(self) -> None:
+        """The game ended by the rules: one player left (the fool) or nobody (a draw)."""
+        rest = [s for s in range(self.players) if not self._is_out(s)]
+        order = [list(g) for g in self.out]
+        if rest:
+            order.append(rest)
+        self._finish(GameResult(order=order, fools=rest, end="fool" if rest else "draw", chases=self._chases()))

@@ -1,0 +1,78 @@
+"""Precomputed lookups that keep legal-action generation to a few bit operations.
+
+Actions are immutable, so each possible one is built once here and shared.
+"""
+
+from __future__ import annotations
+
+from protocol.actions import ATTACK, BEAT, BEAT_TOP, LEAD, PASS, TAKE, THROW, TRANSFER, Action
+from protocol.cards import CLUBS, DIAMONDS, SUIT_MASKS, Card, CardMask, higher_in_suit
+
+# For each 4-bit nibble of a rank: its non-empty subsets as (subset, size), smallest first.
+SUBSETS: tuple[tuple[tuple[int, int], ...], ...] = tuple(
+    tuple(sorted(((s, s.bit_count()) for s in range(1, 16) if s & nib == s), key=lambda p: (p[1], p[0])))
+    for nib in range(16)
+)
+
+TAKE_ACTION = Action(TAKE)
+PASS_ACTION = Action(PASS)
+
+
+def _group_actions(kind: str) -> tuple[tuple[Action, ...], ...]:
+    """``table[rank_index][subset]``: the action laying that subset of the rank's four cards."""
+    return tuple(
+        tuple(Action(kind, tuple(r * 4 + s for s in range(4) if sub >> s & 1)) for sub in range(16))
+        for r in range(13)
+    )
+
+
+def _capped_group_actions(kind: str) -> tuple[tuple[tuple[tuple[Action, ...], ...], ...], ...]:
+    """``table[rank_index][nibble][cap]``: the actions laying 1..cap of the nibble's cards."""
+    rows = _group_actions(kind)
+    return tuple(
+        tuple(
+            tuple(tuple(rows[r][sub] for sub, size in SUBSETS[nib] if size <= cap) for cap in range(5))
+            for nib in range(16)
+        )
+        for r in range(13)
+    )
+
+
+GROUP_ACTIONS = {kind: _capped_group_actions(kind) for kind in (ATTACK, THROW, TRANSFER)}
+BEAT_ACTIONS = tuple(tuple(Action(BEAT, (t, c)) for c in range(52)) for t in range(52))
+LEAD_ACTIONS = tuple(Action(LEAD, (c,)) for c in range(52))
+BEAT_TOP_ACTIONS = tuple(Action(BEAT_TOP, (c,)) for c in range(52))
+
+
+def _beaters(card: Card, trump: int) -> CardMask:
+    extra = SUIT_MASKS[trump] if card & 3 != trump else 0
+    return higher_in_suit(card) | extra
+
+
+# BEATERS[trump][card]: every card that beats ``card`` under ``trump`` (RULES.md 1, "Beating").
+BEATERS = tuple(tuple(_beaters(c, t) for c in range(52)) for t in range(4))
+
+
+def _fools_fool_beaters(card: Card) -> CardMask:
+    if card & 3 in (CLUBS, DIAMONDS):
+        return higher_in_suit(card)
+    return higher_in_suit(card) | SUIT_MASKS[DIAMONDS]
+
+
+# Fool's Fool: diamonds are trump but cannot beat clubs (RULES.md 5, phase 2).
+FOOLS_FOOL_BEATERS = tuple(_fools_fool_beaters(c) for c in range(52))
+
+
+def group_actions(kind: str, cards: CardMask, cap: int) -> list[Action]:
+    """Every action of ``kind`` laying 1..cap cards of one rank from ``cards``, by rank then size."""
+    table = GROUP_ACTIONS[kind]
+    cap = min(cap, 4)
+    actions: list[Action] = []
+    rank_index = 0
+    while cards:
+        nib = cards & 15
+        if nib:
+            actions.extend(table[rank_index][nib][cap])
+        cards >>= 4
+        rank_index += 1
+    return actions

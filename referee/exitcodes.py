@@ -1,0 +1,16 @@
+"""The referee's exit codes: the README's table is written from this enum."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0  # the job finished (a game lost by a bot is still a finished game)
+    INTERNAL = 1  # a bug in the referee: please report it
+    USAGE = 2  # bad command-line arguments (unknown option, bad value)
+    CONFIG = 3  # bad rules or tournament config: unknown variant or option, bad deal
+    BOT_PROGRAM = 4  # a bot program that cannot be started: missing, not executable
+    SANDBOX = 5  # the requested sandbox is unavailable on this machine
+    DATABASE = 6  # the results database cannot be opened or written
+    INTERRUPTED = 130  # stopped by Ctrl-C / SIGINT; finished results are kept

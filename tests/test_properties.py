@@ -1,0 +1,192 @@
+"""Property tests: random legal play in every variant, 2-6 players, both decks, never breaks an invariant.
+
+Checked after every step: every card accounted for exactly once (RULES.md 1.1); the game ends under
+the action cap; no view or event a seat receives names a card that seat may not know (RULES.md 9);
+every listed action applies; unlisted actions raise.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protocol.actions import BEAT, BEAT_TOP, LEAD, PASS, TAKE, Action
+from protocol.cards import CARD_NAMES, card_list, deck_mask, parse_card
+from protocol.events import event_for_seat
+from protocol.rules import VARIANTS, Rules
+from referee.engine import BoutGame, FoolsFoolGame, Game, IllegalActionError, SeededRng, new_game
+
+games = st.tuples(st.sampled_from(VARIANTS), st.integers(2, 6), st.sampled_from([36, 52]),
+                  st.integers(0, 2**32), st.integers(0, 2**32))
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def card_locations(game: Game) -> list[int]:
+    """Every place a card can be, as masks; together they must partition the deck."""
+    places = list(game.hands)
+    if isinstance(game, BoutGame):
+        places += [game.table_cards, game.discard, sum(1 << c for c in game.stock)]
+    else:
+        assert isinstance(game, FoolsFoolGame)
+        places += [sum(1 << c for c in game.pile), game.discard]
+    return places
+
+
+def assert_cards_accounted(game: Game) -> None:
+    places = card_locations(game)
+    union = 0
+    for mask in places:
+        assert union & mask == 0, "a card is in two places"
+        union |= mask
+    assert union == deck_mask(game.rules.deck)
+    assert sum(m.bit_count() for m in places) == game.rules.deck
+
+
+def public_cards(game: Game) -> int:
+    """Cards the rules make public (RULES.md 9.1): the trump card, every card named in an action,
+    and in Fool's Fool every pile card. Derived from the rules, not from the events' own fields."""
+    public = 0
+    if isinstance(game, BoutGame):
+        public |= 1 << game.trump_card
+    for event in game.events:
+        action = getattr(event, "action", None)
+        if action is not None:
+            for word in action.split()[1:]:
+                public |= 1 << parse_card(word)
+        for name in ("piles",):
+            for text in getattr(event, name, []) or []:
+                public |= 1 << parse_card(text)
+        if type(event).__name__ == "CardPlaced":
+            public |= 1 << parse_card(event.card)  # type: ignore[attr-defined]
+        if type(event).__name__ == "PileTaken":
+            public |= 1 << parse_card(event.card)  # type: ignore[attr-defined]
+    return public
+
+
+def cards_named(obj: object) -> set[str]:
+    """Every card string anywhere inside a view or event."""
+    names: set[str] = set()
+    if isinstance(obj, str):
+        names.update(w for w in obj.split() if w in CARD_NAMES)
+    elif isinstance(obj, list | tuple):
+        for item in obj:
+            names |= cards_named(item)
+    elif hasattr(obj, "__struct_fields__"):
+        for field in obj.__struct_fields__:  # type: ignore[attr-defined]
+            names |= cards_named(getattr(obj, field))
+    return names
+
+
+def assert_no_leak(game: Game, ever_held: list[int]) -> None:
+    public = public_cards(game)
+    for seat in range(game.players):
+        allowed = {CARD_NAMES[c] for c in card_list(public | ever_held[seat])}
+        view = game.view(seat)
+        assert set(view.hand) == {CARD_NAMES[c] for c in card_list(game.hands[seat])}
+        assert cards_named(view) <= allowed, f"seat {seat} sees {cards_named(view) - allowed}"
+        for other, known in enumerate(view.known):
+            assert {parse_card(c) for c in known} <= set(card_list(game.hands[other]))
+        for event in game.events:
+            seen = cards_named(event_for_seat(event, seat))
+            assert seen <= allowed, f"seat {seat} is told {seen - allowed} by {event}"
+
+
+def probe_unlisted(game: Game, rng: random.Random) -> None:
+    """A few actions that are not listed must raise and change nothing."""
+    legal = set(game.legal_actions())
+    cards = list(range(52))
+    candidates = [Action(TAKE), Action(PASS), Action(LEAD, (rng.choice(cards),)),
+                  Action(BEAT_TOP, (rng.choice(cards),)), Action(BEAT, (rng.choice(cards), rng.choice(cards)))]
+    for kind in ("attack", "throw", "transfer"):
+        candidates.append(Action(kind, (rng.choice(cards),)))
+    for action in candidates:
+        if action in legal:
+            continue
+        before = (list(game.hands), game.to_move, len(game.events))
+        try:
+            game.apply(action)
+        except IllegalActionError:
+            pass
+        else:
+            raise AssertionError(f"unlisted {action} was accepted")
+        assert (list(game.hands), game.to_move, len(game.events)) == before
+
+
+def play_random(variant: str, players: int, deck: int, deal_seed: int, choice_seed: int,
+                check_views: bool) -> Game:
+    game = new_game(Rules(variant=variant, deck=deck), players, SeededRng(deal_seed))  # type: ignore[arg-type]
+    rng = random.Random(choice_seed)
+    ever_held = list(game.hands)
+    steps = 0
+    while game.result is None:
+        assert_cards_accounted(game)
+        legal = game.legal_actions()
+        assert legal, "a seat must always have a legal action"
+        assert len(set(legal)) == len(legal), "legal actions are listed once"
+        assert game.to_move is not None and not game._is_out(game.to_move)
+        if check_views:
+            assert_no_leak(game, ever_held)
+        if steps % 7 == 0:
+            probe_unlisted(game, rng)
+        game.apply(rng.choice(legal))
+        ever_held = [e | h for e, h in zip(ever_held, game.hands, strict=True)]
+        steps += 1
+    assert_cards_accounted(game)
+    assert game.legal_actions() == []
+    return game
+
+
+@SETTINGS
+@given(games)
+def test_random_play_keeps_every_invariant(params: tuple[str, int, int, int, int]) -> None:
+    variant, players, deck, deal_seed, choice_seed = params
+    game = play_random(variant, players, deck, deal_seed, choice_seed, check_views=True)
+    result = game.result
+    assert result is not None
+    assert result.end in ("fool", "draw"), "random play ends well under the 5000-action cap"
+    placed = [seat for group in result.order for seat in group]
+    assert sorted(placed) == list(range(players)), "every seat has exactly one place"
+    assert result.order[-1] == result.fools or not result.fools
+    if variant == "chase":
+        assert result.chases is not None and len(result.chases) == players
+
+
+@settings(max_examples=150, deadline=None)
+@given(games)
+def test_every_listed_action_applies(params: tuple[str, int, int, int, int]) -> None:
+    """Every legal action at a random point applies to a copy without error (RULES.md 0.3)."""
+    variant, players, deck, deal_seed, choice_seed = params
+    game = new_game(Rules(variant=variant, deck=deck), players, SeededRng(deal_seed))  # type: ignore[arg-type]
+    rng = random.Random(choice_seed)
+    for _ in range(rng.randrange(60)):
+        if game.result is not None:
+            return
+        game.apply(rng.choice(game.legal_actions()))
+    for action in game.legal_actions():
+        twin = game.copy()
+        twin.apply(action)
+        assert_cards_accounted(twin)
+    assert_cards_accounted(game)
+
+
+@settings(max_examples=40, deadline=None)
+@given(games, st.sampled_from(["timeout", "crash", "illegal", "protocol"]))
+def test_forfeit_at_any_point_ranks_every_seat(params: tuple[str, int, int, int, int], verdict: str) -> None:
+    """RULES.md 6.2: the offender is the fool, everyone else keeps a place."""
+    variant, players, deck, deal_seed, choice_seed = params
+    game = new_game(Rules(variant=variant, deck=deck), players, SeededRng(deal_seed))  # type: ignore[arg-type]
+    rng = random.Random(choice_seed)
+    for _ in range(rng.randrange(80)):
+        if game.result is not None:
+            return
+        game.apply(rng.choice(game.legal_actions()))
+    if game.result is not None:
+        return
+    seat = game.to_move
+    assert seat is not None
+    result = game.forfeit(seat, verdict, "test")
+    assert result.fools == [seat] and result.order[-1] == [seat]
+    assert sorted(s for group in result.order for s in group) == list(range(players))
+    assert game.legal_actions() == [] and game.to_move is None
