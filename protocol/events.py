@@ -97,7 +97,13 @@ class PileDiscarded(Event, tag="pile_discard", frozen=True):
     cards: list[str]
 
 
-def event_for_seat(event: Event, seat: int) -> Event:
+AnyEvent = (
+    BoutStarted | ActionTaken | CardsDrawn | BoutEnded | PlayersOut | LadderStarted | CardPlaced | CardKept
+    | LadderEnded | PileTaken | PileDiscarded
+)
+
+
+def event_for_seat(event: AnyEvent, seat: int) -> AnyEvent:
     """``event`` as ``seat`` may see it."""
     if isinstance(event, CardsDrawn | CardKept) and event.seat != seat:
         return msgspec.structs.replace(event, cards=None) if isinstance(event, CardsDrawn) \

@@ -19,6 +19,14 @@ class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reason: str
 
 
+class SeatTimes(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A seat's decision times in one game, in milliseconds on the referee's monotonic clock."""
+
+    moves: int
+    median_ms: float
+    max_ms: float
+
+
 class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A finished game, as ratings and exports see it.
 
@@ -38,3 +46,4 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     chases: list[int] | None = None
     capped: bool = False
     rules: Rules | None = None
+    times: list[SeatTimes | None] | None = None  # per seat, for games between bot processes

@@ -16,8 +16,11 @@ import typer
 from tabulate import tabulate
 
 from protocol.rules import OPTIONS, VARIANT_TITLES, VARIANTS, RulesError, applicable_options, rules_from_options
+from referee.botargs import BotArgError
+from referee.bots.errors import BotLaunchError, LauncherError
 from referee.engine import InvalidDealError
 from referee.exitcodes import ExitCode
+from referee.play import PlayOptions, ResultsWriteError, run_play
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
 
@@ -49,10 +52,18 @@ def reported_errors() -> Iterator[None]:
     """Turn the library's expected errors into one line and an exit code."""
     try:
         yield
-    except (RulesError, InvalidDealError) as exc:
+    except (RulesError, InvalidDealError, BotArgError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.CONFIG) from None
+    except ResultsWriteError as exc:
+        if _debug:
+            raise
+        raise fail(str(exc), ExitCode.DATABASE) from None
+    except (BotLaunchError, LauncherError) as exc:
+        if _debug:
+            raise
+        raise fail(str(exc), ExitCode.BOT_PROGRAM) from None
     except KeyboardInterrupt:
         raise fail("interrupted", ExitCode.INTERRUPTED) from None
 
@@ -121,6 +132,55 @@ def selfplay_command(
                f"{stats.mean_actions:.1f} actions per game, {stats.draws} draws, {stats.capped} action caps")
     rows = [[seat, fools, f"{100 * fools / stats.games:.1f}%"] for seat, fools in enumerate(stats.fools)]
     typer.echo(tabulate(rows, headers=["seat", "fool", "fool %"], colalign=("right", "right", "right")))
+
+
+@app.command()
+def play(
+    bots: Annotated[list[str], typer.Argument(
+        help="Bot commands, one per seat in seat order, split like a shell; NAME=COMMAND names a bot.")],
+    variant: VariantArg = "podkidnoy",
+    deck: Annotated[int, typer.Option("--deck", help="36 or 52 cards.")] = 36,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games in the series (fixed seats).")] = 1,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Deal seed; drawn at random if left out.")
+                    ] = None,
+    deal: Annotated[str | None, typer.Option("--deal", help="A full deck order, top first (one game).")] = None,
+    dealer: Annotated[int | None, typer.Option("--dealer", min=0, help="The first dealer's seat.")] = 0,
+    set_: SetOption = None,
+    move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
+    startup_time: Annotated[float, typer.Option("--startup-time", min=0.001,
+                                                help="Seconds for a bot to start and answer the handshake.")] = 10.0,
+    time_bank: Annotated[float | None, typer.Option("--time-bank", min=0.0,
+                                                    help="Extra seconds per game shared by all moves.")] = None,
+    log: Annotated[str | None, typer.Option("--log", help="Write the full replay as JSON lines to this file.")
+                   ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one result record (JSON) per game.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Print every action as it happens.")] = False,
+) -> None:
+    """Play one game, or a series at fixed seats, between bot programs.
+
+    Each bot is a command such as "python sample_bots/python/random_bot.py" (quote it) or
+    "alice=./my_bot". The number of bots is the number of players. Exits 0 when the games finish,
+    whoever lost; verdicts (timeout, crash, illegal, protocol) are reported per game.
+    """
+    with reported_errors():
+        options = PlayOptions(
+            rules=rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])}),
+            bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, move_time=move_time,
+            startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
+        )
+        run_play(options, typer.echo)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of every protocol message (the committed protocol/schema.json)."""
+    from protocol.messages import json_schema
+
+    typer.echo(schema_text(json_schema()))
+
+
+def schema_text(schema: dict[str, object]) -> str:
+    return msgspec.json.format(msgspec.json.encode(schema), indent=2).decode()
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "InvalidActionError",
     "InvalidDealError",
     "SeededRng",
+    "check_table",
     "new_game",
     "next_in_series",
     "parse_deal",
@@ -69,10 +70,14 @@ def new_game(rules: Rules, players: int, rng: SeededRng | None = None, *, deck: 
         dealer = rng.randbelow(players)
     if not 0 <= dealer < players:
         raise InvalidDealError(f"dealer seat {dealer} is not at this table of {players}")
+    game: Game
     if rules.variant == "fools_fool":
         leader = None if fool is None else first_after_fool(rules, fool, players)
-        return FoolsFoolGame(rules, players, dealer, cards, leader)
-    return _deal_bout_game(rules, players, cards, dealer, fool, rng)
+        game = FoolsFoolGame(rules, players, dealer, cards, leader)
+    else:
+        game = _deal_bout_game(rules, players, cards, dealer, fool, rng)
+    game.deck = tuple(cards)
+    return game
 
 
 def _deal_bout_game(rules: Rules, players: int, cards: list[Card], dealer: int, fool: int | None,

@@ -201,6 +201,9 @@ class BoutGame(Game):
                     self.table_cards &= ~pair
             self.attacks = [a for a, d in zip(self.attacks, self.defences, strict=True) if d is None]
             self.defences = [None] * len(self.attacks)
+            self.table_ranks = 0
+            for card in self.attacks:
+                self.table_ranks |= RANK_MASKS[card >> 2]
         self._to_table(old_defender, cards)
         self.attacks.extend(cards)
         self.defences.extend([None] * len(cards))

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 import msgspec
 
 from protocol.actions import Action, parse_action
-from protocol.events import Event, PlayersOut
+from protocol.events import AnyEvent, PlayersOut
 from protocol.rules import Rules
 from protocol.views import GameResult, PlayerView
 from referee.engine.errors import GameOverError, IllegalActionError
@@ -34,10 +34,11 @@ class Game(ABC):
     hands: list[int]
     known: list[int]  # cards publicly known to be in each hand (RULES.md 5b.7)
     out: list[list[int]]  # groups of seats that went out together, first out first
-    events: list[Event]
+    events: list[AnyEvent]
     actions: int  # decisions applied, for max_actions
     to_move: int | None
     result: GameResult | None
+    deck: tuple[int, ...] = ()  # the deck order this game was dealt from, top first
     first_attacker_by_lot: bool = False  # nobody held a trump and the lowest card tied (5b.6)
 
     def _init_common(self, rules: Rules, players: int, dealer: int) -> None:
@@ -73,9 +74,18 @@ class Game(ABC):
         """
         if self.result is not None:
             raise GameOverError(f"the game is over; {action} cannot be played")
-        if action not in self.legal_actions():
-            raise IllegalActionError(f"{action} is illegal for seat {self.to_move}: {self._explain_illegal(action)}")
+        why = self.why_illegal(action)
+        if why is not None:
+            raise IllegalActionError(f"{action} is illegal for seat {self.to_move}: {why}")
         self.apply_unchecked(action)
+
+    def why_illegal(self, action: Action) -> str | None:
+        """None if ``action`` is legal now, else the rule it breaks, in words."""
+        if self.result is not None:
+            return "the game is over"
+        if action in self.legal_actions():
+            return None
+        return self._explain_illegal(action)
 
     def apply_str(self, text: str) -> Action:
         """Parse and :meth:`apply` an action string; returns the action.

@@ -1,0 +1,329 @@
+"""One bot child process: lines of bytes in and out over its pipes, under deadlines, with failures reported.
+
+Synchronous by design: non-blocking pipe fds and one epoll selector per bot, since asyncio costs tens of
+microseconds per round trip. Every wait also drains stderr (a bot blocked on a full stderr pipe would look
+like a timeout) and watches a pidfd, which reports the bot's exit even while a grandchild holds its pipes.
+The exited bot stays unreaped until ``close()``, so its pid, the id of its process group, cannot be reused
+by another process while signals may still be sent to that group. Needs Linux 5.4 or later (pidfds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from typing import IO, Self
+
+from referee.bots.errors import BotCrashed, BotError, BotProtocolError, BotTimeout
+from referee.bots.launcher import BotCommand, launch
+from referee.bots.limits import ResourceLimits
+from referee.bots.stderr_log import StderrLog
+
+_CHUNK = 64 * 1024  # the default pipe capacity: one read empties a full pipe
+_EXIT_SETTLE = 0.05  # a bot whose pipe closed gets this long to exit, and so be judged crashed
+_TERM_WAIT = 0.1  # how long close() waits after SIGTERM before SIGKILL
+_STDERR_LINES = 5  # stderr lines kept in a BotCrashed
+_QUOTE = 200  # characters of the last stderr line quoted in a crash message
+_CLOCK_TICK = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+class BotProcess:
+    """A running bot and its three pipes; use it as a context manager, so that it is always stopped.
+
+    Not thread-safe: one thread drives a bot, and should be the thread that started it (see ``launch``).
+    """
+
+    def __init__(
+        self,
+        command: BotCommand,
+        limits: ResourceLimits | None = None,
+        *,
+        max_line: int = 64 * 1024,
+        stderr_cap: int = 64 * 1024,
+    ) -> None:
+        """Launch the bot; ``max_line`` caps a line and all unread output in bytes, ``stderr_cap`` the log."""
+        self.command = command
+        self.max_line = max_line
+        self.stderr_log = StderrLog(stderr_cap)
+        self._out = bytearray()  # stdout read but not yet returned
+        self._stdout_eof = self._stderr_eof = self._exited = self._closed = False
+        self._final_cpu: float | None = None
+        with contextlib.ExitStack() as undo:
+            self._selector = undo.enter_context(selectors.DefaultSelector())
+            self._popen = undo.enter_context(launch(command, limits or ResourceLimits()))
+            undo.callback(os.killpg, self._popen.pid, signal.SIGKILL)  # before the Popen's exit reaps it
+            self._pidfd = os.pidfd_open(self._popen.pid)
+            undo.callback(os.close, self._pidfd)
+            self._pipes = _pipes(self._popen)
+            self._stdin, self._stdout, self._stderr = (_nonblocking(pipe) for pipe in self._pipes)
+            self._selector.register(self._stdout, selectors.EVENT_READ, self._read_stdout)
+            self._selector.register(self._stderr, selectors.EVENT_READ, self._read_stderr)
+            self._selector.register(self._pidfd, selectors.EVENT_READ, self._on_exit)
+            undo.pop_all()
+
+    @property
+    def pid(self) -> int:
+        """The bot's process id, which is also the id of its session and process group."""
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code, or minus the number of the signal that killed the bot; None while it runs."""
+        if self._popen.returncode is not None or self._closed:
+            return self._popen.returncode
+        status = os.waitid(os.P_PIDFD, self._pidfd, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if status is None:
+            return None
+        return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
+
+    def describe_exit(self) -> str:
+        """How the bot ended: "exit code 3", "killed by signal 9 (SIGKILL)", or "still running"."""
+        code = self.returncode
+        if code is None:
+            return "still running"
+        if code >= 0:
+            return f"exit code {code}"
+        return f"killed by signal {-code} ({_signal_name(-code)})"
+
+    def write_line(self, data: bytes, deadline: float) -> None:
+        """Send ``data`` and a newline, waiting no later than ``deadline`` for a bot that is slow to read."""
+        self._require_open()
+        if b"\n" in data:
+            raise ValueError("a line for a bot must not contain a newline")
+        line = memoryview(data + b"\n")
+        sent = self._write(line)
+        if sent < len(line):
+            self._selector.register(self._stdin, selectors.EVENT_WRITE)
+            try:
+                self._finish_write(line, sent, deadline)
+            finally:
+                self._selector.unregister(self._stdin)
+
+    def read_line(self, deadline: float) -> bytes:
+        """The bot's next line, without its newline and otherwise untouched; waits until ``deadline`` at most.
+
+        Raises BotTimeout at the deadline (on ``time.monotonic()``), BotCrashed if the bot exited, and
+        BotProtocolError for a line longer than ``max_line`` or a stdout closed by a living bot.
+        """
+        self._require_open()
+        at_deadline = False
+        while (line := self._take_line()) is None:
+            if self._exited and self._read_stdout():
+                continue  # what the bot wrote before it exited is still its output
+            if self._stdout_eof or self._exited:
+                raise self._lost("closed its stdout")
+            if at_deadline:
+                raise self._no_reply()
+            at_deadline = time.monotonic() >= deadline  # then one last look, not waiting, before giving up
+            self._pump(deadline)
+        return line
+
+    def exchange(self, request: bytes, timeout: float) -> tuple[bytes, float]:
+        """Send a request and read one reply line, allowing ``timeout`` seconds for each.
+
+        Returns the reply and the seconds from the request written to the reply's newline read.
+        """
+        self.write_line(request, time.monotonic() + timeout)
+        sent = time.monotonic()
+        reply = self.read_line(sent + timeout)
+        return reply, time.monotonic() - sent
+
+    def drain_pending(self) -> list[bytes]:
+        """Every complete line the bot has sent unasked, taken without waiting; call it before a request."""
+        self._require_open()
+        self._pump(time.monotonic())
+        lines = []
+        while (line := self._take_line()) is not None:
+            lines.append(line)
+        return lines
+
+    def pause(self) -> None:
+        """Stop the bot's whole process group (SIGSTOP), e.g. so that it cannot think on others' time."""
+        self._require_open()
+        self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused bot's process group run again (SIGCONT)."""
+        self._require_open()
+        self._signal_group(signal.SIGCONT)
+
+    def cpu_time(self) -> float:
+        """User plus system CPU seconds of the bot's threads (not its children), to a clock tick (10 ms)."""
+        if self._final_cpu is not None:
+            return self._final_cpu
+        return _cpu_seconds(self.pid)
+
+    def close(self, grace: float = 0.5) -> None:
+        """Stop the bot and its process group, reap it and close every fd; a second call does nothing.
+
+        The bot gets EOF on stdin and ``grace`` seconds to exit, then SIGTERM and a moment more, then its
+        group gets SIGKILL. Its stdout is closed at once (nothing it says now is read), its stderr is logged.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._stop(grace)
+        finally:
+            self._selector.close()
+            os.close(self._pidfd)
+            for pipe in self._pipes:
+                pipe.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<BotProcess pid={self.pid} {self.command.argv[0]!r} {self.describe_exit()}>"
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise ValueError("the bot process is closed")
+
+    def _pump(self, deadline: float) -> None:
+        """Wait until some pipe is ready or the deadline passes, and service what is ready."""
+        for key, _ in self._selector.select(max(deadline - time.monotonic(), 0.0)):
+            if key.data is not None:  # stdin has no handler: the writer just retries
+                key.data()
+
+    def _read_stdout(self) -> bool:
+        """Buffer what the bot wrote to stdout; False if there was nothing (yet, or ever again)."""
+        chunk = None if self._stdout_eof else _read_chunk(self._stdout)
+        if chunk == b"":
+            self._stdout_eof = True
+            self._selector.unregister(self._stdout)
+        if not chunk:
+            return False
+        self._out += chunk
+        if len(self._out) > self.max_line + 1:  # room for one longest line and its newline
+            raise self._overflow()
+        return True
+
+    def _read_stderr(self) -> bool:
+        """Log what the bot wrote to stderr; False if there was nothing (yet, or ever again)."""
+        chunk = None if self._stderr_eof else _read_chunk(self._stderr)
+        if chunk == b"":
+            self._stderr_eof = True
+            self._selector.unregister(self._stderr)
+        if not chunk:
+            return False
+        self.stderr_log.append(chunk)
+        return True
+
+    def _on_exit(self) -> None:
+        self._exited = True
+        self._selector.unregister(self._pidfd)
+
+    def _take_line(self) -> bytes | None:
+        end = self._out.find(b"\n")
+        if end < 0:
+            return None
+        line = bytes(self._out[:end])
+        del self._out[: end + 1]
+        return line
+
+    def _write(self, data: memoryview) -> int:
+        try:
+            return os.write(self._stdin, data)
+        except BlockingIOError:
+            return 0
+        except BrokenPipeError:
+            raise self._lost("closed its stdin") from None
+
+    def _finish_write(self, line: memoryview, sent: int, deadline: float) -> None:
+        at_deadline = False
+        while sent < len(line):
+            if self._exited:
+                raise self._lost("stopped reading its stdin")
+            if at_deadline:
+                raise BotTimeout("bot did not read its input before the deadline")
+            at_deadline = time.monotonic() >= deadline
+            self._pump(deadline)
+            sent += self._write(line[sent:])
+
+    def _wait_for_exit(self, deadline: float) -> bool:
+        while not self._exited and time.monotonic() < deadline:
+            self._pump(deadline)
+        return self._exited
+
+    def _lost(self, what: str) -> BotError:
+        """The error for a bot whose pipe closed: a crash once it has exited, else a protocol error."""
+        if self._wait_for_exit(time.monotonic() + _EXIT_SETTLE):
+            return self._crash()
+        return BotProtocolError(f"bot {what}")
+
+    def _crash(self) -> BotCrashed:
+        self._read_stderr()  # its last words may still be in the pipe
+        tail = self.stderr_log.last_lines(_STDERR_LINES)
+        message = f"bot exited: {self.describe_exit()}"
+        if tail:
+            message += f" (stderr: {tail[-1][:_QUOTE]})"
+        return BotCrashed(message, tail)
+
+    def _no_reply(self) -> BotTimeout:
+        unfinished = f" ({len(self._out)} bytes without a newline)" if self._out else ""
+        return BotTimeout(f"bot sent no line before the deadline{unfinished}")
+
+    def _overflow(self) -> BotProtocolError:
+        if self._out.find(b"\n", 0, self.max_line + 1) < 0:
+            return BotProtocolError(f"bot sent a line longer than {self.max_line} bytes")
+        return BotProtocolError(f"bot sent more than {self.max_line} bytes that were not asked for")
+
+    def _signal_group(self, signum: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, signum)
+
+    def _stop(self, grace: float) -> None:
+        self._signal_group(signal.SIGCONT)  # a paused bot could not exit
+        stdin, stdout, _ = self._pipes
+        stdin.close()  # EOF: a well-behaved bot exits now
+        if not self._stdout_eof:
+            self._selector.unregister(self._stdout)
+            self._stdout_eof = True
+        stdout.close()
+        if not self._wait_for_exit(time.monotonic() + grace):
+            self._signal_group(signal.SIGTERM)
+            self._wait_for_exit(time.monotonic() + _TERM_WAIT)
+        self._signal_group(signal.SIGKILL)  # whatever else is left in the group
+        os.waitid(os.P_PIDFD, self._pidfd, os.WEXITED | os.WNOWAIT)  # exited, and still unreaped:
+        self._final_cpu = _cpu_seconds(self.pid)  # its /proc entry is still there
+        self._popen.wait()
+        self._read_stderr()  # its last words may still be in the pipe
+
+
+def _pipes(popen: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes], IO[bytes]]:
+    assert popen.stdin and popen.stdout and popen.stderr, "launch() pipes all three"
+    return popen.stdin, popen.stdout, popen.stderr
+
+
+def _nonblocking(pipe: IO[bytes]) -> int:
+    fd = pipe.fileno()
+    os.set_blocking(fd, False)
+    return fd
+
+
+def _read_chunk(fd: int) -> bytes | None:
+    """Up to a pipe's worth of bytes; None if none are there yet, b"" at end of file."""
+    try:
+        return os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return None
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rpartition(b")")[2].split()  # the command name before ")" may hold spaces
+    return (int(fields[11]) + int(fields[12])) * _CLOCK_TICK  # utime and stime, in clock ticks
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return "unknown signal"

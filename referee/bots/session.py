@@ -1,0 +1,193 @@
+"""A bot as the game sees it: the handshake, decisions under a clock, game over, shutdown.
+
+It speaks the messages of :mod:`protocol.messages` over a :class:`BotProcess` and knows
+nothing of the rules: the match hands it views and legal-action strings, it returns the
+bot's chosen string and how long the bot took. Messages that need no reply are queued and
+written with the bot's next request (or game over), so a bot that is not being asked (and
+may be paused) is never written to mid-game.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import msgspec
+
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    BotHello,
+    GameOver,
+    Hello,
+    Message,
+    Reply,
+    Request,
+    Shutdown,
+    bot_decoder,
+    encoder,
+)
+from referee import __version__
+from referee.bots.errors import BotError, BotProtocolError
+from referee.bots.launcher import BotCommand
+from referee.bots.limits import ResourceLimits, TimeControl
+from referee.bots.process import BotProcess
+
+_GAME_OVER_WRITE_TIME = 1.0  # seconds a bot gets to accept its game-over line
+
+
+class BotClient:
+    """One bot program, started on demand and kept across games until it fails or is closed."""
+
+    def __init__(self, name: str, command: BotCommand, *, limits: ResourceLimits | None = None,
+                 time_control: TimeControl | None = None, pause_between_turns: bool = True,
+                 max_line: int = 64 * 1024) -> None:
+        self.name = name
+        self.command = command
+        self.limits = limits or ResourceLimits()
+        self.clock = time_control or TimeControl()
+        self.pause_between_turns = pause_between_turns
+        self.max_line = max_line
+        self.hello: BotHello | None = None  # the bot's handshake reply, once started
+        self.move_times: list[float] = []  # seconds per decision in the current game
+        self.starts = 0  # how many processes were started for this bot
+        self.last_stderr = ""  # the stderr log of the last process stopped
+        self._process: BotProcess | None = None
+        self._queue: list[bytes] = []
+        self._bank = 0.0
+
+    @property
+    def is_running(self) -> bool:
+        return self._process is not None
+
+    @property
+    def stderr_text(self) -> str:
+        """The (capped) stderr of the running process, or of the last one stopped."""
+        return self._process.stderr_log.text() if self._process is not None else self.last_stderr
+
+    def start(self) -> BotHello:
+        """Launch the bot (if it is not running) and complete the handshake within the startup time.
+
+        :raises BotError: the bot could not be started, or its handshake was late or wrong.
+        """
+        if self._process is not None and self.hello is not None:
+            return self.hello
+        self.starts += 1
+        self._process = BotProcess(self.command, self.limits, max_line=self.max_line)
+        try:
+            hello = Hello(protocol=PROTOCOL_VERSION, referee=f"durak-referee {__version__}",
+                          time_ms=int(self.clock.startup_time * 1000))
+            line, _ = self._process.exchange(encoder.encode(hello), self.clock.startup_time + self.clock.grace)
+            reply = self._decode(line)
+            if not isinstance(reply, BotHello):
+                raise BotProtocolError(f"expected a hello reply to the handshake, got {type(reply).__name__}")
+            if reply.protocol != PROTOCOL_VERSION:
+                raise BotProtocolError(f"the bot speaks protocol {reply.protocol}; "
+                                       f"this referee speaks protocol {PROTOCOL_VERSION}")
+        except BotError:
+            self.stop()
+            raise
+        self.hello = reply
+        self._set_paused(True)
+        return reply
+
+    def new_game(self) -> None:
+        """Reset the per-game clock: the time bank is full again."""
+        self._bank = self.clock.time_bank or 0.0
+        self.move_times = []
+        self._queue = []
+
+    def send_later(self, message: Message) -> None:
+        """Queue a message that needs no reply; it goes out with the next request or game over."""
+        self._queue.append(encoder.encode(message))
+
+    def time_for_move(self) -> float:
+        """Seconds the bot may use on its next decision: the move time plus what is left in its bank."""
+        return self.clock.move_time + self._bank
+
+    def ask(self, request: Request) -> str:
+        """Send ``request`` (after any queued messages) and return the action string the bot chose.
+
+        :raises BotError: timeout, crash, or a protocol error (not JSON, wrong shape, wrong id, a line
+            the bot sent unasked).
+        """
+        process = self._running()
+        allowed = self.time_for_move()
+        self._set_paused(False)
+        unasked = process.drain_pending()
+        if unasked:
+            raise BotProtocolError(f"sent a line nobody asked for: {_quote(unasked[0])}")
+        deadline = time.monotonic() + allowed + self.clock.grace
+        for line in self._queue:
+            process.write_line(line, deadline)
+        self._queue = []
+        process.write_line(encoder.encode(request), deadline)
+        sent = time.monotonic()
+        line = process.read_line(sent + allowed + self.clock.grace)
+        elapsed = time.monotonic() - sent
+        self._set_paused(True)
+        self.move_times.append(elapsed)
+        self._bank = max(0.0, self._bank - max(0.0, elapsed - self.clock.move_time))
+        reply = self._decode(line)
+        if not isinstance(reply, Reply):
+            raise BotProtocolError(f"expected an action reply to request {request.id}, got a hello")
+        if reply.id != request.id:
+            raise BotProtocolError(f"replied to request {reply.id} while request {request.id} was asked")
+        return reply.action
+
+    def game_over(self, message: GameOver) -> None:
+        """Deliver the game's end and any queued events; a bot that cannot take them is stopped."""
+        if self._process is None:
+            return
+        self._queue.append(encoder.encode(message))
+        try:
+            self._set_paused(False)
+            deadline = time.monotonic() + _GAME_OVER_WRITE_TIME
+            for line in self._queue:
+                self._process.write_line(line, deadline)
+            self._set_paused(True)
+        except BotError:
+            self.stop()
+        self._queue = []
+
+    def stop(self, grace: float = 0.5) -> None:
+        """Ask the bot to exit (shutdown message), then make sure it does; safe to call twice."""
+        process, self._process, self.hello = self._process, None, None
+        if process is None:
+            return
+        try:
+            process.resume()
+            process.write_line(encoder.encode(Shutdown(grace_ms=int(grace * 1000))), time.monotonic() + 0.1)
+        except (BotError, OSError, ValueError):
+            pass  # it is going down anyway
+        process.close(grace)
+        self.last_stderr = process.stderr_log.text()
+
+    def move_time_summary(self) -> tuple[float, float] | None:
+        """Median and max seconds per decision in the current game, or None without decisions."""
+        if not self.move_times:
+            return None
+        return statistics.median(self.move_times), max(self.move_times)
+
+    def _running(self) -> BotProcess:
+        if self._process is None:
+            raise RuntimeError(f"bot {self.name!r} is not running: call start() first")
+        return self._process
+
+    def _set_paused(self, paused: bool) -> None:
+        if self.pause_between_turns and self._process is not None:
+            if paused:
+                self._process.pause()
+            else:
+                self._process.resume()
+
+    @staticmethod
+    def _decode(line: bytes) -> BotHello | Reply:
+        try:
+            return bot_decoder.decode(line)
+        except msgspec.DecodeError as exc:  # ValidationError is a DecodeError too
+            raise BotProtocolError(f"invalid message {_quote(line)}: {exc}") from None
+
+
+def _quote(line: bytes, limit: int = 80) -> str:
+    text = line[:limit].decode("utf-8", "replace")
+    return repr(text + ("..." if len(line) > limit else ""))

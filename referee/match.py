@@ -1,0 +1,171 @@
+"""Drives the engine with bot clients: one game, or a series at fixed seats.
+
+The order within a move (fastchess ``playMove``): game over? ask the seat to move with its
+own view and the legal actions, time it, validate, apply. Any bot failure becomes a forfeit
+with a verdict (RULES.md 6.2); nothing a bot does escapes a game.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from protocol.actions import Action, InvalidActionError, parse_action
+from protocol.cards import CARD_NAMES
+from protocol.events import AnyEvent, event_for_seat
+from protocol.messages import GameOver, GameStart, Request
+from protocol.records import ResultRecord, SeatTimes, Verdict
+from protocol.rules import Rules
+from protocol.views import GameResult
+from referee.bots.errors import BotError, BotIllegalAction
+from referee.bots.session import BotClient
+from referee.engine import Game, SeededRng, new_game, next_in_series
+from referee.engine.rng import derive_seed
+
+
+class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything about one game between bots: enough to replay it and to rate it."""
+
+    game: str
+    deal: str
+    names: list[str]
+    rules: Rules
+    dealer: int
+    deck: list[str]
+    result: GameResult
+    actions: int  # decisions taken
+    verdicts: list[Verdict]
+    times: list[SeatTimes | None]
+    events: list[AnyEvent]
+
+    def to_result_record(self) -> ResultRecord:
+        """The rating-facing record (``durak play --json``, ``durak export``)."""
+        result, names = self.result, self.names
+        return ResultRecord(
+            game=self.game, deal=self.deal, variant=self.rules.variant, players=list(names),
+            order=[[names[s] for s in group] for group in result.order], fools=[names[s] for s in result.fools],
+            end=result.end, verdicts=list(self.verdicts), chases=result.chases,
+            capped=result.end == "action_cap", rules=self.rules, times=list(self.times),
+        )
+
+
+ActionHook = Callable[[Game, Sequence[AnyEvent]], None]
+
+
+def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
+              on_events: ActionHook | None = None) -> GameRecord:
+    """Play ``game`` to its end with ``clients[seat]`` at each seat.
+
+    Args:
+        deal: the cluster key of this deal (shared by its seat rotations).
+        on_events: called with the new events after each step (progress, ``--verbose``).
+    """
+    names = [client.name for client in clients]
+    verdicts: list[Verdict] = []
+    for client in clients:
+        client.new_game()
+    for seat, client in enumerate(clients):
+        try:
+            client.start()
+        except BotError as exc:
+            _forfeit(game, seat, client, exc, verdicts)
+            break
+    if game.result is None:
+        for seat, client in enumerate(clients):
+            client.send_later(GameStart(game=game_id, seat=seat, players=game.players, names=names,
+                                        rules=game.rules, dealer=game.dealer, view=game.view(seat)))
+    delivered = [0] * game.players
+    reported = 0
+    while game.result is None:
+        mover = game.to_move
+        assert mover is not None
+        client = clients[mover]
+        try:
+            action = _ask(game, client, game_id, _take_events(game, mover, delivered))
+        except BotError as exc:
+            _forfeit(game, mover, client, exc, verdicts)
+            break
+        game.apply_unchecked(action)
+        if on_events is not None:
+            on_events(game, game.events[reported:])
+            reported = len(game.events)
+    if on_events is not None and reported < len(game.events):
+        on_events(game, game.events[reported:])
+    result = game.result
+    assert result is not None
+    for seat, client in enumerate(clients):
+        client.game_over(GameOver(game=game_id, result=result, events=_take_events(game, seat, delivered)))
+    return GameRecord(
+        game=game_id, deal=deal, names=names, rules=game.rules, dealer=game.dealer,
+        deck=[CARD_NAMES[c] for c in game.deck], result=result, actions=game.actions, verdicts=verdicts,
+        times=[_seat_times(client.move_times) for client in clients], events=list(game.events),
+    )
+
+
+_request_ids = itertools.count(1)  # unique for the referee's life, so a stale reply never matches
+
+
+def _ask(game: Game, client: BotClient, game_id: str, events: list[AnyEvent]) -> Action:
+    seat = game.to_move
+    assert seat is not None
+    legal = game.legal_actions()
+    by_text = {str(action): action for action in legal}
+    request = Request(id=next(_request_ids), game=game_id, view=game.view(seat), legal=list(by_text),
+                      time_ms=int(client.time_for_move() * 1000), events=events)
+    text = client.ask(request)
+    action = by_text.get(text)
+    if action is None:
+        raise BotIllegalAction(_why_illegal(game, text))
+    return action
+
+
+def _why_illegal(game: Game, text: str) -> str:
+    try:
+        action = parse_action(text)
+    except InvalidActionError as exc:
+        return f"malformed action: {exc}"
+    return f"illegal action {text!r}: {game.why_illegal(action)}"
+
+
+def _take_events(game: Game, seat: int, delivered: list[int]) -> list[AnyEvent]:
+    """The events ``seat`` has not been sent yet, as that seat may see them."""
+    fresh = game.events[delivered[seat]:]
+    delivered[seat] = len(game.events)
+    return [event_for_seat(event, seat) for event in fresh]
+
+
+def _forfeit(game: Game, seat: int, client: BotClient, exc: BotError, verdicts: list[Verdict]) -> None:
+    verdicts.append(Verdict(seat=seat, bot=client.name, kind=exc.verdict, reason=exc.reason))
+    game.forfeit(seat, exc.verdict, exc.reason)
+    client.stop(grace=0.0)  # killed now, never asked again this game; restarted for its next game
+
+
+def _seat_times(times: list[float]) -> SeatTimes | None:
+    if not times:
+        return None
+    return SeatTimes(moves=len(times), median_ms=round(statistics.median(times) * 1000, 3),
+                     max_ms=round(max(times) * 1000, 3))
+
+
+def play_series(rules: Rules, clients: Sequence[BotClient], games: int, seed: int, *,
+                deck: Sequence[int] | None = None, dealer: int | None = None, series_id: str = "g",
+                on_events: ActionHook | None = None,
+                on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
+    """Play ``games`` games at fixed seats; each next dealer and first move follow the last fool.
+
+    Game i deals from ``derive_seed(seed, "game", i)`` (RULES.md 8), or from ``deck`` (one game).
+    """
+    records: list[GameRecord] = []
+    fool: int | None = None
+    for index in range(games):
+        rng = SeededRng(derive_seed(seed, "game", index))
+        game = new_game(rules, len(clients), rng, deck=deck, dealer=dealer, fool=fool)
+        record = play_game(game, clients, f"{series_id}{index + 1}", deal=f"{seed}:{index}", on_events=on_events)
+        records.append(record)
+        if on_game is not None:
+            on_game(record)
+        dealer, fool = next_in_series(record.result, game.dealer, len(clients))
+    return records

@@ -1,0 +1,159 @@
+"""``durak play``: a game or a series between bot programs, reported for people or programs."""
+
+from __future__ import annotations
+
+import secrets
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+import msgspec
+from tabulate import tabulate
+
+from protocol.cards import CARD_NAMES, card_list
+from protocol.events import AnyEvent
+from protocol.rules import Rules
+from referee.botargs import bot_commands
+from referee.bots.launcher import resolve_program
+from referee.bots.limits import TimeControl
+from referee.bots.session import BotClient
+from referee.engine import Game, InvalidDealError, check_table, parse_deal
+from referee.match import GameRecord, play_series
+from referee.narrate import describe_event, describe_result
+
+Echo = Callable[[str], None]
+
+
+class ResultsWriteError(OSError):
+    """A results file (``--log``) that cannot be written."""
+
+
+@dataclass(frozen=True)
+class PlayOptions:
+    rules: Rules
+    bots: list[str]
+    games: int = 1
+    seed: int | None = None
+    deal: str | None = None
+    dealer: int | None = 0
+    move_time: float = 1.0
+    startup_time: float = 10.0
+    time_bank: float | None = None
+    log: str | None = None
+    as_json: bool = False
+    verbose: bool = False
+
+
+def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
+    """Check the arguments, play the games, report each, and always stop the bots."""
+    named = bot_commands(options.bots)
+    players = len(named)
+    check_table(options.rules, players)
+    for _, command in named:
+        resolve_program(command)
+    deck = parse_deal(options.deal, options.rules.deck) if options.deal is not None else None
+    if deck is not None and options.games != 1:
+        raise InvalidDealError("--deal fixes one game's deck; leave out --games")
+    if options.dealer is not None and not 0 <= options.dealer < players:
+        raise InvalidDealError(f"--dealer {options.dealer} is not a seat at this table of {players}")
+    seed = options.seed if options.seed is not None else secrets.randbits(63)
+    clock = TimeControl(move_time=options.move_time, startup_time=options.startup_time,
+                        time_bank=options.time_bank)
+    clients = [BotClient(name, command, time_control=clock) for name, command in named]
+    log = _open_log(options.log)
+    if not options.as_json:
+        echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
+             f"{options.games} game(s), seed {seed}")
+    reporter = _Reporter(options, echo, log)
+    try:
+        records = play_series(options.rules, clients, options.games, seed, deck=deck, dealer=options.dealer,
+                              on_events=reporter.on_events if options.verbose else None,
+                              on_game=reporter.on_game)
+    finally:
+        for client in clients:
+            client.stop()
+        if log is not None:
+            log.close()
+    if not options.as_json:
+        echo(summary_table(records))
+    return records
+
+
+def _open_log(path: str | None) -> IO[bytes] | None:
+    if path is None:
+        return None
+    try:
+        return open(path, "wb")
+    except OSError as exc:
+        raise ResultsWriteError(f"cannot write the log {path!r}: {exc.strerror}") from None
+
+
+class _Reporter:
+    """Prints progress, verbose narration, JSON records, and writes the replay log."""
+
+    def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None) -> None:
+        self.options = options
+        self.echo = echo
+        self.log = log
+        self.games_done = 0
+        self._started: Game | None = None
+
+    def on_events(self, game: Game, events: Sequence[AnyEvent]) -> None:
+        names = [f"{i}:{n}" for i, n in enumerate(_names(self.options))]
+        if self._started is not game:
+            self._started = game
+            self.echo(f"== deal: dealer {names[game.dealer]}")
+            for seat, hand in enumerate(game.hands):
+                self.echo(f"   {names[seat]} holds {' '.join(CARD_NAMES[c] for c in card_list(hand))}")
+        for event in events:
+            line = describe_event(event, names)
+            if line is not None:
+                self.echo(line)
+
+    def on_game(self, record: GameRecord) -> None:
+        self.games_done += 1
+        if self.log is not None:
+            write_replay(self.log, record)
+        if self.options.as_json:
+            self.echo(msgspec.json.encode(record.to_result_record()).decode())
+            return
+        verdicts = "".join(f"; {v.bot}: {v.kind} ({v.reason})" for v in record.verdicts)
+        self.echo(f"game {self.games_done}/{self.options.games} ({record.game}): "
+                  f"{describe_result(record.result, record.names)} [{record.actions} actions]{verdicts}")
+
+
+def _names(options: PlayOptions) -> list[str]:
+    return [name for name, _ in bot_commands(options.bots)]
+
+
+def write_replay(out: IO[bytes], record: GameRecord) -> None:
+    """A game as JSON lines: a ``game`` header, every event in full, then the ``result``."""
+    encode = msgspec.json.encode
+    header = {"type": "game", "game": record.game, "deal": record.deal, "names": record.names,
+              "rules": record.rules, "dealer": record.dealer, "deck": record.deck}
+    lines = [encode(header), *(encode(event) for event in record.events),
+             encode({"type": "result", "result": record.result, "verdicts": record.verdicts,
+                     "times": record.times})]
+    try:
+        out.write(b"\n".join(lines) + b"\n")
+        out.flush()
+    except OSError as exc:
+        raise ResultsWriteError(f"cannot write the log: {exc.strerror}") from None
+
+
+def summary_table(records: Sequence[GameRecord]) -> str:
+    """Per bot: games, times fool, fool %, verdicts, decision time median and max (ms)."""
+    names = records[0].names if records else []
+    rows = []
+    for seat, name in enumerate(names):
+        fools = sum(seat in r.result.fools for r in records)
+        verdicts = [v.kind for r in records for v in r.verdicts if v.seat == seat]
+        medians = [t.median_ms for r in records if (t := r.times[seat]) is not None]
+        maxima = [t.max_ms for r in records if (t := r.times[seat]) is not None]
+        rows.append([name, len(records), fools, f"{100 * fools / len(records):.1f}",
+                     ", ".join(verdicts) or "-",
+                     f"{statistics.median(medians):.2f}" if medians else "-",
+                     f"{max(maxima):.2f}" if maxima else "-"])
+    return tabulate(rows, headers=["bot", "games", "fool", "fool %", "verdicts", "median ms", "max ms"],
+                    colalign=("left", "right", "right", "right", "left", "right", "right"), disable_numparse=True)

@@ -1,0 +1,4 @@
+"""Never reads its stdin."""
+import time
+
+time.sleep(60)
