@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 
-class Event(msgspec.Struct, tag_field="type", frozen=True, forbid_unknown_fields=True):
+class Event(msgspec.Struct, tag_field="type", frozen=True):
     """Base of all events; the ``type`` tag names the kind on the wire."""
 
 

@@ -20,8 +20,12 @@ from protocol.views import GameResult, PlayerView
 PROTOCOL_VERSION = 1
 
 
-class Message(msgspec.Struct, tag_field="type", frozen=True, forbid_unknown_fields=True):
-    """Base of every message; ``type`` names it on the wire."""
+class Message(msgspec.Struct, tag_field="type", frozen=True):
+    """Base of every message; ``type`` names it on the wire.
+
+    Bots should ignore fields and message types they do not know (a newer referee may add them);
+    the referee rejects unknown fields in what bots send.
+    """
 
 
 # -- referee to bot ----------------------------------------------------------------------
@@ -84,7 +88,7 @@ RefereeMessage = Hello | GameStart | Request | GameOver | Shutdown
 # -- bot to referee ----------------------------------------------------------------------
 
 
-class BotHello(Message, tag="hello", frozen=True):
+class BotHello(Message, tag="hello", frozen=True, forbid_unknown_fields=True):
     """The handshake reply: the protocol version the bot speaks, its name and version."""
 
     protocol: int
@@ -92,7 +96,7 @@ class BotHello(Message, tag="hello", frozen=True):
     version: str = ""
 
 
-class Reply(Message, tag="action", frozen=True):
+class Reply(Message, tag="action", frozen=True, forbid_unknown_fields=True):
     """The answer to request ``id``: one of its legal action strings."""
 
     id: int

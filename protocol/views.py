@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 
-class PlayerView(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     """What ``seat`` sees when it is asked to decide (or at any moment).
 
     Bout games fill ``trump``, ``stock``, ``table``, ``attacker``, ``defender`` and ``taking``;
@@ -38,7 +38,7 @@ class PlayerView(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     actions: int = 0
 
 
-class GameResult(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class GameResult(msgspec.Struct, frozen=True, kw_only=True):
     """How a game ended (RULES.md 6), seats as indices.
 
     ``order`` is best first, ties as lists, the fools last; ``fools`` is empty for a draw.

@@ -16,8 +16,10 @@ import typer
 from tabulate import tabulate
 
 from protocol.rules import OPTIONS, VARIANT_TITLES, VARIANTS, RulesError, applicable_options, rules_from_options
-from referee.botargs import BotArgError
+from referee.botargs import BotArgError, parse_bot_arg
 from referee.bots.errors import BotLaunchError, LauncherError
+from referee.bots.launcher import BotCommand
+from referee.checkbot import CheckSetupError, check_bot, format_report
 from referee.engine import InvalidDealError
 from referee.exitcodes import ExitCode
 from referee.play import PlayOptions, ResultsWriteError, run_play
@@ -60,7 +62,7 @@ def reported_errors() -> Iterator[None]:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.DATABASE) from None
-    except (BotLaunchError, LauncherError) as exc:
+    except (BotLaunchError, LauncherError, CheckSetupError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.BOT_PROGRAM) from None
@@ -169,6 +171,30 @@ def play(
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
         )
         run_play(options, typer.echo)
+
+
+@app.command(name="check-bot")
+def check_bot_command(
+    command: Annotated[str, typer.Argument(help="The bot's command, split like a shell.")],
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games per seat and variant.")] = 1,
+    players: Annotated[int, typer.Option("--players", "-n", min=2, max=6, help="Players at the table.")] = 2,
+    move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
+    startup_time: Annotated[float, typer.Option("--startup-time", min=0.001, help="Seconds to start.")] = 10.0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Deal seed.")] = 1,
+) -> None:
+    """Check that a bot speaks the protocol: handshake, then games of every variant in every seat
+    against the sample random bot, every reply validated, move times reported.
+
+    Exits 0 when the bot passes and 7 when it misbehaves, with the reasons.
+    """
+    with reported_errors():
+        _, argv = parse_bot_arg(command)
+        report = check_bot(BotCommand(argv), games_per_seat=games, players=players, move_time=move_time,
+                           startup_time=startup_time, seed=seed)
+    for line in format_report(report):
+        typer.echo(line)
+    if not report.passed:
+        raise typer.Exit(int(ExitCode.CHECK_FAILED))
 
 
 @app.command()

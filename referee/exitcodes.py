@@ -13,4 +13,5 @@ class ExitCode(IntEnum):
     BOT_PROGRAM = 4  # a bot program that cannot be started: missing, not executable
     SANDBOX = 5  # the requested sandbox is unavailable on this machine
     DATABASE = 6  # the results database cannot be opened or written
+    CHECK_FAILED = 7  # check-bot: the bot misbehaved (the reasons are printed)
     INTERRUPTED = 130  # stopped by Ctrl-C / SIGINT; finished results are kept

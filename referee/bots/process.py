@@ -122,12 +122,13 @@ class BotProcess:
         return line
 
     def exchange(self, request: bytes, timeout: float) -> tuple[bytes, float]:
-        """Send a request and read one reply line, allowing ``timeout`` seconds for each.
+        """Send a request and read one reply line, within ``timeout`` seconds for both.
 
-        Returns the reply and the seconds from the request written to the reply's newline read.
+        Returns the reply and the seconds from the start of the write to the reply's newline read. The
+        clock starts before the write: a bot on the same core may run, and answer, inside the write call.
         """
-        self.write_line(request, time.monotonic() + timeout)
         sent = time.monotonic()
+        self.write_line(request, sent + timeout)
         reply = self.read_line(sent + timeout)
         return reply, time.monotonic() - sent
 

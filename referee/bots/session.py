@@ -120,8 +120,9 @@ class BotClient:
         for line in self._queue:
             process.write_line(line, deadline)
         self._queue = []
-        process.write_line(encoder.encode(request), deadline)
-        sent = time.monotonic()
+        line = encoder.encode(request)
+        sent = time.monotonic()  # before the write: on one core the bot may run, and answer, inside it
+        process.write_line(line, sent + allowed + self.clock.grace)
         line = process.read_line(sent + allowed + self.clock.grace)
         elapsed = time.monotonic() - sent
         self._set_paused(True)
