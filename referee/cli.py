@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import msgspec
@@ -22,9 +23,14 @@ from referee.bots.launcher import BotCommand
 from referee.checkbot import CheckSetupError, check_bot, format_report
 from referee.engine import InvalidDealError
 from referee.exitcodes import ExitCode
+from referee.leaderboard import render
 from referee.play import PlayOptions, ResultsWriteError, run_play
+from referee.ratings import AnchorError
+from referee.replay import ReplayError, parse_replay, seat_of, tell
+from referee.results import ResultsReadError, load_records
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
+from referee.store import Store, StoreError, is_database
 
 app = typer.Typer(
     name="durak",
@@ -54,11 +60,11 @@ def reported_errors() -> Iterator[None]:
     """Turn the library's expected errors into one line and an exit code."""
     try:
         yield
-    except (RulesError, InvalidDealError, BotArgError) as exc:
+    except (RulesError, InvalidDealError, BotArgError, ResultsReadError, ReplayError, AnchorError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.CONFIG) from None
-    except ResultsWriteError as exc:
+    except (ResultsWriteError, StoreError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.DATABASE) from None
@@ -195,6 +201,66 @@ def check_bot_command(
         typer.echo(line)
     if not report.passed:
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
+
+
+@app.command()
+def leaderboard(
+    source: Annotated[str, typer.Argument(help="A results database, or a JSON-lines file of result records.")],
+    mode: Annotated[str, typer.Option("--mode", help="fool: everyone beats the fool; order: finishing order.")
+                    ] = "fool",
+    output_format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    anchor: Annotated[str | None, typer.Option("--anchor", help="BOT=ELO fixes one bot; default pool mean 1500.")
+                      ] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Error bars from N deal resamples.")] = 0,
+    h2h: Annotated[bool, typer.Option("--h2h", help="Also print the head-to-head table.")] = False,
+) -> None:
+    """Rate the bots of a database or results file: Bradley-Terry Elo with error bars."""
+    with reported_errors():
+        if mode not in ("fool", "order"):
+            raise RulesError(f"--mode must be fool or order, not {mode!r}")
+        if output_format not in ("table", "csv", "json"):
+            raise RulesError(f"--format must be table, csv or json, not {output_format!r}")
+        records = load_records(source)
+        typer.echo(render(records, mode, output_format, anchor, bootstrap, h2h))  # type: ignore[arg-type]
+
+
+@app.command()
+def export(
+    db: Annotated[str, typer.Argument(help="A results database.")],
+    output: Annotated[str | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")] = None,
+) -> None:
+    """Write the result records of a database's tournament as JSON lines (one game per line)."""
+    with reported_errors():
+        if not is_database(db):
+            raise ResultsReadError(f"{db!r} is not a results database")
+        lines = b"".join(msgspec.json.encode(record) + b"\n" for record in load_records(db))
+        if output is None:
+            sys.stdout.buffer.write(lines)
+            sys.stdout.buffer.flush()
+        else:
+            try:
+                Path(output).write_bytes(lines)
+            except OSError as exc:
+                raise ResultsWriteError(f"cannot write {output!r}: {exc.strerror}") from None
+
+
+@app.command()
+def replay(
+    db: Annotated[str, typer.Argument(help="A results database.")],
+    game: Annotated[str, typer.Argument(help="A game key (as in durak export) or the game's number.")],
+    seat: Annotated[str | None, typer.Option("--seat", help="Tell only what this bot saw.")] = None,
+) -> None:
+    """Tell a stored game as a person would read it, every hand shown; --seat BOT shows that bot's view."""
+    with reported_errors():
+        try:
+            with Store(db, create=False) as store:
+                data, _ = store.replay(game)
+        except StoreError as exc:
+            raise ResultsReadError(str(exc)) from None
+        header, _, _ = parse_replay(data)
+        seat_index = None if seat is None else seat_of(header.names, seat)
+        for line in tell(data, seat_index):
+            typer.echo(line)
 
 
 @app.command()

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, fields
 from tabulate import tabulate
 
 from protocol.records import ResultRecord
-from referee.ratings import Bound, RatingTable
+from referee.ratings import Bound, Mode, RatingTable, rate
 
 HEADERS = ("Rank", "Bot", "Elo", "+-95%", "Games", "Score%", "Fool%", "AvgPlace", "Draws", "LOS(next)")
 _ALIGN = ("right", "left", "right", "right", "right", "right", "right", "right", "right", "right")
@@ -55,6 +55,7 @@ class Row:
     avg_place: float | None
     draws: int
     los_next: float | None
+    disqualified: bool = False  # failed too often in a row; its remaining games were forfeits
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class GameStats:
     fools: int = 0
     place_sum: int = 0
     draws: int = 0
+    disqualified: bool = False
 
 
 def game_stats(records: Iterable[ResultRecord]) -> dict[str, GameStats]:
@@ -93,6 +95,9 @@ def game_stats(records: Iterable[ResultRecord]) -> dict[str, GameStats]:
             s.draws += drawn
         for name in rec.fools:
             stats[name].fools += 1
+        for verdict in rec.verdicts:
+            if verdict.kind == "disqualified":
+                stats[verdict.bot].disqualified = True
         ahead = 0
         for group in rec.order:
             for name in group:
@@ -126,6 +131,7 @@ def build_rows(records: Iterable[ResultRecord], rating: RatingTable) -> list[Row
             avg_place=s.place_sum / s.games if s.games else None,
             draws=s.draws,
             los_next=bot.los_next,
+            disqualified=s.disqualified,
         ))
     return rows
 
@@ -148,7 +154,7 @@ def _elo_text(row: Row) -> str:
 def _display(row: Row) -> list[str]:
     return [
         str(row.rank),
-        row.bot,
+        row.bot + (" (disqualified)" if row.disqualified else ""),
         _elo_text(row),
         _fmt(row.ci95, ".0f"),
         str(row.games),
@@ -223,3 +229,17 @@ def format_h2h(rating: RatingTable) -> str:
     align = ("left",) + ("right",) * len(names)
     table = tabulate(body, headers=["vs", *names], colalign=align, disable_numparse=True, tablefmt="simple")
     return f"{table}\nrow bot's points vs column bot over their pairwise comparisons ({rating.mode} mode)"
+
+
+def render(records: list[ResultRecord], mode: Mode = "fool", output_format: str = "table",
+           anchor: str | None = None, bootstrap: int = 0, h2h: bool = False) -> str:
+    """The whole leaderboard as text, as ``durak leaderboard`` prints it."""
+    rating = rate(records, mode, anchor=anchor, bootstrap=bootstrap)
+    rows = build_rows(records, rating)
+    if output_format == "csv":
+        text = format_csv(rows)
+    elif output_format == "json":
+        text = format_json(rows, build_meta(rating))
+    else:
+        text = format_table(rows, build_meta(rating))
+    return f"{text}\n\n{format_h2h(rating)}" if h2h else text

@@ -21,6 +21,7 @@ from referee.bots.session import BotClient
 from referee.engine import Game, InvalidDealError, check_table, parse_deal
 from referee.match import GameRecord, play_series
 from referee.narrate import describe_event, describe_result
+from referee.replay import replay_lines
 
 Echo = Callable[[str], None]
 
@@ -128,15 +129,9 @@ def _names(options: PlayOptions) -> list[str]:
 
 
 def write_replay(out: IO[bytes], record: GameRecord) -> None:
-    """A game as JSON lines: a ``game`` header, every event in full, then the ``result``."""
-    encode = msgspec.json.encode
-    header = {"type": "game", "game": record.game, "deal": record.deal, "names": record.names,
-              "rules": record.rules, "dealer": record.dealer, "deck": record.deck}
-    lines = [encode(header), *(encode(event) for event in record.events),
-             encode({"type": "result", "result": record.result, "verdicts": record.verdicts,
-                     "times": record.times})]
+    """Append a game's replay (:func:`referee.replay.replay_lines`) to ``out``."""
     try:
-        out.write(b"\n".join(lines) + b"\n")
+        out.write(replay_lines(record))
         out.flush()
     except OSError as exc:
         raise ResultsWriteError(f"cannot write the log: {exc.strerror}") from None

@@ -557,6 +557,10 @@ def bootstrap_ci95(
 # ---------------------------------------------------------------------------- rate
 
 
+class AnchorError(ValueError):
+    """An ``--anchor`` that is not BOT=ELO or a number, or names a bot without games."""
+
+
 def parse_anchor(anchor: str | None, bots: tuple[str, ...]) -> tuple[int | None, float]:
     """``None`` -> pool mean 1500; ``"1600"`` -> pool mean 1600; ``"BOT=ELO"`` -> BOT fixed at ELO."""
     if anchor is None:
@@ -565,13 +569,13 @@ def parse_anchor(anchor: str | None, bots: tuple[str, ...]) -> tuple[int | None,
     try:
         elo = float(value)
     except ValueError:
-        raise ValueError(f"bad anchor {anchor!r}: expected BOT=ELO or a number") from None
+        raise AnchorError(f"bad anchor {anchor!r}: expected BOT=ELO or a number") from None
     if not math.isfinite(elo):
-        raise ValueError(f"bad anchor {anchor!r}: the rating must be finite")
+        raise AnchorError(f"bad anchor {anchor!r}: the rating must be finite")
     if not sep:
         return None, elo
     if name not in bots:
-        raise ValueError(f"anchor bot {name!r} has no rated games")
+        raise AnchorError(f"anchor bot {name!r} has no rated games")
     return bots.index(name), elo
 
 

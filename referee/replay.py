@@ -1,0 +1,100 @@
+"""Replays: a game as JSON lines (a ``game`` header, every event in full, the ``result``), and
+its telling for people (``durak replay``), either all-seeing or as one seat saw it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from protocol.cards import CARD_NAMES, parse_cards
+from protocol.events import AnyEvent, event_for_seat
+from protocol.records import SeatTimes, Verdict
+from protocol.rules import HAND_SIZE, Rules
+from protocol.views import GameResult
+from referee.match import GameRecord
+from referee.narrate import describe_event, describe_result
+
+
+class ReplayHeader(msgspec.Struct, tag="game", tag_field="type", frozen=True):
+    game: str
+    deal: str
+    names: list[str]
+    rules: Rules
+    dealer: int
+    deck: list[str]
+
+
+class ReplayResult(msgspec.Struct, tag="result", tag_field="type", frozen=True):
+    result: GameResult
+    verdicts: list[Verdict]
+    times: list[SeatTimes | None]
+
+
+ReplayLine = ReplayHeader | ReplayResult | AnyEvent
+_line_decoder = msgspec.json.Decoder(ReplayLine)
+
+
+class ReplayError(ValueError):
+    """A replay that does not decode."""
+
+
+def replay_lines(record: GameRecord) -> bytes:
+    """The game as JSON lines, newline-terminated."""
+    encode = msgspec.json.encode
+    header = ReplayHeader(game=record.game, deal=record.deal, names=record.names, rules=record.rules,
+                          dealer=record.dealer, deck=record.deck)
+    lines = [encode(header), *(encode(event) for event in record.events),
+             encode(ReplayResult(result=record.result, verdicts=record.verdicts, times=record.times))]
+    return b"\n".join(lines) + b"\n"
+
+
+def parse_replay(data: bytes) -> tuple[ReplayHeader, list[AnyEvent], ReplayResult]:
+    try:
+        lines = [_line_decoder.decode(line) for line in data.splitlines() if line.strip()]
+    except msgspec.DecodeError as exc:
+        raise ReplayError(f"not a replay: {exc}") from None
+    if len(lines) < 2 or not isinstance(lines[0], ReplayHeader) or not isinstance(lines[-1], ReplayResult):
+        raise ReplayError("not a replay: it needs a game header first and a result last")
+    return lines[0], lines[1:-1], lines[-1]  # type: ignore[return-value]
+
+
+def tell(data: bytes, seat: int | None = None) -> list[str]:
+    """The game for a reader: every hand and draw, or (``seat``) only what that seat was told."""
+    header, events, end = parse_replay(data)
+    names = header.names
+    lines = [f"game {header.game} ({header.rules.variant}, {len(names)} players, {header.rules.deck} cards), "
+             f"dealer {names[header.dealer]}"]
+    lines += _opening_hands(header, seat)
+    for event in events:
+        shown = event if seat is None else event_for_seat(event, seat)
+        line = describe_event(shown, names)
+        if line is not None:
+            lines.append(line)
+    lines.append("result: " + describe_result(end.result, names))
+    lines += [f"verdict: {v.bot} (seat {v.seat}) {v.kind}: {v.reason}" for v in end.verdicts]
+    return lines
+
+
+def _opening_hands(header: ReplayHeader, seat: int | None) -> list[str]:
+    """Bout games: the six cards each seat was dealt (RULES.md 8.1); Fool's Fool's ladder tells its own deal."""
+    if not header.rules.is_bout_game:
+        return []
+    players = len(header.names)
+    deck = parse_cards(" ".join(header.deck))
+    hands: list[list[int]] = [[] for _ in range(players)]
+    for i, card in enumerate(deck[:players * HAND_SIZE]):
+        hands[(header.dealer + 1 + i) % players].append(card)
+    trump = deck[players * HAND_SIZE] if len(deck) > players * HAND_SIZE else deck[players * HAND_SIZE - 1]
+    lines = [f"trump card {CARD_NAMES[trump]}"]
+    for s, hand in enumerate(hands):
+        if seat is None or s == seat:
+            lines.append(f"   {header.names[s]} is dealt {' '.join(CARD_NAMES[c] for c in sorted(hand))}")
+    return lines
+
+
+def seat_of(names: Sequence[str], bot: str) -> int:
+    if bot not in names:
+        raise ReplayError(f"bot {bot!r} did not play this game (players: {', '.join(names)})")
+    return list(names).index(bot)
