@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// A Durak bot for node, without dependencies: one JSON object per line on stdin and on stdout.
+//
+//   durak play "node sample_bots/js/bot.js" "python sample_bots/python/random_bot.py"
+//
+// Strategy: give every legal action a cost, the worth of the card it gives up (rank, +100 for a
+// trump), and play the cheapest; "take" and "pass" have fixed costs, so the bot takes rather than
+// beat with a high trump and passes rather than throw in a trump. The bot only ever answers one
+// of the strings in "legal". Debug output must go to stderr: stdout is the protocol.
+'use strict';
+
+const readline = require('readline');
+
+const RANKS = '23456789TJQKA'; // T is the ten
+const TRUMP_BONUS = 100;
+const LONG_GAME = 500; // decisions
+
+function worth(card, trumpSuit) {
+  return RANKS.indexOf(card[0]) + (card[1] === trumpSuit ? TRUMP_BONUS : 0);
+}
+
+// [cost, tie-break]: lower is better; among equal costs, play more cards at once.
+function cost(action, view) {
+  const [kind, ...cards] = action.split(' ');
+  if (kind === 'take') return [TRUMP_BONUS + RANKS.indexOf('T'), 0]; // beat with trumps below the ten only
+  if (kind === 'pass') return [view.stock > 0 ? TRUMP_BONUS : Infinity, 0]; // empty stock: throw all
+  const given = kind === 'beat' ? cards.slice(1) : cards; // "beat T C" gives up C only
+  return [Math.max(...given.map((card) => worth(card, view.trump_suit))), -given.length];
+}
+
+function choose(legal, view) {
+  // Fixed rules can go round in circles (the same cards taken and led again and again) until the
+  // referee's action cap calls a draw: in a long game, an occasional random move breaks the loop.
+  if (view.actions > LONG_GAME && Math.random() < 0.2) return legal[Math.floor(Math.random() * legal.length)];
+  let best = legal[0];
+  let bestCost = cost(best, view);
+  for (const action of legal.slice(1)) {
+    const c = cost(action, view);
+    if (c[0] < bestCost[0] || (c[0] === bestCost[0] && c[1] < bestCost[1])) {
+      best = action;
+      bestCost = c;
+    }
+  }
+  return best;
+}
+
+function send(message) {
+  // Writes to a pipe are synchronous in node on Linux, so the line is out before the next read.
+  process.stdout.write(JSON.stringify(message) + '\n');
+}
+
+const input = readline.createInterface({ input: process.stdin, terminal: false });
+input.on('line', (line) => {
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch (err) {
+    console.error(`bot.js: ignoring a line that is not JSON: ${err.message}`);
+    return;
+  }
+  switch (message.type) {
+    case 'hello':
+      send({ type: 'hello', protocol: 1, name: 'js-cheapest', version: '1.0' });
+      break;
+    case 'request':
+      send({ type: 'action', id: message.id, action: choose(message.legal, message.view) });
+      break;
+    case 'shutdown':
+      process.exit(0);
+      break;
+    default: // game, game_over and any newer message type need no reply
+      break;
+  }
+});
