@@ -6,6 +6,7 @@ a traceback appears only with ``--debug``.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +32,8 @@ from referee.results import ResultsReadError, load_records
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
 from referee.store import Store, StoreError, is_database
+from referee.tournament.config import ConfigError, load_config
+from referee.tournament.runner import Interrupted, TournamentError, run_tournament
 
 app = typer.Typer(
     name="durak",
@@ -60,7 +63,8 @@ def reported_errors() -> Iterator[None]:
     """Turn the library's expected errors into one line and an exit code."""
     try:
         yield
-    except (RulesError, InvalidDealError, BotArgError, ResultsReadError, ReplayError, AnchorError) as exc:
+    except (RulesError, InvalidDealError, BotArgError, ResultsReadError, ReplayError, AnchorError,
+            ConfigError, TournamentError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.CONFIG) from None
@@ -72,8 +76,8 @@ def reported_errors() -> Iterator[None]:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.BOT_PROGRAM) from None
-    except KeyboardInterrupt:
-        raise fail("interrupted", ExitCode.INTERRUPTED) from None
+    except (KeyboardInterrupt, Interrupted) as exc:
+        raise fail(str(exc) or "interrupted", ExitCode.INTERRUPTED) from None
 
 
 def parse_set_options(pairs: list[str]) -> dict[str, object]:
@@ -201,6 +205,33 @@ def check_bot_command(
         typer.echo(line)
     if not report.passed:
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
+
+
+@app.command()
+def tournament(
+    config: Annotated[str, typer.Argument(help="The tournament config (TOML), e.g. sample_bots/tournament.toml.")],
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Games in parallel (default: the cores).")
+                    ] = os.cpu_count() or 1,
+    db: Annotated[str | None, typer.Option("--db", help="The results database (default: CONFIG's name + .db).")
+                  ] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new tournament in the database, keeping the old.")
+                     ] = False,
+) -> None:
+    """Run a tournament, resuming from the database, then print the leaderboard.
+
+    The same config on the same database plays only the games not stored yet; Ctrl-C stops cleanly.
+    """
+    with reported_errors():
+        loaded = load_config(config)
+        db_path = Path(db) if db is not None else Path(Path(config).stem + ".db")
+        summary = run_tournament(loaded, db_path, jobs, fresh)
+        typer.echo(f"tournament {summary.tournament.name!r} in {db_path}: {summary.played} games played now, "
+                   f"{summary.stored_before + summary.played}/{summary.total_games} stored, "
+                   f"seed {summary.tournament.seed}")
+        if summary.disqualified:
+            typer.echo(f"disqualified: {', '.join(summary.disqualified)}")
+        typer.echo("")
+        typer.echo(render(load_records(db_path)))
 
 
 @app.command()

@@ -40,6 +40,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     verdicts: list[Verdict]
     times: list[SeatTimes | None]
     events: list[AnyEvent]
+    stderr: list[str] = []  # what each seat's bot wrote to stderr during the game (capped)
 
     def to_result_record(self) -> ResultRecord:
         """The rating-facing record (``durak play --json``, ``durak export``)."""
@@ -102,6 +103,7 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
         game=game_id, deal=deal, names=names, rules=game.rules, dealer=game.dealer,
         deck=[CARD_NAMES[c] for c in game.deck], result=result, actions=game.actions, verdicts=verdicts,
         times=[_seat_times(client.move_times) for client in clients], events=list(game.events),
+        stderr=[client.take_stderr() for client in clients],
     )
 
 
@@ -152,18 +154,21 @@ def _seat_times(times: list[float]) -> SeatTimes | None:
 
 def play_series(rules: Rules, clients: Sequence[BotClient], games: int, seed: int, *,
                 deck: Sequence[int] | None = None, dealer: int | None = None, series_id: str = "g",
-                on_events: ActionHook | None = None,
+                deal_key: str | None = None, on_events: ActionHook | None = None,
                 on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
     """Play ``games`` games at fixed seats; each next dealer and first move follow the last fool.
 
-    Game i deals from ``derive_seed(seed, "game", i)`` (RULES.md 8), or from ``deck`` (one game).
+    Game i deals from ``derive_seed(seed, "game", i)`` (RULES.md 8), or from ``deck`` (one game),
+    and is called ``f"{series_id}{i + 1}"``. Its deal key (the rating cluster) is ``deal_key``, or
+    ``f"{seed}:{i}"`` without one.
     """
     records: list[GameRecord] = []
     fool: int | None = None
     for index in range(games):
         rng = SeededRng(derive_seed(seed, "game", index))
         game = new_game(rules, len(clients), rng, deck=deck, dealer=dealer, fool=fool)
-        record = play_game(game, clients, f"{series_id}{index + 1}", deal=f"{seed}:{index}", on_events=on_events)
+        record = play_game(game, clients, f"{series_id}{index + 1}", deal=deal_key or f"{seed}:{index}",
+                           on_events=on_events)
         records.append(record)
         if on_game is not None:
             on_game(record)

@@ -141,6 +141,12 @@ class BotProcess:
             lines.append(line)
         return lines
 
+    def take_stderr(self) -> str:
+        """The stderr logged since launch or the last call, for one game's record; the log starts afresh."""
+        text = self.stderr_log.text()
+        self.stderr_log = StderrLog(self.stderr_log.cap, self.stderr_log.tail_cap)
+        return text
+
     def pause(self) -> None:
         """Stop the bot's whole process group (SIGSTOP), e.g. so that it cannot think on others' time."""
         self._require_open()

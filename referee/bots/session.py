@@ -50,7 +50,7 @@ class BotClient:
         self.hello: BotHello | None = None  # the bot's handshake reply, once started
         self.move_times: list[float] = []  # seconds per decision in the current game
         self.starts = 0  # how many processes were started for this bot
-        self.last_stderr = ""  # the stderr log of the last process stopped
+        self.last_stderr = ""  # what the last process stopped wrote to stderr and nobody took yet
         self._process: BotProcess | None = None
         self._queue: list[bytes] = []
         self._bank = 0.0
@@ -59,10 +59,12 @@ class BotClient:
     def is_running(self) -> bool:
         return self._process is not None
 
-    @property
-    def stderr_text(self) -> str:
-        """The (capped) stderr of the running process, or of the last one stopped."""
-        return self._process.stderr_log.text() if self._process is not None else self.last_stderr
+    def take_stderr(self) -> str:
+        """The (capped) stderr the bot wrote since the last call, also from a process stopped since."""
+        text, self.last_stderr = self.last_stderr, ""
+        if self._process is not None:
+            text += self._process.take_stderr()
+        return text
 
     def start(self) -> BotHello:
         """Launch the bot (if it is not running) and complete the handshake within the startup time.
@@ -161,7 +163,7 @@ class BotClient:
         except (BotError, OSError, ValueError):
             pass  # it is going down anyway
         process.close(grace)
-        self.last_stderr = process.stderr_log.text()
+        self.last_stderr += process.take_stderr()
 
     def move_time_summary(self) -> tuple[float, float] | None:
         """Median and max seconds per decision in the current game, or None without decisions."""

@@ -1,0 +1,1 @@
+"""Tournaments: the TOML config, the schedule of slots, the runner that plays them and the resume check."""

@@ -1,0 +1,446 @@
+"""The tournament config: a TOML file decoded with msgspec and validated once; every error is one line naming the key.
+
+``sample_bots/tournament.toml`` is the annotated contract. Its layout: top-level keys first (``name``,
+``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``seed``, ``tables``,
+``challengers``, ``restart``, ``pause``, ``max_failures``), then the tables ``[rules]`` (rule options,
+RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` table per bot (``name``,
+``command``, ``dir``, ``env``). Unknown keys and values of the wrong type are rejected.
+
+Bots: ``command`` is an argv array or a string split like a shell (:func:`shlex.split`); every word that is
+exactly ``{python}`` becomes the referee's own interpreter (``sys.executable``), so Python bots that import
+``protocol`` run with the Python that has durak-referee installed. The command runs in the bot's ``dir``
+(relative to the config file's folder, ``~`` expanded; default: that folder), with a scrubbed environment
+plus the bot's ``env``.
+
+TOML has no null, so a limit of ``0`` means "no limit" (the same as leaving out a limit whose default is
+none), and a time bank is set only by writing ``bank``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import secrets
+import shlex
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
+from referee.bots.limits import ResourceLimits, TimeControl
+from referee.tournament.schedule import SCHEDULE_VERSION
+
+Format = Literal["round_robin", "sampled", "gauntlet"]
+Rotations = Literal["cyclic", "all"]
+Restart = Literal["never", "game"]
+
+#: The allowed values of the keys whose type is a choice, for error messages.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "format": ("round_robin", "sampled", "gauntlet"),
+    "rotations": ("cyclic", "all"),
+    "restart": ("never", "game"),
+}
+#: The argv word replaced by the referee's own interpreter.
+PYTHON_WORD = "{python}"
+#: Characters a bot name may not contain: schedule keys are built from names with them.
+NAME_SEPARATORS = ",|#"
+#: rotations = "all" plays k! seatings per deal; beyond this table size that is absurd (6! = 720).
+MAX_ALL_ROTATIONS_PLAYERS = 4
+#: Folders and file suffixes :func:`bot_files_sha256` leaves out.
+SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
+SKIPPED_SUFFIXES = (".pyc",)
+
+
+class ConfigError(ValueError):
+    """A tournament config that cannot be used: one line naming the file and the key."""
+
+
+class BotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One ``[[bots]]`` table."""
+
+    name: str
+    command: str | list[str]
+    dir: str | None = None
+    env: dict[str, str] = {}
+
+
+class TimeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[time]``: the clock, in seconds (see :class:`TimeControl`)."""
+
+    move: float = 1.0
+    grace: float = 0.05
+    startup: float = 10.0
+    bank: float | None = None
+
+
+class LimitsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[limits]``: per-process rlimits (see :class:`ResourceLimits`); 0 means no limit."""
+
+    memory_mb: int | None = 1024
+    max_processes: int | None = None
+    file_size_mb: int | None = 64
+    open_files: int | None = 256
+    cpu_seconds: int | None = None
+
+
+class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The whole file, as decoded (before the checks of :func:`load_config`)."""
+
+    name: str
+    variant: str = "podkidnoy"
+    players: int = 2
+    format: Format = "round_robin"
+    deals: int = 10
+    rotations: Rotations = "cyclic"
+    series: int = 1
+    seed: int | None = None
+    tables: int | None = None
+    challengers: list[str] = []
+    restart: Restart = "never"
+    pause: bool = True
+    max_failures: int = 3
+    rules: dict[str, bool | int | str | None] = {}
+    time: TimeConfig = msgspec.field(default_factory=TimeConfig)
+    limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
+    bots: list[BotConfig]
+
+
+@dataclass(frozen=True)
+class ResolvedBot:
+    """A bot ready to launch: argv split and ``{python}`` replaced, an absolute existing dir, the added env."""
+
+    name: str
+    argv: list[str]
+    dir: Path
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated config with its derived values."""
+
+    config: TournamentConfig
+    path: Path  # absolute
+    rules: Rules
+    bots: list[ResolvedBot]
+
+    def time_control(self) -> TimeControl:
+        time = self.config.time
+        return TimeControl(move_time=time.move, grace=time.grace, startup_time=time.startup, time_bank=time.bank)
+
+    def resource_limits(self) -> ResourceLimits:
+        limits = self.config.limits
+
+        def value(limit: int | None) -> int | None:
+            return None if limit == 0 else limit
+
+        return ResourceLimits(memory_mb=value(limits.memory_mb), max_processes=value(limits.max_processes),
+                              file_size_mb=value(limits.file_size_mb), open_files=value(limits.open_files),
+                              cpu_seconds=value(limits.cpu_seconds))
+
+    def schedule_fingerprint(self) -> str:
+        """SHA-256 (hex) of what defines the games, except what may extend a schedule.
+
+        Covered: the schedule algorithm's version, the effective rules (variant and every option, so writing
+        an option's default changes nothing), players, format, rotations, series, seed (null when drawn) and
+        the challengers (as a set). Not covered: the bots and ``deals``/``tables``, which may grow (bot
+        identity is checked separately from file hashes), nor time controls, limits, restart, pause and
+        max_failures, which do not change which deals are dealt to which seats. Exception: in the
+        ``sampled`` format the tables drawn depend on the whole field, so there the sorted bot names are
+        covered too (adding a bot to a sampled tournament is a changed schedule; more tables extend it).
+        """
+        config = self.config
+        document: dict[str, object] = {
+            "schedule": SCHEDULE_VERSION,
+            "rules": msgspec.to_builtins(self.rules),
+            "players": config.players,
+            "format": config.format,
+            "rotations": config.rotations,
+            "series": config.series,
+            "seed": config.seed,
+            "challengers": sorted(config.challengers),
+        }
+        if config.format == "sampled":
+            document["bots"] = sorted(bot.name for bot in config.bots)
+        return hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
+
+
+def draw_seed() -> int:
+    """A tournament seed from the OS (63 bits, so it fits a TOML or SQLite integer), for configs without one."""
+    return secrets.randbits(63)
+
+
+def bot_files_sha256(dir: Path) -> str:
+    """SHA-256 (hex) identifying a bot's files: every regular file under ``dir``, paths and contents.
+
+    The digest is taken over one line per file, ``<sha256 of the content, hex>  <path>\\n`` (the
+    ``sha256sum`` format), with paths relative to ``dir``, ``/``-separated, sorted by their UTF-8 bytes.
+    Left out: ``__pycache__`` and ``.git`` folders and ``*.pyc`` files. Symbolic links to files count with
+    their target's content; links to folders are not followed. FileNotFoundError if ``dir`` is no folder.
+    """
+    root = Path(dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"bot folder {str(root)!r} not found")
+    files: list[tuple[bytes, str]] = []
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = [name for name in dirnames if name not in SKIPPED_DIRS]
+        for name in filenames:
+            full = os.path.join(folder, name)
+            if name.endswith(SKIPPED_SUFFIXES) or not os.path.isfile(full):
+                continue
+            relative = os.path.relpath(full, root).replace(os.sep, "/")
+            files.append((relative.encode("utf-8", "surrogateescape"), full))
+    digest = hashlib.sha256()
+    for path, full in sorted(files):
+        with open(full, "rb") as handle:
+            content = hashlib.file_digest(handle, "sha256").hexdigest()
+        digest.update(content.encode() + b"  " + path + b"\n")
+    return digest.hexdigest()
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    """Read, decode and check a tournament config; :class:`ConfigError` (one line) for any problem."""
+    path = Path(path)
+    label = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{label}: cannot read the config: {exc.strerror or exc}") from None
+    try:
+        config = msgspec.toml.decode(data, type=TournamentConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{label}: {_one_line(_describe(str(exc), data))}") from None
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{label}: not valid TOML: {_one_line(str(exc))}") from None
+    return _Checker(config, path, label).check()
+
+
+# --- decoding errors -----------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\[(\d+)\]|\[\.\.\.\]|[^.\[]+")
+_GOT = re.compile(r"got `([^`]+)`")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _describe(message: str, data: bytes) -> str:
+    """msgspec's "<problem> - at `$.path`" as "key 'path': <problem>", with the key spelled as in TOML."""
+    problem, _, at = message.partition(" - at `")
+    raw = _raw(data)
+    got = _GOT.search(problem)
+    key, bot = _key(at.rstrip("`").removeprefix("$").removeprefix("."), raw, got.group(1) if got else None)
+    where = f" (bot {bot!r})" if bot else ""
+    if match := re.fullmatch(r"Object contains unknown field `(.+)`", problem):
+        return f"unknown key {_join(key, match.group(1))!r}{where}"
+    if match := re.fullmatch(r"Object missing required field `(.+)`", problem):
+        return f"missing key {_join(key, match.group(1))!r}{where}"
+    if match := re.fullmatch(r"Invalid enum value (.+)", problem):
+        choices = CHOICES.get(key)
+        expected = f": expected one of {', '.join(choices)}" if choices else ""
+        return f"key {key!r}{where}: invalid value {match.group(1)}{expected}"
+    text = problem.replace("`", "").replace(" | null", "").replace("object", "table")
+    return f"key {key!r}{where}: {text[:1].lower()}{text[1:]}"
+
+
+def _raw(data: bytes) -> object:
+    try:
+        return tomllib.loads(data.decode())
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):  # pragma: no cover - msgspec decoded it already
+        return None
+
+
+def _key(path: str, raw: object, got: str | None) -> tuple[str, str | None]:
+    """The TOML key for msgspec's path, and the name of the bot it is in (if any).
+
+    msgspec writes a dict entry as ``[...]``; the entry meant is the first whose value has the type msgspec
+    got (the only one that can fail: the other values of a dict share its type).
+    """
+    parts: list[str] = []
+    node = raw
+    bot: str | None = None
+    for match in _TOKEN.finditer(path):
+        token = match.group(0)
+        if match.group(1) is not None:
+            index = int(match.group(1))
+            parts.append(token)
+            node = node[index] if isinstance(node, list) and index < len(node) else None
+            if parts == ["bots", token] and isinstance(node, dict) and isinstance(node.get("name"), str):
+                bot = node["name"]
+        elif token == "[...]":
+            entry = _entry_of_type(node, got)
+            parts.append("." + _toml_key(entry) if entry is not None else ".<entry>")
+            node = node[entry] if isinstance(node, dict) and entry is not None else None
+        else:
+            parts.append(("." if parts else "") + token)
+            node = node.get(token) if isinstance(node, dict) else None
+    return "".join(parts), bot
+
+
+def _entry_of_type(node: object, got: str | None) -> str | None:
+    if not isinstance(node, dict) or got is None:
+        return None
+    for name, value in node.items():
+        if _msgspec_type(value) == got:
+            return str(name)
+    return None
+
+
+def _msgspec_type(value: object) -> str:
+    for kind, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"), (list, "array"),
+                       (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__  # datetime, date, time
+
+
+def _toml_key(name: str) -> str:
+    return name if _BARE_KEY.match(name) else msgspec.json.encode(name).decode()
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- checks --------------------------------------------------------------------------------------------
+
+
+class _Checker:
+    """The checks that msgspec's types cannot express, in file order."""
+
+    def __init__(self, config: TournamentConfig, path: Path, label: str) -> None:
+        self.config = config
+        self.path = Path(os.path.abspath(path))
+        self.folder = self.path.parent
+        self.label = label
+
+    def error(self, key: str, message: str, bot: str | None = None) -> ConfigError:
+        where = f" (bot {bot!r})" if bot else ""
+        return ConfigError(f"{self.label}: key {key!r}{where}: {_one_line(message)}")
+
+    def check(self) -> LoadedConfig:
+        config = self.config
+        if not config.name.strip():
+            raise self.error("name", "must not be empty")
+        if not MIN_PLAYERS <= config.players <= MAX_PLAYERS:
+            raise self.error("players", f"must be {MIN_PLAYERS}-{MAX_PLAYERS}, not {config.players}")
+        for key, value in (("deals", config.deals), ("series", config.series), ("max_failures", config.max_failures)):
+            if value < 1:
+                raise self.error(key, f"must be at least 1, not {value}")
+        if config.seed is not None and config.seed < 0:
+            raise self.error("seed", f"must be a non-negative integer, not {config.seed}")
+        if config.rotations == "all" and config.players > MAX_ALL_ROTATIONS_PLAYERS:
+            count = math.factorial(config.players)
+            raise self.error("rotations", f'"all" is only for tables of at most {MAX_ALL_ROTATIONS_PLAYERS} '
+                             f'players: with {config.players} it means {count} seatings per deal and {count} '
+                             f'processes of every bot; use "cyclic"')
+        rules = self.check_rules()
+        self.check_time()
+        self.check_limits()
+        bots = [self.resolve_bot(index, bot) for index, bot in enumerate(config.bots)]
+        self.check_field()
+        return LoadedConfig(config=config, path=self.path, rules=rules, bots=bots)
+
+    def check_rules(self) -> Rules:
+        try:
+            return rules_from_options(self.config.variant, dict(self.config.rules))
+        except RulesError as exc:
+            message = str(exc).replace("`", "")
+            if message.startswith("unknown variant"):
+                raise self.error("variant", message) from None
+            option = re.match(r"(?:unknown )?option '([^']+)'", message)
+            if option is None:  # pragma: no cover - every RulesError names the variant or an option
+                raise self.error("rules", message) from None
+            name = option.group(1)
+            raise self.error(f"rules.{name}", message.removeprefix(f"option {name!r}: ")) from None
+
+    def check_time(self) -> None:
+        time = self.config.time
+        for name, value, least in (("move", time.move, None), ("grace", time.grace, 0.0),
+                                   ("startup", time.startup, None), ("bank", time.bank, 0.0)):
+            if value is None:
+                continue
+            if not math.isfinite(value):
+                raise self.error(f"time.{name}", f"must be a finite number of seconds, not {value}")
+            if least is None and value <= 0:
+                raise self.error(f"time.{name}", f"must be positive, not {value}")
+            if least is not None and value < least:
+                raise self.error(f"time.{name}", f"must not be negative, not {value}")
+
+    def check_limits(self) -> None:
+        for name in LimitsConfig.__struct_fields__:
+            value = getattr(self.config.limits, name)
+            if value is not None and value < 0:
+                raise self.error(f"limits.{name}", f"must be positive, or 0 for no limit, not {value}")
+
+    def resolve_bot(self, index: int, bot: BotConfig) -> ResolvedBot:
+        key = f"bots[{index}]"
+        name = bot.name
+        if not name:
+            raise self.error(f"{key}.name", "must not be empty")
+        if any(char.isspace() or not char.isprintable() or char in NAME_SEPARATORS for char in name):
+            raise self.error(f"{key}.name", f"{name!r}: a bot name may not contain whitespace, control "
+                             f"characters or any of {' '.join(NAME_SEPARATORS)}")
+        for other in range(index):
+            if self.config.bots[other].name == name:
+                raise self.error(f"{key}.name", f"duplicate name {name!r} (also bots[{other}])")
+        argv = self.split_command(f"{key}.command", bot)
+        for variable, value in bot.env.items():
+            if not variable or "=" in variable or "\0" in variable or "\0" in value:
+                raise self.error(f"{key}.env", f"bad environment variable {variable!r}", name)
+        folder = self.folder
+        if bot.dir is not None:
+            folder = Path(os.path.abspath(self.folder / os.path.expanduser(bot.dir)))
+            if not folder.is_dir():
+                raise self.error(f"{key}.dir", f"folder {str(folder)!r} not found", name)
+        return ResolvedBot(name=name, argv=argv, dir=folder, env=dict(bot.env))
+
+    def split_command(self, key: str, bot: BotConfig) -> list[str]:
+        if isinstance(bot.command, str):
+            try:
+                argv = shlex.split(bot.command)
+            except ValueError as exc:
+                raise self.error(key, f"cannot split {bot.command!r} like a shell: {exc}", bot.name) from None
+        else:
+            argv = list(bot.command)
+        if not argv or not argv[0]:
+            raise self.error(key, "the command is empty: it needs a program", bot.name)
+        if any("\0" in word for word in argv):
+            raise self.error(key, "a word of the command contains a NUL character", bot.name)
+        return [sys.executable if word == PYTHON_WORD else word for word in argv]
+
+    def check_field(self) -> None:
+        config = self.config
+        names = [bot.name for bot in config.bots]
+        if len(names) < config.players:
+            raise self.error("bots", f"tables of {config.players} players need at least {config.players} "
+                             f"bots, not {len(names)}")
+        if config.format != "sampled" and config.tables is not None:
+            raise self.error("tables", f'only for format = "sampled", not {config.format!r}')
+        if config.format == "sampled":
+            if config.tables is None:
+                raise self.error("tables", 'format = "sampled" needs the number of tables to draw')
+            if config.tables < 1:
+                raise self.error("tables", f"must be at least 1, not {config.tables}")
+        if config.format != "gauntlet" and config.challengers:
+            raise self.error("challengers", f'only for format = "gauntlet", not {config.format!r}')
+        if config.format == "gauntlet":
+            if not config.challengers:
+                raise self.error("challengers", 'format = "gauntlet" needs at least one challenger')
+            for index, name in enumerate(config.challengers):
+                if name not in names:
+                    raise self.error(f"challengers[{index}]", f"no bot is named {name!r}")
+                if name in config.challengers[:index]:
+                    raise self.error(f"challengers[{index}]", f"{name!r} is listed twice")
+            field = len(names) - len(config.challengers)
+            if field < config.players - 1:
+                raise self.error("challengers", f"tables of {config.players} players need at least "
+                                 f"{config.players - 1} bots that are not challengers, not {field}")

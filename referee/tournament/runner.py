@@ -1,0 +1,234 @@
+"""The tournament coordinator: checks the database and the bots, then feeds slots to workers.
+
+Workers (:mod:`referee.tournament.worker`) are child processes that play slots; this process
+is the database's only writer and commits each finished slot in one transaction, so a run
+killed at any moment loses at most the slots in flight, and resuming plays exactly those.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import secrets
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from referee.bots.errors import BotError
+from referee.bots.launcher import BotCommand, resolve_program
+from referee.bots.limits import ResourceLimits
+from referee.bots.process import BotProcess
+from referee.bots.session import BotClient
+from referee.match import GameRecord
+from referee.replay import replay_lines
+from referee.store import BotRow, Store, StoredGame, TournamentRow
+from referee.tournament.config import LoadedConfig, bot_files_sha256
+from referee.tournament.progress import Progress
+from referee.tournament.schedule import Slot, schedule
+from referee.tournament.worker import Job, SlotDone, WorkerSetup, bot_command
+
+_NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
+_WORKER_LINE = 1 << 30  # a slot's records with their replays
+_SLOT_DEADLINE = 24 * 3600.0  # a worker always answers; this only bounds a referee bug
+
+
+class TournamentError(RuntimeError):
+    """The run cannot start or go on (a changed schedule or bot, a failed worker); one line."""
+
+
+class Interrupted(RuntimeError):
+    """Ctrl-C: the finished slots are stored; the message says how to resume."""
+
+
+@dataclass
+class RunSummary:
+    tournament: TournamentRow
+    total_games: int
+    stored_before: int
+    played: int = 0
+    disqualified: list[str] = field(default_factory=list)
+
+
+def base_env() -> dict[str, str]:
+    """The scrubbed environment every bot starts from (its config ``env`` is added on top)."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
+                   progress_stream: object = None) -> RunSummary:
+    """Play every slot of the schedule not yet stored in ``db_path``.
+
+    :raises TournamentError: the database holds a different schedule or bot (without ``fresh``).
+    :raises Interrupted: on Ctrl-C, after the finished slots are stored.
+    :raises StoreError: the database cannot be written (finished slots stay stored).
+    """
+    for bot in loaded.bots:
+        resolve_program(bot_command(bot, base_env()))
+    with Store(db_path) as store:
+        tournament = _open_tournament(store, loaded, fresh)
+        _check_bots(store, tournament, loaded)
+        slots = schedule(loaded.config, tournament.seed)
+        stored = store.stored_slots(tournament.id)
+        stale = stored - {slot.key for slot in slots}
+        if stale:
+            raise TournamentError(f"{db_path} holds games this config does not schedule (e.g. {min(stale)}); "
+                                  "use --fresh to start a new tournament in it, or another --db")
+        pending = [slot for slot in slots if slot.key not in stored]
+        total = sum(slot.games for slot in slots)
+        summary = RunSummary(tournament, total, store.count_games(tournament.id))
+        disqualified = {name for name, row in store.bots(tournament.id).items() if row.disqualified}
+        progress = Progress(total, summary.stored_before, stream=progress_stream)  # type: ignore[arg-type]
+        with _WorkerPool(jobs, loaded) as pool:
+            _run(store, loaded, tournament, pending, pool, summary, disqualified, progress)
+        progress.finish()
+        summary.disqualified = sorted(disqualified)
+        return summary
+
+
+def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool) -> TournamentRow:
+    active = store.active_tournament()
+    fingerprint = loaded.schedule_fingerprint()
+    if active is not None and not fresh:
+        if active.fingerprint != fingerprint:
+            raise TournamentError(
+                f"{store.path} holds tournament {active.name!r} with a different schedule (variant, rules, "
+                "table size, format, rotations, series or seed changed); use --fresh to start a new tournament "
+                "in it (the old games are kept), or another --db")
+        return active
+    seed = loaded.config.seed if loaded.config.seed is not None else secrets.randbits(63)
+    return store.create_tournament(loaded.config.name, str(loaded.path), loaded.path.read_text(), fingerprint, seed)
+
+
+def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig) -> None:
+    """Hash each bot's files and ask its version; a bot that changed since its stored games is refused."""
+    stored = store.bots(tournament.id)
+    for bot in loaded.bots:
+        command = bot_command(bot, base_env())
+        row = BotRow(bot.name, list(bot.argv), str(bot.dir), bot_files_sha256(bot.dir), _probe_version(bot.name,
+                                                                                                          command))
+        old = stored.get(bot.name)
+        if old is not None and (old.sha256, old.version) != (row.sha256, row.version):
+            what = "its files changed" if old.sha256 != row.sha256 else f"version {old.version!r} -> {row.version!r}"
+            raise TournamentError(f"bot {bot.name!r} changed since its stored games ({what}); use --fresh to start "
+                                  "a new tournament, or another --db")
+        if old is None:
+            store.save_bot(tournament.id, row)
+
+
+def _probe_version(name: str, command: BotCommand) -> str:
+    """The version the bot reports in its handshake; empty if it does not start (it will forfeit)."""
+    client = BotClient(name, command)
+    try:
+        return client.start().version
+    except BotError:
+        return ""
+    finally:
+        client.stop()
+
+
+def _run(store: Store, loaded: LoadedConfig, tournament: TournamentRow, pending: list[Slot], pool: _WorkerPool,
+         summary: RunSummary, disqualified: set[str], progress: Progress) -> None:
+    waiting = deque(pending)
+    streaks: dict[str, int] = {}
+    in_flight = 0
+    try:
+        while waiting or in_flight:
+            while waiting and in_flight < pool.size:
+                pool.submit(Job(slot=waiting.popleft(), disqualified=sorted(disqualified)))
+                in_flight += 1
+            done = pool.next_result()
+            in_flight -= 1
+            slot = pool.slot_of(done.slot_key)
+            store.save_slot(tournament.id, [_stored(slot, i, r) for i, r in enumerate(done.games)])
+            summary.played += len(done.games)
+            progress.advance(len(done.games))
+            for name in _newly_disqualified(done.games, streaks, loaded.config.max_failures, disqualified):
+                disqualified.add(name)
+                store.disqualify(tournament.id, name)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: {summary.stored_before + summary.played} of {summary.total_games} games "
+                          "stored; run the same command again to resume") from None
+
+
+def _stored(slot: Slot, index: int, record: GameRecord) -> StoredGame:
+    return StoredGame(slot_key=slot.key, game_index=index, deal_seed=slot.deal_seed, rotation=slot.rotation,
+                      record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr)
+
+
+def _newly_disqualified(games: list[GameRecord], streaks: dict[str, int], limit: int,
+                        disqualified: set[str]) -> list[str]:
+    """Update each bot's run of games lost by a verdict; the bots that just reached ``limit``."""
+    newly = []
+    for record in games:
+        failed = {v.bot for v in record.verdicts if v.kind != "disqualified"}
+        for name in record.names:
+            streaks[name] = streaks.get(name, 0) + 1 if name in failed else 0
+            if streaks[name] >= limit and name not in disqualified and name not in newly:
+                newly.append(name)
+    return newly
+
+
+class _WorkerPool:
+    """Worker processes, each driven by a thread that sends it jobs and collects its answers."""
+
+    def __init__(self, size: int, loaded: LoadedConfig) -> None:
+        self.size = size
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._results: queue.Queue[SlotDone | BaseException] = queue.Queue()
+        self._slots: dict[str, Slot] = {}
+        setup = msgspec.json.encode(WorkerSetup(config_path=str(loaded.path), base_env=base_env()))
+        command = BotCommand([sys.executable, "-m", "referee.tournament.worker"])
+        # launched from this thread: a worker's parent-death signal follows the thread that started it
+        self._workers = [BotProcess(command, _NO_LIMITS, max_line=_WORKER_LINE) for _ in range(size)]
+        for worker in self._workers:
+            worker.write_line(setup, time.monotonic() + 10)
+        self._threads = [threading.Thread(target=self._drive, args=(w,), daemon=True) for w in self._workers]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, job: Job) -> None:
+        self._slots[job.slot.key] = job.slot
+        self._jobs.put(job)
+
+    def slot_of(self, key: str) -> Slot:
+        return self._slots.pop(key)
+
+    def next_result(self) -> SlotDone:
+        while True:
+            try:
+                result = self._results.get(timeout=0.2)  # short waits keep Ctrl-C responsive
+            except queue.Empty:
+                continue
+            if isinstance(result, BaseException):
+                raise TournamentError(f"a worker failed: {result}")
+            return result
+
+    def _drive(self, worker: BotProcess) -> None:
+        decoder = msgspec.json.Decoder(SlotDone)
+        while (job := self._jobs.get()) is not None:
+            try:
+                line, _ = worker.exchange(msgspec.json.encode(job), _SLOT_DEADLINE)
+                self._results.put(decoder.decode(line))
+            except (BotError, msgspec.DecodeError, OSError, ValueError) as exc:
+                tail = " | ".join(worker.stderr_log.last_lines(3))
+                self._results.put(TournamentError(f"{exc} {tail}".strip()))
+                return
+
+    def __enter__(self) -> _WorkerPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:  # idle threads end at once; one mid-slot is cut short by close()
+            thread.join(timeout=0.1)
+        for worker in self._workers:
+            worker.close(grace=2.0)
+        for thread in self._threads:
+            thread.join(timeout=5)

@@ -1,0 +1,117 @@
+"""A tournament worker process: plays the slots the coordinator sends and reports each one.
+
+Run as ``python -m referee.tournament.worker``. It speaks JSON lines on stdin/stdout: first a
+:class:`WorkerSetup`, then one :class:`Job` per slot, answered by one :class:`SlotDone`; EOF
+ends it. It keeps its bot processes across slots (``restart = "never"``): instance r of each
+bot plays only rotation r, so no process ever meets the same deal twice.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import msgspec
+
+from protocol.messages import BotHello
+from referee.bots.errors import BotError
+from referee.bots.launcher import BotCommand
+from referee.bots.session import BotClient
+from referee.match import GameRecord, play_series
+from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
+from referee.tournament.schedule import Slot, instance_for
+
+
+class WorkerSetup(msgspec.Struct, frozen=True):
+    config_path: str
+    base_env: dict[str, str]
+
+
+class Job(msgspec.Struct, frozen=True):
+    slot: Slot
+    disqualified: list[str] = []  # bots whose seats forfeit without starting them
+
+
+class Disqualified(BotError):
+    """The bot failed too many times in a row; its remaining games are forfeits, without starting it."""
+
+    verdict = "disqualified"
+
+
+class DisqualifiedClient(BotClient):
+    """Stands in for a disqualified bot: it forfeits every game at the start."""
+
+    def start(self) -> BotHello:
+        raise Disqualified(f"disqualified after failing {self.failures} games in a row")
+
+    def __init__(self, name: str, failures: int) -> None:
+        super().__init__(name, BotCommand(["disqualified"]))
+        self.failures = failures
+
+
+class SlotDone(msgspec.Struct, frozen=True):
+    slot_key: str
+    games: list[GameRecord]
+
+
+def bot_command(bot: ResolvedBot, base_env: dict[str, str]) -> BotCommand:
+    """The bot's command in its own folder, with a scrubbed environment plus the config's ``env``."""
+    return BotCommand(bot.argv, cwd=bot.dir, env={**base_env, "HOME": str(bot.dir), **bot.env})
+
+
+class SlotPlayer:
+    """Plays slots with persistent bot clients, one per (bot, instance)."""
+
+    def __init__(self, loaded: LoadedConfig, base_env: dict[str, str]) -> None:
+        self.loaded = loaded
+        self.base_env = base_env
+        self.bots = {bot.name: bot for bot in loaded.bots}
+        self.clients: dict[tuple[str, int], BotClient] = {}
+
+    def client(self, name: str, instance: int) -> BotClient:
+        key = (name, instance)
+        if key not in self.clients:
+            config = self.loaded.config
+            self.clients[key] = BotClient(
+                name, bot_command(self.bots[name], self.base_env), limits=self.loaded.resource_limits(),
+                time_control=self.loaded.time_control(), pause_between_turns=config.pause)
+        return self.clients[key]
+
+    def play(self, slot: Slot, disqualified: list[str]) -> list[GameRecord]:
+        restart = self.loaded.config.restart == "game"
+        instance = 0 if restart else instance_for(slot)
+        failures = self.loaded.config.max_failures
+        clients = [DisqualifiedClient(name, failures) if name in disqualified else self.client(name, instance)
+                   for name in slot.table]
+        records = play_series(self.loaded.rules, clients, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
+                              deal_key=slot.deal_key,
+                              on_game=(lambda _record: self._stop(clients)) if restart else None)
+        return records
+
+    @staticmethod
+    def _stop(clients: list[BotClient]) -> None:
+        for client in clients:
+            client.stop()
+
+    def close(self) -> None:
+        self._stop(list(self.clients.values()))
+
+
+def main() -> None:
+    read = sys.stdin.buffer.readline
+    out = sys.stdout.buffer
+    setup = msgspec.json.decode(read(), type=WorkerSetup)
+    player = SlotPlayer(load_config(setup.config_path), setup.base_env)
+    job_decoder = msgspec.json.Decoder(Job)
+    encoder = msgspec.json.Encoder()
+    try:
+        while line := read():
+            job = job_decoder.decode(line)
+            done = SlotDone(slot_key=job.slot.key, games=player.play(job.slot, job.disqualified))
+            out.write(encoder.encode(done) + b"\n")
+            out.flush()
+    finally:
+        player.close()
+
+
+if __name__ == "__main__":
+    main()
