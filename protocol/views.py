@@ -17,7 +17,7 @@ class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     seat: int
-    phase: str  # lead, defend, throw (bout games); ladder, lead, beat (Fool's Fool); over
+    phase: str  # lead, defend, throw (bout games); lead, beat (Fool's Fool); over once the game has ended
     to_move: int | None
     hand: list[str]
     hand_sizes: list[int]

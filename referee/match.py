@@ -20,7 +20,7 @@ from protocol.messages import GameOver, GameStart, Request
 from protocol.records import ResultRecord, SeatTimes, Verdict
 from protocol.rules import Rules
 from protocol.views import GameResult
-from referee.bots.errors import BotError, BotIllegalAction
+from referee.bots.errors import BotCrashed, BotError, BotIllegalAction, BotTimeout
 from referee.bots.session import BotClient
 from referee.engine import Game, SeededRng, new_game, next_in_series
 from referee.engine.rng import derive_seed
@@ -66,18 +66,16 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
     """
     names = [client.name for client in clients]
     verdicts: list[Verdict] = []
-    for client in clients:
+    for seat, client in enumerate(clients):
         client.new_game()
+        client.send_later(GameStart(game=game_id, seat=seat, players=game.players, names=names,
+                                    rules=game.rules, dealer=game.dealer, view=game.view(seat)))
     for seat, client in enumerate(clients):
         try:
             client.start()
         except BotError as exc:
             _forfeit(game, seat, client, exc, verdicts)
             break
-    if game.result is None:
-        for seat, client in enumerate(clients):
-            client.send_later(GameStart(game=game_id, seat=seat, players=game.players, names=names,
-                                        rules=game.rules, dealer=game.dealer, view=game.view(seat)))
     delivered = [0] * game.players
     reported = 0
     while game.result is None:
@@ -99,6 +97,8 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
     assert result is not None
     for seat, client in enumerate(clients):
         client.game_over(GameOver(game=game_id, result=result, events=_take_events(game, seat, delivered)))
+    for verdict in verdicts:  # told why in its game over; restarted for its next game
+        clients[verdict.seat].stop(grace=0.0)
     return GameRecord(
         game=game_id, deal=deal, names=names, rules=game.rules, dealer=game.dealer,
         deck=[CARD_NAMES[c] for c in game.deck], result=result, actions=game.actions, verdicts=verdicts,
@@ -142,7 +142,8 @@ def _take_events(game: Game, seat: int, delivered: list[int]) -> list[AnyEvent]:
 def _forfeit(game: Game, seat: int, client: BotClient, exc: BotError, verdicts: list[Verdict]) -> None:
     verdicts.append(Verdict(seat=seat, bot=client.name, kind=exc.verdict, reason=exc.reason))
     game.forfeit(seat, exc.verdict, exc.reason)
-    client.stop(grace=0.0)  # killed now, never asked again this game; restarted for its next game
+    if isinstance(exc, BotTimeout | BotCrashed):
+        client.stop(grace=0.0)  # killed now: a hung bot is never written to or waited for again
 
 
 def _seat_times(times: list[float]) -> SeatTimes | None:

@@ -81,7 +81,7 @@ class BotClient:
             line, _ = self._process.exchange(encoder.encode(hello), self.clock.startup_time + self.clock.grace)
             reply = self._decode(line)
             if not isinstance(reply, BotHello):
-                raise BotProtocolError(f"expected a hello reply to the handshake, got {type(reply).__name__}")
+                raise BotProtocolError("expected a hello reply to the handshake, got an action")
             if reply.protocol != PROTOCOL_VERSION:
                 raise BotProtocolError(f"the bot speaks protocol {reply.protocol}; "
                                        f"this referee speaks protocol {PROTOCOL_VERSION}")

@@ -16,6 +16,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 import msgspec
 
@@ -61,7 +62,7 @@ def base_env() -> dict[str, str]:
 
 
 def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
-                   progress_stream: object = None) -> RunSummary:
+                   progress_stream: TextIO | None = None) -> RunSummary:
     """Play every slot of the schedule not yet stored in ``db_path``.
 
     :raises TournamentError: the database holds a different schedule or bot (without ``fresh``).
@@ -83,7 +84,7 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
         total = sum(slot.games for slot in slots)
         summary = RunSummary(tournament, total, store.count_games(tournament.id))
         disqualified = {name for name, row in store.bots(tournament.id).items() if row.disqualified}
-        progress = Progress(total, summary.stored_before, stream=progress_stream)  # type: ignore[arg-type]
+        progress = Progress(total, summary.stored_before, stream=progress_stream)
         with _WorkerPool(jobs, loaded) as pool:
             _run(store, loaded, tournament, pending, pool, summary, disqualified, progress)
         progress.finish()

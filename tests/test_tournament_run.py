@@ -1,0 +1,200 @@
+"""Tournaments end to end: resume, refusals, disqualification, reuse safety, CLI exit codes."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+from typer.testing import CliRunner
+
+from protocol.records import ResultRecord
+from referee.cli import app
+from referee.store import Store
+from referee.tournament import worker
+from referee.tournament.config import load_config
+from referee.tournament.runner import TournamentError, run_tournament
+from referee.tournament.schedule import schedule
+
+HOSTILE = Path(__file__).parent / "hostile"
+
+
+def write_config(folder: Path, bots: dict[str, str], *, deals: int = 3, players: int = 2, extra: str = "") -> Path:
+    """A config of the hostile test bot in its behaviours: ``{"a": "play", "b": "crash after=2"}``."""
+    lines = [f'name = "t"\nplayers = {players}\ndeals = {deals}\nseed = 5\n{extra}\n[time]\nmove = 2.0\n']
+    for name, behaviour in bots.items():
+        lines.append(f'[[bots]]\nname = "{name}"\ncommand = "{{python}} bot.py {behaviour}"\ndir = "{HOSTILE}"\n')
+    path = folder / "t.toml"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def stored(db: Path) -> dict[str, ResultRecord]:
+    with Store(db, create=False) as store:
+        return {r.game: r for r in store.records()}
+
+
+def test_a_tournament_stores_every_scheduled_game_once_and_resume_plays_nothing(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"a": "play", "b": "play", "c": "play"})
+    db = tmp_path / "t.db"
+    first = run_tournament(load_config(config), db, jobs=2, fresh=False, progress_stream=io.StringIO())
+    assert first.played == first.total_games == 3 * 3 * 2  # 3 tables x 3 deals x 2 rotations
+    records = stored(db)
+    assert len(records) == 18
+    assert {r.deal for r in records.values()} == {s.deal_key for s in schedule(load_config(config).config, 5)}
+    again = run_tournament(load_config(config), db, jobs=2, fresh=False, progress_stream=io.StringIO())
+    assert again.played == 0 and len(stored(db)) == 18
+
+
+def test_more_deals_play_only_the_new_slots(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    devnull = io.StringIO()
+    run_tournament(load_config(write_config(tmp_path, {"a": "play", "b": "play"}, deals=2)), db, 1, False, devnull)
+    before = stored(db)
+    more = run_tournament(load_config(write_config(tmp_path, {"a": "play", "b": "play"}, deals=4)), db, 1, False,
+                          devnull)
+    assert more.played == 4
+    after = stored(db)
+    assert len(after) == 8 and all(after[key] == record for key, record in before.items())
+
+
+def test_a_changed_schedule_or_bot_is_refused_unless_fresh(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    devnull = io.StringIO()
+    config = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1)
+    run_tournament(load_config(config), db, 1, False, devnull)
+    changed = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1, extra='variant = "chase"')
+    with pytest.raises(TournamentError, match="different schedule"):
+        run_tournament(load_config(changed), db, 1, False, devnull)
+    fresh = run_tournament(load_config(changed), db, 1, True, devnull)
+    assert fresh.played == 2 and fresh.tournament.id == 2
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 4  # the old rows are kept
+
+
+def test_a_bot_whose_files_changed_is_refused(tmp_path: Path) -> None:
+    bot_dir = tmp_path / "bot"
+    bot_dir.mkdir()
+    (bot_dir / "bot.py").write_bytes((HOSTILE / "bot.py").read_bytes())
+    config = tmp_path / "t.toml"
+    config.write_text('name = "t"\ndeals = 1\nseed = 1\n[[bots]]\nname = "a"\ncommand = "{python} bot.py play"\n'
+                      'dir = "bot"\n[[bots]]\nname = "b"\ncommand = "{python} bot.py play"\ndir = "bot"\n')
+    db = tmp_path / "t.db"
+    run_tournament(load_config(config), db, 1, False, io.StringIO())
+    (bot_dir / "notes.txt").write_text("a new file changes the bot's hash")
+    with pytest.raises(TournamentError, match="bot 'a' changed since its stored games"):
+        run_tournament(load_config(config), db, 1, False, io.StringIO())
+
+
+def test_a_bot_failing_three_games_in_a_row_is_disqualified(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"good": "play", "bad": "crash"}, deals=5, extra="max_failures = 3")
+    db = tmp_path / "t.db"
+    summary = run_tournament(load_config(config), db, 1, False, io.StringIO())
+    assert summary.disqualified == ["bad"]
+    records = list(stored(db).values())
+    kinds = [v.kind for r in records for v in r.verdicts]
+    assert kinds.count("crash") == 3 and kinds.count("disqualified") == 7
+    assert all(r.fools == ["bad"] for r in records)
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT disqualified FROM bots WHERE name = 'bad'").fetchone() == (1,)
+    board = CliRunner().invoke(app, ["leaderboard", str(db)])
+    assert board.exit_code == 0 and "bad (disqualified)" in board.output
+
+
+def test_persistent_instances_never_meet_a_deal_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Instance r of a bot plays only rotation r, so no process sees a deal twice (restart = "never")."""
+    loaded = load_config(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=2, players=3))
+    seen: dict[int, list[str]] = {}
+    real = worker.play_series
+
+    def recording(rules, clients, games, seed, **kwargs):  # type: ignore[no-untyped-def]
+        for client in clients:
+            seen.setdefault(id(client), []).append(kwargs["deal_key"])
+        return real(rules, clients, games, seed, **kwargs)
+
+    monkeypatch.setattr(worker, "play_series", recording)
+    player = worker.SlotPlayer(loaded, {"PATH": os.environ["PATH"]})
+    try:
+        for slot in schedule(loaded.config, 5):
+            player.play(slot, [])
+    finally:
+        player.close()
+    assert len(seen) == 3 * 3  # 3 bots x 3 rotations
+    assert all(len(deals) == len(set(deals)) for deals in seen.values())
+
+
+def test_sigkill_mid_run_then_resume_stores_exactly_the_uninterrupted_games(tmp_path: Path) -> None:
+    bots = {"a": "play", "b": "play", "c": "play", "d": "play"}
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    run_tournament(load_config(write_config(whole, bots, deals=6)), whole / "t.db", 2, False,
+                   io.StringIO())
+    expected = stored(whole / "t.db")
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    config = write_config(cut, bots, deals=6)
+    db = cut / "t.db"
+    command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db), "--jobs", "2"]
+    counts = []
+    for kill in range(3):  # kill it a few times at different points, then let it finish
+        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _count(db) < 5 + 10 * kill and run.poll() is None:
+            time.sleep(0.005)
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        counts.append(_count(db))
+    assert 0 < counts[0] < len(expected), counts  # the first kill landed mid-run
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    assert without_times(stored(db)) == without_times(expected)  # the same games and results, none twice
+
+
+def without_times(records: dict[str, ResultRecord]) -> dict[str, ResultRecord]:
+    return {key: msgspec.structs.replace(record, times=None) for key, record in records.items()}
+
+
+def _count(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_cli_tournament_prints_the_leaderboard_and_errors_are_one_line(tmp_path: Path) -> None:
+    runner = CliRunner()
+    config = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1)
+    db = tmp_path / "t.db"
+    done = runner.invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "1"])
+    assert done.exit_code == 0, done.output
+    assert "Rank" in done.output and "Bradley-Terry" in done.output
+    exported = runner.invoke(app, ["export", str(db)])
+    assert exported.exit_code == 0
+    records = [msgspec.json.decode(line, type=ResultRecord) for line in exported.stdout.splitlines()]
+    assert len(records) == 2
+    told = runner.invoke(app, ["replay", str(db), records[0].game])
+    assert told.exit_code == 0 and "is dealt" in told.output and "result:" in told.output
+    seat_view = runner.invoke(app, ["replay", str(db), records[0].game, "--seat", "a"])
+    assert seat_view.exit_code == 0 and seat_view.output.count(" is dealt ") == 1
+
+    bad_key = tmp_path / "bad.toml"
+    bad_key.write_text(config.read_text().replace("deals = 1", "dealz = 1"))
+    cases = [
+        (["tournament", str(bad_key), "--db", str(db)], 3, "unknown key 'dealz'"),
+        (["tournament", str(tmp_path / "missing.toml")], 3, "missing.toml"),
+        (["tournament", str(config), "--db", "/proc/nope/t.db"], 6, "cannot open database"),
+        (["leaderboard", str(tmp_path / "none.jsonl")], 3, "no results"),
+        (["replay", str(db), "no-such-game"], 3, "no game"),
+    ]
+    for args, code, text in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code == code, (args, result.output)
+        assert text in result.output and "Traceback" not in result.output
