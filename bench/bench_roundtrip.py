@@ -49,7 +49,7 @@ int main(void) {
 """
 
 
-def time_round_trips(round_trip: Callable[[], bytes], n: int) -> list[float]:
+def time_round_trips(round_trip: Callable[[], bytes], n: int, line: bytes = LINE) -> list[float]:
     """Microseconds per round trip, after a warm-up; checks every reply."""
     for _ in range(n // 10):
         round_trip()
@@ -58,7 +58,7 @@ def time_round_trips(round_trip: Callable[[], bytes], n: int) -> list[float]:
         start = time.perf_counter_ns()
         reply = round_trip()
         samples.append((time.perf_counter_ns() - start) / 1000)
-        assert reply == LINE
+        assert reply == line
     return samples
 
 
@@ -67,8 +67,8 @@ def through_bot_process(argv: list[str], n: int) -> list[float]:
         return time_round_trips(lambda: bot.exchange(LINE, 5.0)[0], n)
 
 
-def through_raw_pipes(argv: list[str], n: int) -> list[float]:
-    request = LINE + b"\n"
+def through_raw_pipes(argv: list[str], n: int, line: bytes = LINE) -> list[float]:
+    request = line + b"\n"
     with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0) as child:
         assert child.stdin and child.stdout
         to_child, from_child = child.stdin.fileno(), child.stdout.fileno()
@@ -80,7 +80,7 @@ def through_raw_pipes(argv: list[str], n: int) -> list[float]:
                 reply += os.read(from_child, 65536)
             return reply[:-1]
 
-        samples = time_round_trips(round_trip, n)
+        samples = time_round_trips(round_trip, n, line)
         child.stdin.close()
     return samples
 

@@ -8,7 +8,7 @@ makes "the cards of one rank" a 4-bit nibble and "the cards of one suit" a fixed
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 Card = int
 Suit = int
@@ -97,16 +97,31 @@ def mask_of(cards: Iterable[Card]) -> CardMask:
     return mask
 
 
-def cards_in(mask: CardMask) -> Iterator[Card]:
+def card_list(mask: CardMask) -> list[Card]:
     """The cards of a mask, lowest first."""
+    cards = []
     while mask:
         low = mask & -mask
-        yield low.bit_length() - 1
+        cards.append(low.bit_length() - 1)
         mask ^= low
+    return cards
 
 
-def card_list(mask: CardMask) -> list[Card]:
-    return list(cards_in(mask))
+# The names of the cards of each byte of a mask: BYTE_NAMES[k][b] for bits 8k..8k+7 set as in b.
+_BYTE_NAMES = tuple(tuple(tuple(CARD_NAMES[8 * k + i] for i in range(8) if b >> i & 1 and 8 * k + i < 52)
+                          for b in range(256)) for k in range(7))
+
+
+def card_names(mask: CardMask) -> list[str]:
+    """The names of the cards of a mask, lowest first (views are built from this: keep it fast)."""
+    names: list[str] = []
+    for table in _BYTE_NAMES:
+        if not mask:
+            break
+        if mask & 255:
+            names.extend(table[mask & 255])
+        mask >>= 8
+    return names
 
 
 def rank_mask(rank: Rank) -> CardMask:

@@ -9,7 +9,7 @@ bout are automatic.
 from __future__ import annotations
 
 from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action
-from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_list, rank_mask, rank_of, suit_of
+from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_names, rank_mask, rank_of, suit_of
 from protocol.events import ActionTaken, BoutEnded, BoutStarted, CardsDrawn
 from protocol.rules import BOUT_CARD_LIMIT, HAND_SIZE, Rules
 from protocol.views import GameResult, PlayerView
@@ -241,7 +241,7 @@ class BoutGame(Game):
 
     def _end_bout(self) -> None:
         table = self.table_cards
-        cards = [CARD_NAMES[c] for c in card_list(table)]
+        cards = card_names(table)
         defender = self.defender
         if self.taking:
             self.hands[defender] |= table
@@ -340,9 +340,9 @@ class BoutGame(Game):
             seat=seat,
             phase="over" if self.result is not None else self.phase,
             to_move=self.to_move,
-            hand=_names(self.hands[seat]),
+            hand=card_names(self.hands[seat]),
             hand_sizes=[h.bit_count() for h in self.hands],
-            known=[_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
+            known=[card_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
             trump_suit=SUIT_SYMBOLS[self.trump],
             trump=CARD_NAMES[self.trump_card],
             stock=len(self.stock),
@@ -352,15 +352,12 @@ class BoutGame(Game):
             defender=self.defender,
             taking=self.taking,
             bout_limit=self.bout_limit,
-            discard=_names(self.discard),
+            discard=card_names(self.discard),
             out=[list(g) for g in self.out],
             chases=self._chases(),
             actions=self.actions,
         )
 
-
-def _names(mask: int) -> list[str]:
-    return [CARD_NAMES[c] for c in card_list(mask)]
 
 
 def chase_result(out: list[list[int]], players: int, chases: list[int]) -> GameResult:

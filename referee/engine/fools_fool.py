@@ -8,7 +8,7 @@ must beat the pile's top card if he can (a decision) or takes its bottom card (a
 from __future__ import annotations
 
 from protocol.actions import BEAT_TOP, LEAD, Action
-from protocol.cards import CARD_NAMES, LOWEST_RANK, Card, card_list, rank_of
+from protocol.cards import CARD_NAMES, LOWEST_RANK, Card, card_list, card_names, rank_of
 from protocol.events import ActionTaken, CardKept, CardPlaced, LadderEnded, LadderStarted, PileDiscarded, PileTaken
 from protocol.rules import Rules
 from protocol.views import GameResult, PlayerView
@@ -177,20 +177,17 @@ class FoolsFoolGame(Game):
             seat=seat,
             phase="over" if self.result is not None else self.phase,
             to_move=self.to_move,
-            hand=_names(self.hands[seat]),
+            hand=card_names(self.hands[seat]),
             hand_sizes=[h.bit_count() for h in self.hands],
-            known=[_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
+            known=[card_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
             trump_suit="D",
             pile=[CARD_NAMES[c] for c in self.pile],
             pile_limit=self.pile_limit if self.pile else None,
-            discard=_names(self.discard),
+            discard=card_names(self.discard),
             out=[list(g) for g in self.out],
             actions=self.actions,
         )
 
-
-def _names(mask: int) -> list[str]:
-    return [CARD_NAMES[c] for c in card_list(mask)]
 
 
 __all__ = ["FoolsFoolGame", "GameResult", "ladder_starter"]
