@@ -96,7 +96,8 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
     result = game.result
     assert result is not None
     for seat, client in enumerate(clients):
-        client.game_over(GameOver(game=game_id, result=result, events=_take_events(game, seat, delivered)))
+        client.game_over(GameOver(game=game_id, result=result, events=_take_events(game, seat, delivered)),
+                         offender=seat == result.forfeit_seat)
     for verdict in verdicts:  # told why in its game over; restarted for its next game
         clients[verdict.seat].stop(grace=0.0)
     return GameRecord(

@@ -137,8 +137,9 @@ class BotClient:
             raise BotProtocolError(f"replied to request {reply.id} while request {request.id} was asked")
         return reply.action
 
-    def game_over(self, message: GameOver) -> None:
-        """Deliver the game's end and any queued events; a bot that cannot take them is stopped."""
+    def game_over(self, message: GameOver, *, offender: bool = False) -> None:
+        """Deliver the game's end and any queued events; a bot that cannot take them is stopped
+        (at once if it is the game's ``offender``, which is stopped anyway)."""
         if self._process is None:
             return
         self._queue.append(encoder.encode(message))
@@ -149,7 +150,7 @@ class BotClient:
                 self._process.write_line(line, deadline)
             self._set_paused(True)
         except BotError:
-            self.stop()
+            self.stop(grace=0.0 if offender else 0.5)
         self._queue = []
 
     def stop(self, grace: float = 0.5) -> None:
