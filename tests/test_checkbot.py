@@ -1,0 +1,42 @@
+"""`durak check-bot`: a conforming bot passes every variant; a misbehaving one fails with its reasons."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from referee.cli import app
+
+BOT = Path(__file__).parent / "hostile" / "bot.py"
+
+
+def check(behaviour: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["check-bot", f"{sys.executable} -S {BOT} {behaviour}", "--move-time", "2"])
+    return result.exit_code, result.output
+
+
+def test_a_conforming_bot_passes_every_variant_in_every_seat() -> None:
+    code, output = check("play")
+    assert code == 0, output
+    for variant in ("podkidnoy", "perevodnoy", "chase", "fools_fool"):
+        assert f"ok   {variant:<11} 2 games, move median" in output
+    assert output.rstrip().endswith("PASS")
+
+
+def test_an_illegal_move_fails_the_check_with_the_reason() -> None:
+    code, output = check("illegal after=2")
+    assert code == 7
+    assert "FAIL podkidnoy" in output and "illegal: illegal action" in output
+    assert output.rstrip().endswith("FAIL: the bot misbehaved (see above)")
+
+
+def test_a_bot_that_cannot_shake_hands_fails_at_once() -> None:
+    code, output = check("bad_version")
+    assert code == 7 and "FAIL handshake: protocol: the bot speaks protocol 99" in output
+
+
+def test_a_missing_program_is_a_one_line_error() -> None:
+    result = CliRunner().invoke(app, ["check-bot", "no-such-bot-program"])
+    assert result.exit_code == 4 and "bot program 'no-such-bot-program' not found" in result.output
