@@ -8,11 +8,13 @@ bout are automatic.
 
 from __future__ import annotations
 
+from typing import Any
+
 from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action
 from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_names, rank_mask, rank_of, suit_of
 from protocol.events import ActionTaken, BoutEnded, BoutStarted, CardsDrawn
 from protocol.rules import BOUT_CARD_LIMIT, HAND_SIZE, Rules
-from protocol.views import GameResult, PlayerView
+from protocol.views import GameResult
 from referee.engine.game import Game
 from referee.engine.tables import BEAT_ACTIONS, BEATERS, PASS_ACTION, TAKE_ACTION, group_actions
 
@@ -35,7 +37,6 @@ class BoutGame(Game):
         self.stock = stock[::-1]  # drawn with pop(): the top card is last, the trump card first
         if not stock:  # 36 cards, 6 players: the dealer's last card was shown (RULES.md 1, Deal)
             self.known[dealer] |= 1 << trump_card
-        self.discard = 0
         self.chases = [0] * players
         self._has_transfers = rules.has_transfers
         self._transfer_after_beat = bool(rules.transfer_after_beat)
@@ -53,7 +54,7 @@ class BoutGame(Game):
         self.leader = attacker  # who led the bout's first card: the refill starts with him
         self._clear_table()
         self.taking = False
-        self.phase = LEAD
+        self._phase = LEAD
         self.to_move = attacker
         self._throw_order: list[int] = []
         self._throw_index = 0
@@ -65,6 +66,10 @@ class BoutGame(Game):
         self.unbeaten = 0
         self.table_cards = 0  # mask of every card on the table
         self.table_ranks = 0  # mask of every card whose rank is on the table: what may be thrown in
+
+    @property
+    def phase(self) -> str:
+        return self._phase
 
     @property
     def bout_limit(self) -> int:
@@ -172,7 +177,7 @@ class BoutGame(Game):
         if self.taking:
             self._start_throw_round()
         else:
-            self.phase = DEFEND
+            self._phase = DEFEND
             self.to_move = self.defender
 
     def _beat(self, target: Card, card: Card) -> None:
@@ -214,7 +219,7 @@ class BoutGame(Game):
 
     def _start_throw_round(self) -> None:
         """Offer throw-ins from the primary attacker clockwise (RULES.md 1, 5b.1-3)."""
-        self.phase = THROW_IN
+        self._phase = THROW_IN
         self._throw_order = [
             (self.attacker + step) % self.players for step in range(self.players)
             if (self.attacker + step) % self.players != self.defender
@@ -335,28 +340,19 @@ class BoutGame(Game):
 
     # -- the view ------------------------------------------------------------------------
 
-    def view(self, seat: int) -> PlayerView:
-        return PlayerView(
-            seat=seat,
-            phase="over" if self.result is not None else self.phase,
-            to_move=self.to_move,
-            hand=card_names(self.hands[seat]),
-            hand_sizes=[h.bit_count() for h in self.hands],
-            known=[card_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
-            trump_suit=SUIT_SYMBOLS[self.trump],
-            trump=CARD_NAMES[self.trump_card],
-            stock=len(self.stock),
-            table=[[CARD_NAMES[a], None if d is None else CARD_NAMES[d]]
-                   for a, d in zip(self.attacks, self.defences, strict=True)],
-            attacker=self.attacker,
-            defender=self.defender,
-            taking=self.taking,
-            bout_limit=self.bout_limit,
-            discard=card_names(self.discard),
-            out=[list(g) for g in self.out],
-            chases=self._chases(),
-            actions=self.actions,
-        )
+    def _variant_view(self) -> dict[str, Any]:
+        return {
+            "trump_suit": SUIT_SYMBOLS[self.trump],
+            "trump": CARD_NAMES[self.trump_card],
+            "stock": len(self.stock),
+            "table": [[CARD_NAMES[a], None if d is None else CARD_NAMES[d]]
+                      for a, d in zip(self.attacks, self.defences, strict=True)],
+            "attacker": self.attacker,
+            "defender": self.defender,
+            "taking": self.taking,
+            "bout_limit": self.bout_limit,
+            "chases": self._chases(),
+        }
 
 
 

@@ -7,11 +7,13 @@ must beat the pile's top card if he can (a decision) or takes its bottom card (a
 
 from __future__ import annotations
 
+from typing import Any
+
 from protocol.actions import BEAT_TOP, LEAD, Action
-from protocol.cards import CARD_NAMES, LOWEST_RANK, Card, card_list, card_names, rank_of
+from protocol.cards import CARD_NAMES, LOWEST_RANK, Card, card_list, rank_of
 from protocol.events import ActionTaken, CardKept, CardPlaced, LadderEnded, LadderStarted, PileDiscarded, PileTaken
 from protocol.rules import Rules
-from protocol.views import GameResult, PlayerView
+from protocol.views import GameResult
 from referee.engine.game import Game
 from referee.engine.tables import BEAT_TOP_ACTIONS, FOOLS_FOOL_BEATERS, LEAD_ACTIONS
 
@@ -32,7 +34,6 @@ class FoolsFoolGame(Game):
                  leader: int | None) -> None:
         self._init_common(rules, players, dealer)
         self._ace_follower = LOWEST_RANK[rules.deck]
-        self.discard = 0
         self.pile: list[Card] = []
         self.pile_limit = 0
         self._pile_layer: int | None = None  # who laid the pile's top card
@@ -172,21 +173,12 @@ class FoolsFoolGame(Game):
         return (f"{CARD_NAMES[card]} does not beat {CARD_NAMES[self.pile[-1]]}: a higher card of the suit, or a "
                 "diamond on hearts or spades; clubs only by higher clubs (RULES.md 5, phase 2)")
 
-    def view(self, seat: int) -> PlayerView:
-        return PlayerView(
-            seat=seat,
-            phase="over" if self.result is not None else self.phase,
-            to_move=self.to_move,
-            hand=card_names(self.hands[seat]),
-            hand_sizes=[h.bit_count() for h in self.hands],
-            known=[card_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
-            trump_suit="D",
-            pile=[CARD_NAMES[c] for c in self.pile],
-            pile_limit=self.pile_limit if self.pile else None,
-            discard=card_names(self.discard),
-            out=[list(g) for g in self.out],
-            actions=self.actions,
-        )
+    def _variant_view(self) -> dict[str, Any]:
+        return {
+            "trump_suit": "D",
+            "pile": [CARD_NAMES[c] for c in self.pile],
+            "pile_limit": self.pile_limit if self.pile else None,
+        }
 
 
 

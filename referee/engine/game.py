@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
+from typing import Any
 
 import msgspec
 
 from protocol.actions import Action, parse_action
+from protocol.cards import card_names
 from protocol.events import AnyEvent, PlayersOut
 from protocol.rules import Rules
 from protocol.views import GameResult, PlayerView
@@ -33,6 +35,7 @@ class Game(ABC):
     dealer: int
     hands: list[int]
     known: list[int]  # cards publicly known to be in each hand (RULES.md 5b.7)
+    discard: int
     out: list[list[int]]  # groups of seats that went out together, first out first
     events: list[AnyEvent]
     actions: int  # decisions applied, for max_actions
@@ -47,6 +50,7 @@ class Game(ABC):
         self.dealer = dealer
         self.hands = [0] * players
         self.known = [0] * players
+        self.discard = 0  # every card discarded so far: public
         self.out = []
         self.events = []
         self.actions = 0
@@ -142,11 +146,31 @@ class Game(ABC):
                 return other
         return None
 
-    @abstractmethod
     def view(self, seat: int) -> PlayerView:
-        """Exactly what ``seat`` may know now (RULES.md "Visibility")."""
+        """Exactly what ``seat`` may know now (RULES.md 9)."""
+        return PlayerView(
+            seat=seat,
+            phase="over" if self.result is not None else self.phase,
+            to_move=self.to_move,
+            hand=card_names(self.hands[seat]),
+            hand_sizes=[h.bit_count() for h in self.hands],
+            known=[card_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
+            discard=card_names(self.discard),
+            out=[list(g) for g in self.out],
+            actions=self.actions,
+            **self._variant_view(),
+        )
 
     # -- for the variants ----------------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def phase(self) -> str:
+        """The kind of decision awaited: lead, defend, throw (bout games); lead, beat (Fool's Fool)."""
+
+    @abstractmethod
+    def _variant_view(self) -> dict[str, Any]:
+        """The view's fields that only this variant has (public ones: the same for every seat)."""
 
     @abstractmethod
     def _generate_legal(self) -> list[Action]: ...

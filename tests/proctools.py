@@ -1,0 +1,47 @@
+"""Helpers for tests that check processes: who is alive, whose child, which group (from /proc)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def stat_fields(pid: int) -> list[bytes] | None:
+    """/proc/<pid>/stat from the state on (state, ppid, pgrp, ...), or None once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def all_pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def gone(pid: int) -> bool:
+    """Whether the process is dead: absent, or a zombie (orphans may never be reaped: pid 1 here does not)."""
+    fields = stat_fields(pid)
+    return fields is None or fields[0] == b"Z"
+
+
+def children() -> list[int]:
+    """This test process's children, zombies included."""
+    me = str(os.getpid()).encode()
+    return [pid for pid in all_pids() if (fields := stat_fields(pid)) and fields[1] == me]
+
+
+def group_gone(pgid: int) -> bool:
+    """Whether every process of the group is dead."""
+    return all(gone(pid) for pid in all_pids() if (fields := stat_fields(pid)) and int(fields[2]) == pgid)
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 1.0) -> bool:
+    """Whether the condition holds within the timeout: SIGKILL takes effect asynchronously."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
