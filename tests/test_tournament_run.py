@@ -198,3 +198,22 @@ def test_cli_tournament_prints_the_leaderboard_and_errors_are_one_line(tmp_path:
         result = runner.invoke(app, args)
         assert result.exit_code == code, (args, result.output)
         assert text in result.output and "Traceback" not in result.output
+
+
+def test_ctrl_c_stops_cleanly_keeps_finished_games_and_says_how_to_resume(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=30)
+    db = tmp_path / "t.db"
+    command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db), "--jobs", "2"]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _count(db) < 10:
+        time.sleep(0.005)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=30)
+    assert run.returncode == 130, err
+    assert "interrupted:" in err and "run the same command again to resume" in err and "Traceback" not in err
+    kept = _count(db)
+    assert 10 <= kept < 180
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{180 - kept} games played now, 180/180 stored" in resumed.stdout
