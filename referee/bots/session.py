@@ -122,15 +122,15 @@ class BotClient:
         for line in self._queue:
             process.write_line(line, deadline)
         self._queue = []
-        line = encoder.encode(request)
+        payload = encoder.encode(request)
         sent = time.monotonic()  # before the write: on one core the bot may run, and answer, inside it
-        process.write_line(line, sent + allowed + self.clock.grace)
-        line = process.read_line(sent + allowed + self.clock.grace)
+        process.write_line(payload, sent + allowed + self.clock.grace)
+        answer = process.read_line(sent + allowed + self.clock.grace)
         elapsed = time.monotonic() - sent
         self._set_paused(True)
         self.move_times.append(elapsed)
         self._bank = max(0.0, self._bank - max(0.0, elapsed - self.clock.move_time))
-        reply = self._decode(line)
+        reply = self._decode(answer)
         if not isinstance(reply, Reply):
             raise BotProtocolError(f"expected an action reply to request {request.id}, got a hello")
         if reply.id != request.id:
