@@ -104,6 +104,8 @@ def parse_option_value(text: str) -> object:
         return msgspec.json.decode(text)
     except msgspec.DecodeError:
         return text
+    except RecursionError:
+        raise RulesError(f"option value nested too deeply: {text[:40]!r}...") from None
 
 
 def rules_from_options(variant: str, options: dict[str, object]) -> Rules:

@@ -35,7 +35,6 @@ class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     discard: list[str] = []
     out: list[list[int]] = []
     chases: list[int] | None = None
-    actions: int = 0
 
 
 class GameResult(msgspec.Struct, frozen=True, kw_only=True):

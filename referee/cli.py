@@ -17,7 +17,15 @@ import msgspec
 import typer
 from tabulate import tabulate
 
-from protocol.rules import OPTIONS, VARIANT_TITLES, VARIANTS, RulesError, applicable_options, rules_from_options
+from protocol.rules import (
+    OPTIONS,
+    VARIANT_TITLES,
+    VARIANTS,
+    RulesError,
+    applicable_options,
+    parse_option_value,
+    rules_from_options,
+)
 from referee.botargs import BotArgError, parse_bot_arg
 from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.launcher import BotCommand
@@ -87,10 +95,7 @@ def parse_set_options(pairs: list[str]) -> dict[str, object]:
         name, sep, value = pair.partition("=")
         if not sep:
             raise RulesError(f"--set takes OPTION=VALUE, not {pair!r}")
-        try:
-            options[name.strip()] = msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            options[name.strip()] = value
+        options[name.strip()] = parse_option_value(value)
     return options
 
 

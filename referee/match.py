@@ -7,7 +7,6 @@ with a verdict (RULES.md 6.2); nothing a bot does escapes a game.
 
 from __future__ import annotations
 
-import itertools
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -95,9 +94,12 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
         on_events(game, game.events[reported:])
     result = game.result
     assert result is not None
+    # The reason may quote the offender's stderr or name its cards: only the offender is told it.
+    others_result = msgspec.structs.replace(result, reason=None)
     for seat, client in enumerate(clients):
-        client.game_over(GameOver(game=game_id, result=result, events=_take_events(game, seat, delivered)),
-                         offender=seat == result.forfeit_seat)
+        offender = seat == result.forfeit_seat
+        client.game_over(GameOver(game=game_id, result=result if offender else others_result,
+                                  events=_take_events(game, seat, delivered)), offender=offender)
     for verdict in verdicts:  # told why in its game over; restarted for its next game
         clients[verdict.seat].stop(grace=0.0)
     return GameRecord(
@@ -108,15 +110,12 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
     )
 
 
-_request_ids = itertools.count(1)  # unique for the referee's life, so a stale reply never matches
-
-
 def _ask(game: Game, client: BotClient, game_id: str, events: list[AnyEvent]) -> Action:
     seat = game.to_move
     assert seat is not None
     legal = game.legal_actions()
     by_text = {str(action): action for action in legal}
-    request = Request(id=next(_request_ids), game=game_id, view=game.view(seat), legal=list(by_text),
+    request = Request(id=client.next_request_id(), game=game_id, view=game.view(seat), legal=list(by_text),
                       time_ms=int(client.time_for_move() * 1000), events=events)
     text = client.ask(request)
     action = by_text.get(text)

@@ -9,6 +9,7 @@ may be paused) is never written to mid-game.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 
@@ -54,6 +55,12 @@ class BotClient:
         self._process: BotProcess | None = None
         self._queue: list[bytes] = []
         self._bank = 0.0
+        # Request ids count this bot's own requests over its whole life: a stale reply never matches a
+        # later request, and the ids reveal nothing of how often the others were asked.
+        self._request_ids = itertools.count(1)
+
+    def next_request_id(self) -> int:
+        return next(self._request_ids)
 
     @property
     def is_running(self) -> bool:
@@ -190,6 +197,8 @@ class BotClient:
             return bot_decoder.decode(line)
         except msgspec.DecodeError as exc:  # ValidationError is a DecodeError too
             raise BotProtocolError(f"invalid message {_quote(line)}: {exc}") from None
+        except RecursionError:
+            raise BotProtocolError(f"invalid message {_quote(line)}: nested too deeply") from None
 
 
 def _quote(line: bytes, limit: int = 80) -> str:

@@ -157,7 +157,6 @@ class Game(ABC):
             known=[card_names(h & k) for h, k in zip(self.hands, self.known, strict=True)],
             discard=card_names(self.discard),
             out=[list(g) for g in self.out],
-            actions=self.actions,
             **self._variant_view(),
         )
 

@@ -335,8 +335,8 @@ class _Checker:
         for key, value in (("deals", config.deals), ("series", config.series), ("max_failures", config.max_failures)):
             if value < 1:
                 raise self.error(key, f"must be at least 1, not {value}")
-        if config.seed is not None and config.seed < 0:
-            raise self.error("seed", f"must be a non-negative integer, not {config.seed}")
+        if config.seed is not None and not 0 <= config.seed < 2**63:
+            raise self.error("seed", f"must be an integer from 0 to 2**63 - 1, not {config.seed}")
         if config.rotations == "all" and config.players > MAX_ALL_ROTATIONS_PLAYERS:
             count = math.factorial(config.players)
             raise self.error("rotations", f'"all" is only for tables of at most {MAX_ALL_ROTATIONS_PLAYERS} '
@@ -398,6 +398,8 @@ class _Checker:
                 raise self.error(f"{key}.env", f"bad environment variable {variable!r}", name)
         folder = self.folder
         if bot.dir is not None:
+            if "\0" in bot.dir:
+                raise self.error(f"{key}.dir", "a folder name cannot contain a NUL character", name)
             folder = Path(os.path.abspath(self.folder / os.path.expanduser(bot.dir)))
             if not folder.is_dir():
                 raise self.error(f"{key}.dir", f"folder {str(folder)!r} not found", name)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import queue
-import secrets
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ from referee.bots.session import BotClient
 from referee.match import GameRecord
 from referee.replay import replay_lines
 from referee.store import BotRow, Store, StoredGame, TournamentRow
-from referee.tournament.config import LoadedConfig, bot_files_sha256
+from referee.tournament.config import LoadedConfig, bot_files_sha256, draw_seed
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import Slot, schedule
 from referee.tournament.worker import Job, SlotDone, WorkerSetup, bot_command
@@ -102,7 +101,7 @@ def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool) -> Tournam
                 "table size, format, rotations, series or seed changed); use --fresh to start a new tournament "
                 "in it (the old games are kept), or another --db")
         return active
-    seed = loaded.config.seed if loaded.config.seed is not None else secrets.randbits(63)
+    seed = loaded.config.seed if loaded.config.seed is not None else draw_seed()
     return store.create_tournament(loaded.config.name, str(loaded.path), loaded.path.read_text(), fingerprint, seed)
 
 
