@@ -137,7 +137,7 @@ ERRORS = [
     ('rotations = "some"', "", None, "key 'rotations': invalid value 'some': expected one of cyclic, all"),
     ('restart = "always"', "", None, "key 'restart': invalid value 'always': expected one of never, game"),
     ("pause = 1", "", None, "key 'pause': expected bool, got int"),
-    ("seed = -1", "", None, "key 'seed': must be a non-negative integer"),
+    ("seed = -1", "", None, "key 'seed': must be an integer from 0 to 2**63 - 1"),
     ("seed = 1.5", "", None, "key 'seed': expected int, got float"),
     ("tables = 5", "", None, "key 'tables': only for format = \"sampled\""),
     ('format = "sampled"', "", None, "key 'tables': format = \"sampled\" needs"),

@@ -13,7 +13,8 @@ const readline = require('readline');
 
 const RANKS = '23456789TJQKA'; // T is the ten
 const TRUMP_BONUS = 100;
-const LONG_GAME = 500; // decisions
+const LONG_GAME = 250; // own decisions in one game
+let moves = 0; // this bot's decisions in the current game
 
 function worth(card, trumpSuit) {
   return RANKS.indexOf(card[0]) + (card[1] === trumpSuit ? TRUMP_BONUS : 0);
@@ -29,9 +30,10 @@ function cost(action, view) {
 }
 
 function choose(legal, view) {
+  moves += 1;
   // Fixed rules can go round in circles (the same cards taken and led again and again) until the
   // referee's action cap calls a draw: in a long game, an occasional random move breaks the loop.
-  if (view.actions > LONG_GAME && Math.random() < 0.2) return legal[Math.floor(Math.random() * legal.length)];
+  if (moves > LONG_GAME && Math.random() < 0.2) return legal[Math.floor(Math.random() * legal.length)];
   let best = legal[0];
   let bestCost = cost(best, view);
   for (const action of legal.slice(1)) {
@@ -68,7 +70,10 @@ input.on('line', (line) => {
     case 'shutdown':
       process.exit(0);
       break;
-    default: // game, game_over and any newer message type need no reply
+    case 'game':
+      moves = 0;
+      break;
+    default: // game_over and any newer message type need no reply
       break;
   }
 });
