@@ -6,7 +6,7 @@ import os
 import re
 import shlex
 
-from referee.bots.launcher import BotCommand
+from referee.bots.launcher import BotCommand, scrubbed_env
 
 _NAMED = re.compile(r"^([A-Za-z0-9_.+-]+)=(.+)$", re.DOTALL)
 
@@ -50,4 +50,4 @@ def bot_commands(args: list[str]) -> list[tuple[str, BotCommand]]:
     """Named commands for ``durak play``-style arguments, names made unique."""
     parsed = [parse_bot_arg(arg) for arg in args]
     names = unique_names([name or default_name(argv) for name, argv in parsed])
-    return [(name, BotCommand(argv)) for name, (_, argv) in zip(names, parsed, strict=True)]
+    return [(name, BotCommand(argv, env=scrubbed_env())) for name, (_, argv) in zip(names, parsed, strict=True)]

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from protocol.rules import VARIANTS, Rules
 from referee.bots.errors import BotError
-from referee.bots.launcher import BotCommand, resolve_program
+from referee.bots.isolation import PLAIN, Isolation
+from referee.bots.launcher import BotCommand, preflight
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
 from referee.match import play_series
@@ -48,13 +49,13 @@ class CheckReport:
 
 
 def check_bot(command: BotCommand, *, games_per_seat: int = 1, players: int = 2, move_time: float = 1.0,
-              startup_time: float = 10.0, seed: int = 1) -> CheckReport:
+              startup_time: float = 10.0, seed: int = 1, isolation: Isolation = PLAIN) -> CheckReport:
     """Run the handshake, then ``games_per_seat`` games per seat of every variant; stop at nothing."""
-    resolve_program(command)
+    preflight(command, isolation)
     if not SAMPLE_RANDOM_BOT.is_file():
         raise CheckSetupError(f"the sample opponent {SAMPLE_RANDOM_BOT} is missing")
     clock = TimeControl(move_time=move_time, startup_time=startup_time)
-    subject = BotClient("subject", command, time_control=clock)
+    subject = BotClient("subject", command, time_control=clock, isolation=isolation)
     start = time.monotonic()
     try:
         hello = subject.start()

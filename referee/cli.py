@@ -6,6 +6,7 @@ a traceback appears only with ``--debug``.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -28,12 +29,13 @@ from protocol.rules import (
 )
 from referee.botargs import BotArgError, parse_bot_arg
 from referee.bots.errors import BotLaunchError, LauncherError
-from referee.bots.launcher import BotCommand
+from referee.bots.isolation import SandboxUnavailable
+from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.checkbot import CheckSetupError, check_bot, format_report
 from referee.engine import InvalidDealError
 from referee.exitcodes import ExitCode
 from referee.leaderboard import render
-from referee.play import PlayOptions, ResultsWriteError, run_play
+from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
 from referee.ratings import AnchorError
 from referee.replay import ReplayError, parse_replay, seat_of, tell
 from referee.results import ResultsReadError, load_records
@@ -80,6 +82,10 @@ def reported_errors() -> Iterator[None]:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.DATABASE) from None
+    except SandboxUnavailable as exc:
+        if _debug:
+            raise
+        raise fail(str(exc), ExitCode.SANDBOX) from None
     except (BotLaunchError, LauncherError, CheckSetupError) as exc:
         if _debug:
             raise
@@ -99,6 +105,9 @@ def parse_set_options(pairs: list[str]) -> dict[str, object]:
     return options
 
 
+SandboxOption = Annotated[str | None, typer.Option(
+    "--sandbox", help="Bot isolation: process (default: own uid as root, PID namespace, private TMPDIR), "
+                      "bwrap (bubblewrap: also no network, read-only system), or none. See docs/ISOLATION.md.")]
 VariantArg = Annotated[str, typer.Option("--variant", "-v", help=f"One of {', '.join(VARIANTS)}.")]
 SetOption = Annotated[list[str] | None, typer.Option("--set", help="A rule option, OPTION=VALUE (repeatable).")]
 
@@ -172,6 +181,7 @@ def play(
                    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one result record (JSON) per game.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print every action as it happens.")] = False,
+    sandbox: SandboxOption = None,
 ) -> None:
     """Play one game, or a series at fixed seats, between bot programs.
 
@@ -184,6 +194,7 @@ def play(
             rules=rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])}),
             bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, move_time=move_time,
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
+            sandbox=sandbox or "process",
         )
         run_play(options, typer.echo)
 
@@ -196,6 +207,7 @@ def check_bot_command(
     move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
     startup_time: Annotated[float, typer.Option("--startup-time", min=0.001, help="Seconds to start.")] = 10.0,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Deal seed.")] = 1,
+    sandbox: SandboxOption = None,
 ) -> None:
     """Check that a bot speaks the protocol: handshake, then games of every variant in every seat
     against the sample random bot, every reply validated, move times reported.
@@ -204,8 +216,9 @@ def check_bot_command(
     """
     with reported_errors():
         _, argv = parse_bot_arg(command)
-        report = check_bot(BotCommand(argv), games_per_seat=games, players=players, move_time=move_time,
-                           startup_time=startup_time, seed=seed)
+        report = check_bot(BotCommand(argv, env=scrubbed_env()), games_per_seat=games, players=players,
+                           move_time=move_time, startup_time=startup_time, seed=seed,
+                           isolation=prepare_isolation(sandbox or "process", []))
     for line in format_report(report):
         typer.echo(line)
     if not report.passed:
@@ -221,13 +234,15 @@ def tournament(
                   ] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start a new tournament in the database, keeping the old.")
                      ] = False,
+    sandbox: Annotated[str | None, typer.Option(
+        "--sandbox", help="Override the config's sandbox key: process, bwrap or none.")] = None,
 ) -> None:
     """Run a tournament, resuming from the database, then print the leaderboard.
 
     The same config on the same database plays only the games not stored yet; Ctrl-C stops cleanly.
     """
     with reported_errors():
-        loaded = load_config(config)
+        loaded = load_config(config, sandbox=sandbox)
         db_path = Path(db) if db is not None else Path(Path(config).stem + ".db")
         summary = run_tournament(loaded, db_path, jobs, fresh)
         typer.echo(f"tournament {summary.tournament.name!r} in {db_path}: {summary.played} games played now, "
@@ -313,6 +328,7 @@ def schema_text(schema: dict[str, object]) -> str:
 
 def main() -> None:
     """Console entry point (``durak`` and ``python -m referee``)."""
+    logging.basicConfig(format="durak: warning: %(message)s", level=logging.WARNING)
     if not sys.platform.startswith("linux"):
         typer.echo("durak: note: the referee targets Linux (rlimits, signals, bubblewrap); "
                    "bot games may not work here.", err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import statistics
 from collections.abc import Callable, Sequence
@@ -15,7 +16,8 @@ from protocol.cards import CARD_NAMES, card_list
 from protocol.events import AnyEvent
 from protocol.rules import Rules
 from referee.botargs import bot_commands
-from referee.bots.launcher import resolve_program
+from referee.bots.isolation import Isolation, isolation_for, probe_bwrap
+from referee.bots.launcher import preflight
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
 from referee.engine import Game, InvalidDealError, check_table, parse_deal
@@ -44,6 +46,7 @@ class PlayOptions:
     log: str | None = None
     as_json: bool = False
     verbose: bool = False
+    sandbox: str = "process"
 
 
 def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
@@ -51,8 +54,9 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     named = bot_commands(options.bots)
     players = len(named)
     check_table(options.rules, players)
+    isolation = prepare_isolation(options.sandbox, [options.log] if options.log else [])
     for _, command in named:
-        resolve_program(command)
+        preflight(command, isolation)
     deck = parse_deal(options.deal, options.rules.deck) if options.deal is not None else None
     if deck is not None and options.games != 1:
         raise InvalidDealError("--deal fixes one game's deck; leave out --games")
@@ -61,7 +65,7 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     seed = options.seed if options.seed is not None else secrets.randbits(63)
     clock = TimeControl(move_time=options.move_time, startup_time=options.startup_time,
                         time_bank=options.time_bank)
-    clients = [BotClient(name, command, time_control=clock) for name, command in named]
+    clients = [BotClient(name, command, time_control=clock, isolation=isolation) for name, command in named]
     log = _open_log(options.log)
     if not options.as_json:
         echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
@@ -81,11 +85,19 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     return records
 
 
+def prepare_isolation(sandbox: str, protected: list[str]) -> Isolation:
+    """The bots' isolation for ``--sandbox``; bwrap is probed here, before any game (SandboxUnavailable)."""
+    isolation = isolation_for(sandbox, protected)
+    if isolation.level == "bwrap":
+        probe_bwrap()
+    return isolation
+
+
 def _open_log(path: str | None) -> IO[bytes] | None:
     if path is None:
         return None
     try:
-        return open(path, "wb")
+        return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
     except OSError as exc:
         raise ResultsWriteError(f"cannot write the log {path!r}: {exc.strerror}") from None
 

@@ -231,7 +231,8 @@ def test_close_kills_the_whole_process_group(bot: Start) -> None:
     assert eventually(partial(gone, grandchild))
 
 
-@pytest.mark.xfail(strict=True, reason="setsid() leaves the process group; a PID namespace will come later")
+@pytest.mark.xfail(strict=True, reason="setsid() leaves the process group at the plain level ('none'); the "
+                   "default level contains it (test_isolation.py)")
 def test_close_kills_a_grandchild_that_called_setsid(bot: Start) -> None:
     with bot("fork_and_setsid", "setsid") as p:
         grandchild = int(p.read_line(soon()))

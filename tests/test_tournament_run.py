@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import signal
 import sqlite3
 import subprocess
@@ -120,7 +119,7 @@ def test_persistent_instances_never_meet_a_deal_twice(tmp_path: Path, monkeypatc
         return real(rules, clients, games, seed, **kwargs)
 
     monkeypatch.setattr(worker, "play_series", recording)
-    player = worker.SlotPlayer(loaded, {"PATH": os.environ["PATH"]})
+    player = worker.SlotPlayer(loaded, loaded.isolation([]))
     try:
         for slot in schedule(loaded.config, 5):
             player.play(slot, [])
@@ -217,3 +216,22 @@ def test_ctrl_c_stops_cleanly_keeps_finished_games_and_says_how_to_resume(tmp_pa
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{180 - kept} games played now, 180/180 stored" in resumed.stdout
+
+
+def test_a_full_disk_stops_the_run_with_one_line_and_keeps_every_committed_game(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE stands in for a full disk: SQLite's next write fails (CPython ignores SIGXFSZ)."""
+    config = write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=60)
+    db = tmp_path / "t.db"
+    command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db), "--jobs", "2"]
+    full = subprocess.run(["prlimit", "--fsize=400000:unlimited", "--", *command], capture_output=True, text=True,
+                          timeout=120)
+    assert full.returncode == 6, full.stderr
+    error_lines = [line for line in full.stderr.splitlines() if line.startswith("durak: error:")]
+    assert len(error_lines) == 1 and "cannot write" in error_lines[0] and "Traceback" not in full.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    kept = _count(db)
+    assert 0 < kept < 360
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{360 - kept} games played now, 360/360 stored" in resumed.stdout

@@ -5,6 +5,8 @@ microseconds per round trip. Every wait also drains stderr (a bot blocked on a f
 like a timeout) and watches a pidfd, which reports the bot's exit even while a grandchild holds its pipes.
 The exited bot stays unreaped until ``close()``, so its pid, the id of its process group, cannot be reused
 by another process while signals may still be sent to that group. Needs Linux 5.4 or later (pidfds).
+How a bot is isolated (its uid, TMPDIR, PID namespace, sandbox) is the launcher's business: see
+:mod:`referee.bots.isolation`; here it only changes who gets the signals and whose CPU time is read.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import time
 from typing import IO, Self
 
 from referee.bots.errors import BotCrashed, BotError, BotProtocolError, BotTimeout
-from referee.bots.launcher import BotCommand, launch
+from referee.bots.isolation import PLAIN, Isolation
+from referee.bots.launcher import BotCommand, LaunchedBot, launch
 from referee.bots.limits import ResourceLimits
 from referee.bots.stderr_log import StderrLog
 
@@ -27,7 +30,6 @@ _EXIT_SETTLE = 0.05  # a bot whose pipe closed gets this long to exit, and so be
 _TERM_WAIT = 0.1  # how long close() waits after SIGTERM before SIGKILL
 _STDERR_LINES = 5  # stderr lines kept in a BotCrashed
 _QUOTE = 200  # characters of the last stderr line quoted in a crash message
-_CLOCK_TICK = 1.0 / os.sysconf("SC_CLK_TCK")
 
 
 class BotProcess:
@@ -43,9 +45,15 @@ class BotProcess:
         *,
         max_line: int = 64 * 1024,
         stderr_cap: int = 64 * 1024,
+        isolation: Isolation = PLAIN,
     ) -> None:
-        """Launch the bot; ``max_line`` caps a line and all unread output in bytes, ``stderr_cap`` the log."""
+        """Launch the bot; ``max_line`` caps a line and all unread output in bytes, ``stderr_cap`` the log.
+
+        ``isolation`` defaults to none, for the referee's own helpers; bots should get
+        ``referee.bots.isolation.DEFAULT`` (or the run's sandbox).
+        """
         self.command = command
+        self.isolation = isolation
         self.max_line = max_line
         self.stderr_log = StderrLog(stderr_cap)
         self._out = bytearray()  # stdout read but not yet returned
@@ -53,7 +61,9 @@ class BotProcess:
         self._final_cpu: float | None = None
         with contextlib.ExitStack() as undo:
             self._selector = undo.enter_context(selectors.DefaultSelector())
-            self._popen = undo.enter_context(launch(command, limits or ResourceLimits()))
+            self._bot: LaunchedBot = launch(command, limits or ResourceLimits(), isolation)
+            undo.callback(self._bot.release)  # last: TMPDIR and uid go once the bot is reaped
+            self._popen = undo.enter_context(self._bot.popen)
             undo.callback(os.killpg, self._popen.pid, signal.SIGKILL)  # before the Popen's exit reaps it
             self._pidfd = os.pidfd_open(self._popen.pid)
             undo.callback(os.close, self._pidfd)
@@ -66,18 +76,27 @@ class BotProcess:
 
     @property
     def pid(self) -> int:
-        """The bot's process id, which is also the id of its session and process group."""
+        """The bot's process id, which is also the id of its session and process group.
+
+        Under a PID namespace it is the id of the wrapper that holds the namespace: the bot is its child.
+        """
         return self._popen.pid
+
+    @property
+    def launched(self) -> LaunchedBot:
+        """What the launcher set up for this bot: its uid, TMPDIR, PID namespace."""
+        return self._bot
 
     @property
     def returncode(self) -> int | None:
         """The exit code, or minus the number of the signal that killed the bot; None while it runs."""
         if self._popen.returncode is not None or self._closed:
-            return self._popen.returncode
+            code = self._popen.returncode
+            return None if code is None else self._bot.exit_code(code)
         status = os.waitid(os.P_PIDFD, self._pidfd, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         if status is None:
             return None
-        return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
+        return self._bot.exit_code(status.si_status if status.si_code == os.CLD_EXITED else -status.si_status)
 
     def describe_exit(self) -> str:
         """How the bot ended: "exit code 3", "killed by signal 9 (SIGKILL)", or "still running"."""
@@ -148,7 +167,10 @@ class BotProcess:
         return text
 
     def pause(self) -> None:
-        """Stop the bot's whole process group (SIGSTOP), e.g. so that it cannot think on others' time."""
+        """Stop the bot's whole process group (SIGSTOP), e.g. so that it cannot think on others' time.
+
+        Under a PID namespace (isolation "process" or "bwrap"), also every process in it that left the group.
+        """
         self._require_open()
         self._signal_group(signal.SIGSTOP)
 
@@ -158,10 +180,13 @@ class BotProcess:
         self._signal_group(signal.SIGCONT)
 
     def cpu_time(self) -> float:
-        """User plus system CPU seconds of the bot's threads (not its children), to a clock tick (10 ms)."""
+        """User plus system CPU seconds of the bot's threads (not its children), to a clock tick (10 ms).
+
+        Under a PID namespace, once the bot is closed: also the children it waited for.
+        """
         if self._final_cpu is not None:
             return self._final_cpu
-        return _cpu_seconds(self.pid)
+        return self._bot.cpu_seconds()
 
     def close(self, grace: float = 0.5) -> None:
         """Stop the bot and its process group, reap it and close every fd; a second call does nothing.
@@ -179,6 +204,7 @@ class BotProcess:
             os.close(self._pidfd)
             for pipe in self._pipes:
                 pipe.close()
+            self._bot.release()  # its TMPDIR and uid, the bot being reaped
 
     def __enter__(self) -> Self:
         return self
@@ -283,11 +309,11 @@ class BotProcess:
         return BotProtocolError(f"bot sent more than {self.max_line} bytes that were not asked for")
 
     def _signal_group(self, signum: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signum)
+        self._bot.signal(signum)
 
     def _stop(self, grace: float) -> None:
         self._signal_group(signal.SIGCONT)  # a paused bot could not exit
+        self._bot.stopping()
         stdin, stdout, _ = self._pipes
         stdin.close()  # EOF: a well-behaved bot exits now
         if not self._stdout_eof:
@@ -299,7 +325,7 @@ class BotProcess:
             self._wait_for_exit(time.monotonic() + _TERM_WAIT)
         self._signal_group(signal.SIGKILL)  # whatever else is left in the group
         os.waitid(os.P_PIDFD, self._pidfd, os.WEXITED | os.WNOWAIT)  # exited, and still unreaped:
-        self._final_cpu = _cpu_seconds(self.pid)  # its /proc entry is still there
+        self._final_cpu = self._bot.final_cpu_seconds()  # its /proc entry is still there
         self._popen.wait()
         self._read_stderr()  # its last words may still be in the pipe
 
@@ -321,12 +347,6 @@ def _read_chunk(fd: int) -> bytes | None:
         return os.read(fd, _CHUNK)
     except BlockingIOError:
         return None
-
-
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        fields = stat.read().rpartition(b")")[2].split()  # the command name before ")" may hold spaces
-    return (int(fields[11]) + int(fields[12])) * _CLOCK_TICK  # utime and stime, in clock ticks
 
 
 def _signal_name(signum: int) -> str:

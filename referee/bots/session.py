@@ -29,6 +29,7 @@ from protocol.messages import (
 )
 from referee import __version__
 from referee.bots.errors import BotError, BotProtocolError
+from referee.bots.isolation import PLAIN, Isolation
 from referee.bots.launcher import BotCommand
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.process import BotProcess
@@ -41,13 +42,14 @@ class BotClient:
 
     def __init__(self, name: str, command: BotCommand, *, limits: ResourceLimits | None = None,
                  time_control: TimeControl | None = None, pause_between_turns: bool = True,
-                 max_line: int = 64 * 1024) -> None:
+                 max_line: int = 64 * 1024, isolation: Isolation = PLAIN) -> None:
         self.name = name
         self.command = command
         self.limits = limits or ResourceLimits()
         self.clock = time_control or TimeControl()
         self.pause_between_turns = pause_between_turns
         self.max_line = max_line
+        self.isolation = isolation
         self.hello: BotHello | None = None  # the bot's handshake reply, once started
         self.move_times: list[float] = []  # seconds per decision in the current game
         self.starts = 0  # how many processes were started for this bot
@@ -81,7 +83,7 @@ class BotClient:
         if self._process is not None and self.hello is not None:
             return self.hello
         self.starts += 1
-        self._process = BotProcess(self.command, self.limits, max_line=self.max_line)
+        self._process = BotProcess(self.command, self.limits, max_line=self.max_line, isolation=self.isolation)
         try:
             hello = Hello(protocol=PROTOCOL_VERSION, referee=f"durak-referee {__version__}",
                           time_ms=int(self.clock.startup_time * 1000))

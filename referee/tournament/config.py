@@ -2,7 +2,7 @@
 
 ``sample_bots/tournament.toml`` is the annotated contract. Its layout: top-level keys first (``name``,
 ``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``seed``, ``tables``,
-``challengers``, ``restart``, ``pause``, ``max_failures``), then the tables ``[rules]`` (rule options,
+``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``), then the tables ``[rules]`` (rule options,
 RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` table per bot (``name``,
 ``command``, ``dir``, ``env``). Unknown keys and values of the wrong type are rejected.
 
@@ -26,6 +26,7 @@ import secrets
 import shlex
 import sys
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -33,18 +34,21 @@ from typing import Literal
 import msgspec
 
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
+from referee.bots.isolation import Isolation, isolation_for
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.tournament.schedule import SCHEDULE_VERSION
 
 Format = Literal["round_robin", "sampled", "gauntlet"]
 Rotations = Literal["cyclic", "all"]
 Restart = Literal["never", "game"]
+Sandbox = Literal["none", "process", "bwrap"]
 
 #: The allowed values of the keys whose type is a choice, for error messages.
 CHOICES: dict[str, tuple[str, ...]] = {
     "format": ("round_robin", "sampled", "gauntlet"),
     "rotations": ("cyclic", "all"),
     "restart": ("never", "game"),
+    "sandbox": ("none", "process", "bwrap"),
 }
 #: The argv word replaced by the referee's own interpreter.
 PYTHON_WORD = "{python}"
@@ -104,6 +108,7 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     challengers: list[str] = []
     restart: Restart = "never"
     pause: bool = True
+    sandbox: Sandbox = "process"
     max_failures: int = 3
     rules: dict[str, bool | int | str | None] = {}
     time: TimeConfig = msgspec.field(default_factory=TimeConfig)
@@ -129,6 +134,10 @@ class LoadedConfig:
     path: Path  # absolute
     rules: Rules
     bots: list[ResolvedBot]
+
+    def isolation(self, protected: Sequence[str | os.PathLike[str]]) -> Isolation:
+        """The bots' isolation (the ``sandbox`` key); ``protected``: the paths no bot may see (the database)."""
+        return isolation_for(self.config.sandbox, protected)
 
     def time_control(self) -> TimeControl:
         time = self.config.time
@@ -204,8 +213,11 @@ def bot_files_sha256(dir: Path) -> str:
     return digest.hexdigest()
 
 
-def load_config(path: str | Path) -> LoadedConfig:
-    """Read, decode and check a tournament config; :class:`ConfigError` (one line) for any problem."""
+def load_config(path: str | Path, *, sandbox: str | None = None) -> LoadedConfig:
+    """Read, decode and check a tournament config; :class:`ConfigError` (one line) for any problem.
+
+    ``sandbox`` (``--sandbox``) overrides the config's ``sandbox`` key.
+    """
     path = Path(path)
     label = str(path)
     try:
@@ -218,6 +230,10 @@ def load_config(path: str | Path) -> LoadedConfig:
         raise ConfigError(f"{label}: {_one_line(_describe(str(exc), data))}") from None
     except msgspec.DecodeError as exc:
         raise ConfigError(f"{label}: not valid TOML: {_one_line(str(exc))}") from None
+    if sandbox is not None:
+        if sandbox not in CHOICES["sandbox"]:
+            raise ConfigError(f"--sandbox must be one of {', '.join(CHOICES['sandbox'])}, not {sandbox!r}")
+        config = msgspec.structs.replace(config, sandbox=sandbox)
     return _Checker(config, path, label).check()
 
 

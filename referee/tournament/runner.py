@@ -7,7 +7,6 @@ killed at any moment loses at most the slots in flight, and resuming plays exact
 
 from __future__ import annotations
 
-import os
 import queue
 import sys
 import threading
@@ -20,7 +19,8 @@ from typing import TextIO
 import msgspec
 
 from referee.bots.errors import BotError
-from referee.bots.launcher import BotCommand, resolve_program
+from referee.bots.isolation import Isolation, probe_bwrap
+from referee.bots.launcher import BotCommand, preflight
 from referee.bots.limits import ResourceLimits
 from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
@@ -54,12 +54,6 @@ class RunSummary:
     disqualified: list[str] = field(default_factory=list)
 
 
-def base_env() -> dict[str, str]:
-    """The scrubbed environment every bot starts from (its config ``env`` is added on top)."""
-    return {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1"}
-
-
 def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
                    progress_stream: TextIO | None = None) -> RunSummary:
     """Play every slot of the schedule not yet stored in ``db_path``.
@@ -68,11 +62,15 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
     :raises Interrupted: on Ctrl-C, after the finished slots are stored.
     :raises StoreError: the database cannot be written (finished slots stay stored).
     """
+    protected = [str(db_path.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    isolation = loaded.isolation(protected)
+    if isolation.level == "bwrap":
+        probe_bwrap()
     for bot in loaded.bots:
-        resolve_program(bot_command(bot, base_env()))
+        preflight(bot_command(bot), isolation)
     with Store(db_path) as store:
         tournament = _open_tournament(store, loaded, fresh)
-        _check_bots(store, tournament, loaded)
+        _check_bots(store, tournament, loaded, isolation)
         slots = schedule(loaded.config, tournament.seed)
         stored = store.stored_slots(tournament.id)
         stale = stored - {slot.key for slot in slots}
@@ -84,7 +82,7 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
         summary = RunSummary(tournament, total, store.count_games(tournament.id))
         disqualified = {name for name, row in store.bots(tournament.id).items() if row.disqualified}
         progress = Progress(total, summary.stored_before, stream=progress_stream)
-        with _WorkerPool(jobs, loaded) as pool:
+        with _WorkerPool(jobs, loaded, protected) as pool:
             _run(store, loaded, tournament, pending, pool, summary, disqualified, progress)
         progress.finish()
         summary.disqualified = sorted(disqualified)
@@ -105,13 +103,12 @@ def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool) -> Tournam
     return store.create_tournament(loaded.config.name, str(loaded.path), loaded.path.read_text(), fingerprint, seed)
 
 
-def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig) -> None:
+def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig, isolation: Isolation) -> None:
     """Hash each bot's files and ask its version; a bot that changed since its stored games is refused."""
     stored = store.bots(tournament.id)
     for bot in loaded.bots:
-        command = bot_command(bot, base_env())
-        row = BotRow(bot.name, list(bot.argv), str(bot.dir), bot_files_sha256(bot.dir), _probe_version(bot.name,
-                                                                                                          command))
+        version = _probe_version(BotClient(bot.name, bot_command(bot), isolation=isolation))
+        row = BotRow(bot.name, list(bot.argv), str(bot.dir), bot_files_sha256(bot.dir), version)
         old = stored.get(bot.name)
         if old is not None and (old.sha256, old.version) != (row.sha256, row.version):
             what = "its files changed" if old.sha256 != row.sha256 else f"version {old.version!r} -> {row.version!r}"
@@ -121,9 +118,8 @@ def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig) -
             store.save_bot(tournament.id, row)
 
 
-def _probe_version(name: str, command: BotCommand) -> str:
+def _probe_version(client: BotClient) -> str:
     """The version the bot reports in its handshake; empty if it does not start (it will forfeit)."""
-    client = BotClient(name, command)
     try:
         return client.start().version
     except BotError:
@@ -177,12 +173,13 @@ def _newly_disqualified(games: list[GameRecord], streaks: dict[str, int], limit:
 class _WorkerPool:
     """Worker processes, each driven by a thread that sends it jobs and collects its answers."""
 
-    def __init__(self, size: int, loaded: LoadedConfig) -> None:
+    def __init__(self, size: int, loaded: LoadedConfig, protected: list[str]) -> None:
         self.size = size
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._results: queue.Queue[SlotDone | BaseException] = queue.Queue()
         self._slots: dict[str, Slot] = {}
-        setup = msgspec.json.encode(WorkerSetup(config_path=str(loaded.path), base_env=base_env()))
+        setup = msgspec.json.encode(WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox,
+                                                protected=protected))
         command = BotCommand([sys.executable, "-m", "referee.tournament.worker"])
         # launched from this thread: a worker's parent-death signal follows the thread that started it
         self._workers = [BotProcess(command, _NO_LIMITS, max_line=_WORKER_LINE) for _ in range(size)]

@@ -14,7 +14,8 @@ import msgspec
 
 from protocol.messages import BotHello
 from referee.bots.errors import BotError
-from referee.bots.launcher import BotCommand
+from referee.bots.isolation import Isolation
+from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.bots.session import BotClient
 from referee.match import GameRecord, play_series
 from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
@@ -23,7 +24,8 @@ from referee.tournament.schedule import Slot, instance_for
 
 class WorkerSetup(msgspec.Struct, frozen=True):
     config_path: str
-    base_env: dict[str, str]
+    sandbox: str  # the config's, or --sandbox
+    protected: list[str]  # paths no bot may see: the results database and its journal
 
 
 class Job(msgspec.Struct, frozen=True):
@@ -53,17 +55,17 @@ class SlotDone(msgspec.Struct, frozen=True):
     games: list[GameRecord]
 
 
-def bot_command(bot: ResolvedBot, base_env: dict[str, str]) -> BotCommand:
+def bot_command(bot: ResolvedBot) -> BotCommand:
     """The bot's command in its own folder, with a scrubbed environment plus the config's ``env``."""
-    return BotCommand(bot.argv, cwd=bot.dir, env={**base_env, "HOME": str(bot.dir), **bot.env})
+    return BotCommand(bot.argv, cwd=bot.dir, env=scrubbed_env({"HOME": str(bot.dir), **bot.env}))
 
 
 class SlotPlayer:
     """Plays slots with persistent bot clients, one per (bot, instance)."""
 
-    def __init__(self, loaded: LoadedConfig, base_env: dict[str, str]) -> None:
+    def __init__(self, loaded: LoadedConfig, isolation: Isolation) -> None:
         self.loaded = loaded
-        self.base_env = base_env
+        self.isolation = isolation
         self.bots = {bot.name: bot for bot in loaded.bots}
         self.clients: dict[tuple[str, int], BotClient] = {}
 
@@ -72,8 +74,8 @@ class SlotPlayer:
         if key not in self.clients:
             config = self.loaded.config
             self.clients[key] = BotClient(
-                name, bot_command(self.bots[name], self.base_env), limits=self.loaded.resource_limits(),
-                time_control=self.loaded.time_control(), pause_between_turns=config.pause)
+                name, bot_command(self.bots[name]), limits=self.loaded.resource_limits(),
+                time_control=self.loaded.time_control(), pause_between_turns=config.pause, isolation=self.isolation)
         return self.clients[key]
 
     def play(self, slot: Slot, disqualified: list[str]) -> list[GameRecord]:
@@ -100,7 +102,8 @@ def main() -> None:
     read = sys.stdin.buffer.readline
     out = sys.stdout.buffer
     setup = msgspec.json.decode(read(), type=WorkerSetup)
-    player = SlotPlayer(load_config(setup.config_path), setup.base_env)
+    loaded = load_config(setup.config_path, sandbox=setup.sandbox)
+    player = SlotPlayer(loaded, loaded.isolation(setup.protected))
     job_decoder = msgspec.json.Decoder(Job)
     encoder = msgspec.json.Encoder()
     try:

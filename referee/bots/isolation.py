@@ -1,0 +1,592 @@
+"""How far a bot is kept from the referee, the machine and the other bots: the levels and their parts.
+
+``Isolation.level`` is one of (docs/ISOLATION.md says what each protects against, and what not):
+
+* ``"none"``: the bot runs as the referee's user in the referee's namespaces, under rlimits only. For the
+  referee's own helpers (tournament workers) and for comparison in benchmarks.
+* ``"process"`` (the default for bots): a private TMPDIR per bot process; when the referee runs as root, a
+  uid and gid of the bot's own (leased per bot from ``UID_BASE``), no supplementary groups, RLIMIT_NPROC;
+  ``no_new_privs``; and a PID namespace per bot where the system allows one (root, or a user namespace),
+  so that the bot's whole process tree dies with it and with the referee, even children that left its
+  session. Files are protected by their permissions only.
+* ``"bwrap"``: the process level inside a bubblewrap sandbox: no network, a read-only view of the system
+  (``/usr``, ``/etc``), the referee's interpreter and the ``protocol`` package, the bot's own dir, a private
+  ``/tmp``, its own PID, IPC and UTS namespaces; nothing else (not the checkout, the database or replays).
+
+Everything here is computed before the fork: the launcher (:func:`referee.bots.launcher.launch`) turns it
+into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, cast, get_args
+
+from referee.bots.errors import BotLaunchError, LauncherError
+
+Level = Literal["none", "process", "bwrap"]
+LEVELS: tuple[str, ...] = get_args(Level)
+
+#: When the referee runs as root each running bot gets uid and gid ``UID_BASE + n`` (0 <= n < UID_SLOTS),
+#: from a range that systemd documents as unused (0x70000000-0x7FFDFFFF): no file on the system belongs to
+#: it, so a bot can read only what is world-readable, and bots cannot signal, trace or fill each other.
+UID_BASE = 0x7000_0000
+UID_SLOTS = 0x1_0000
+#: The fallback uid and gid when the range is not mapped (root inside a user namespace).
+NOBODY = 65534
+#: RLIMIT_NPROC for a bot under its own uid whose limits set none: threads count too (a JVM uses ~30).
+DEFAULT_MAX_PROCESSES = 256
+#: Where uid leases are kept (a lock file per running bot's uid), first choice first.
+LEASE_DIRS = ("/run/durak-referee/uids", os.path.join(tempfile.gettempdir(), "durak-referee-uids"))
+#: What a sandbox shows of the system: bound read-only (or recreated as the same symlink), if present.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+_PROBE_TIMEOUT = 10.0
+_KEPT_STAT_FILES = 4  # per bot: its first processes' stat files stay open between pauses
+_R, _X = os.R_OK, os.X_OK
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested sandbox cannot run on this machine; the message is one line saying why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Isolation:
+    """How to isolate a bot; see the module docstring. Immutable and cheap: share one per run."""
+
+    level: Level = "process"
+    #: Paths a sandboxed bot must never see, and must not be given as its dir (the results database, replay
+    #: folders). The referee's checkout is always kept out (only ``protocol/`` of it is shown to bwrap bots).
+    protected: tuple[str, ...] = ()
+    #: bwrap: bind the bot's dir read-write (default read-only; its TMPDIR is always writable).
+    writable_dir: bool = False
+    #: bwrap: more paths to show read-only at the same place (an interpreter under /opt, say).
+    ro_binds: tuple[str, ...] = ()
+    #: Root only: one fixed uid and gid (e.g. 65534) for every bot, instead of one leased per bot.
+    uid: int | None = None
+    #: RLIMIT_NPROC for a bot that runs under a uid of its own and whose limits set none.
+    max_processes: int = DEFAULT_MAX_PROCESSES
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"unknown isolation level {self.level!r}: choose one of {', '.join(LEVELS)}")
+        object.__setattr__(self, "protected", tuple(os.path.abspath(p) for p in self.protected))
+        object.__setattr__(self, "ro_binds", tuple(os.path.abspath(p) for p in self.ro_binds))
+        if self.uid is not None and not 0 < self.uid < 2**32 - 1:
+            raise ValueError(f"uid must be a positive user id, not {self.uid}")
+        if self.max_processes <= 0:
+            raise ValueError(f"max_processes must be positive, not {self.max_processes}")
+
+
+#: No isolation: the launcher's behaviour before isolation existed.
+PLAIN = Isolation("none")
+#: The default for bots.
+DEFAULT = Isolation("process")
+
+
+def isolation_for(sandbox: str, protected: Iterable[str | os.PathLike[str]] = (), *,
+                  writable_dir: bool = False) -> Isolation:
+    """The isolation for a ``sandbox`` config value or ``--sandbox`` option: "none", "process" or "bwrap".
+
+    ``protected``: the database and replay paths of this run. Raises ValueError (one line) for another value;
+    for "bwrap", call :func:`probe_bwrap` before the first game, for a clean error on machines without it.
+    """
+    if sandbox not in LEVELS:
+        raise ValueError(f"unknown sandbox {sandbox!r}: choose one of {', '.join(LEVELS)}")
+    return Isolation(cast(Level, sandbox), tuple(os.fspath(p) for p in protected), writable_dir=writable_dir)
+
+
+# --- probes -----------------------------------------------------------------------------------------------
+
+_probe_lock = threading.Lock()
+_bwrap_verdict: SandboxUnavailable | None = None
+_bwrap_probed = False
+
+
+def probe_bwrap() -> None:
+    """Check once per process that bubblewrap is installed and can start a sandbox here.
+
+    :raises SandboxUnavailable: with a one-line reason (not installed, or unusable here); the verdict is
+        cached, success or failure (``probe_bwrap_cache_clear`` forgets it).
+    """
+    global _bwrap_verdict, _bwrap_probed
+    with _probe_lock:
+        if not _bwrap_probed:
+            _bwrap_verdict = _probe_bwrap()
+            _bwrap_probed = True
+        if _bwrap_verdict is not None:
+            raise _bwrap_verdict
+
+
+def probe_bwrap_cache_clear() -> None:
+    global _bwrap_verdict, _bwrap_probed
+    with _probe_lock:
+        _bwrap_verdict, _bwrap_probed = None, False
+
+
+def _probe_bwrap() -> SandboxUnavailable | None:
+    bwrap, true = shutil.which("bwrap"), shutil.which("true")
+    if bwrap is None:
+        return SandboxUnavailable('sandbox "bwrap" unavailable: bwrap is not installed '
+                                  "(Debian/Ubuntu package bubblewrap)")
+    if not sys.platform.startswith("linux") or true is None or shutil.which("setpriv") is None:
+        return SandboxUnavailable('sandbox "bwrap" unavailable: it needs Linux with util-linux setpriv')
+    with tempfile.TemporaryDirectory(prefix="durak-probe-") as tmp:
+        uid = NOBODY if os.geteuid() == 0 and _mapped(NOBODY, 1) else None
+        if uid is not None:
+            os.chown(tmp, uid, uid)
+        try:
+            options = bwrap_options(Isolation("bwrap"), tmpdir=tmp, bot_dir=None, chdir="/tmp", info_fd=None)
+            argv = [bwrap, *options, "--", *drop_to(shutil.which("setpriv") or "setpriv", uid), true]
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, timeout=_PROBE_TIMEOUT, check=False)
+        except (OSError, subprocess.SubprocessError, BotLaunchError) as exc:
+            return SandboxUnavailable(f'sandbox "bwrap" is unusable here: {_one_line(str(exc))}')
+    if done.returncode != 0:
+        said = _one_line(done.stderr.decode("utf-8", "replace")) or f"exit code {done.returncode}"
+        return SandboxUnavailable(f'sandbox "bwrap" is unusable here: {said}')
+    return None
+
+
+@functools.cache
+def bwrap_supports_disable_userns() -> bool:
+    """Whether this bwrap has ``--disable-userns`` (0.8 and later)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return b"--disable-userns" in done.stdout + done.stderr
+
+
+@functools.cache
+def pid_namespace_options() -> tuple[str, ...] | None:
+    """``unshare`` and the options that give a bot its own PID namespace here, probed once; None if none works.
+
+    As root: ``--pid --fork --kill-child --mount-proc``. Otherwise the same inside a new user namespace,
+    which maps the referee's uid to itself. Without ``--mount-proc`` (refused in some containers) the
+    namespace still dies as one, but pausing cannot reach children that left the bot's process group.
+    """
+    unshare, true = shutil.which("unshare"), shutil.which("true")
+    if unshare is None or true is None or not sys.platform.startswith("linux"):
+        return None
+    pid = ("--pid", "--fork", "--kill-child")
+    users: list[tuple[str, ...]] = [()] if os.geteuid() == 0 else [("--user", "--map-current-user"),
+                                                                   ("--user", "--map-root-user")]
+    for user in users:
+        for options in ((*user, *pid, "--mount-proc"), (*user, *pid)):
+            try:
+                done = subprocess.run([unshare, *options, "--", true], stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      timeout=_PROBE_TIMEOUT, check=False)
+            except (OSError, subprocess.SubprocessError):
+                return None
+            if done.returncode == 0:
+                return (unshare, *options)
+    return None
+
+
+# --- uids -------------------------------------------------------------------------------------------------
+
+
+class UidLease:
+    """A uid (and the gid of the same number) for one bot, held until ``release()``.
+
+    Leases are lock files (``flock``) in a root-only folder: they are exclusive across every referee process
+    on the machine and vanish with a killed referee. A fixed uid (``Isolation.uid``) is not leased.
+    """
+
+    def __init__(self, uid: int, path: str | None = None, fd: int | None = None) -> None:
+        self.uid = self.gid = uid
+        self._path, self._fd = path, fd
+
+    def release(self) -> None:
+        """Give the uid back; a second call does nothing."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._path or "")  # unlinked while still locked: see lease_uid
+            os.close(self._fd)
+            self._fd = None
+
+    def __repr__(self) -> str:
+        return f"<UidLease {self.uid}>"
+
+
+def lease_uid(isolation: Isolation) -> UidLease | None:
+    """The uid a bot of a root referee runs under; None when not root (a bot then keeps the referee's uid).
+
+    :raises LauncherError: no usable lease folder, or every uid of the range in use.
+    """
+    if os.geteuid() != 0:
+        return None
+    if isolation.uid is not None:
+        return UidLease(isolation.uid)
+    if not _mapped(UID_BASE, UID_SLOTS):
+        return UidLease(NOBODY) if _mapped(NOBODY, 1) else None
+    folder = _lease_dir()
+    start = int.from_bytes(os.urandom(4), "little") % UID_SLOTS  # spread reuse: a uid may leave files behind
+    for step in range(UID_SLOTS):
+        uid = UID_BASE + (start + step) % UID_SLOTS
+        path = os.path.join(folder, str(uid))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # A holder unlinks its file before unlocking: a lock won on an unlinked file is no lease.
+            if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                return UidLease(uid, path, fd)
+        except (BlockingIOError, FileNotFoundError):
+            pass
+        os.close(fd)
+    raise LauncherError(f"every bot uid from {UID_BASE} to {UID_BASE + UID_SLOTS - 1} is in use")
+
+
+def typical_uid(isolation: Isolation) -> int | None:
+    """A uid like the one a bot would get, for checks before any launch; None when not root."""
+    if os.geteuid() != 0:
+        return None
+    if isolation.uid is not None:
+        return isolation.uid
+    if _mapped(UID_BASE, UID_SLOTS):
+        return UID_BASE + UID_SLOTS - 1  # no file belongs to any uid of the range: any one tells for all
+    return NOBODY if _mapped(NOBODY, 1) else None
+
+
+def _lease_dir() -> str:
+    for folder in LEASE_DIRS:
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            info = os.lstat(folder)
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
+                return folder
+    raise LauncherError(f"no folder for bot uid leases: {' and '.join(LEASE_DIRS)} are missing or unsafe")
+
+
+def _mapped(first: int, count: int) -> bool:
+    """Whether uids and gids first..first+count-1 all exist in this user namespace."""
+    for table in ("/proc/self/uid_map", "/proc/self/gid_map"):
+        try:
+            rows = [tuple(map(int, line.split())) for line in Path(table).read_text().splitlines()]
+        except (OSError, ValueError):
+            return False
+        if not any(inside <= first and first + count <= inside + length for inside, _, length in rows):
+            return False
+    return True
+
+
+def drop_to(setpriv: str, uid: int | None) -> list[str]:
+    """setpriv running the rest of an argv as ``uid`` (and gid) without groups; nothing for None.
+
+    The parent-death signal is set again after the change of uid, which clears it.
+    """
+    return [setpriv, *uid_options(uid), "--pdeathsig", "KILL", "--"] if uid is not None else []
+
+
+def uid_options(uid: int | None) -> list[str]:
+    """setpriv's options to run as ``uid`` and the gid of the same number, without supplementary groups."""
+    return ["--reuid", str(uid), "--regid", str(uid), "--clear-groups"] if uid is not None else []
+
+
+# --- files ------------------------------------------------------------------------------------------------
+
+
+def private_tmpdir(owner: int | None) -> str:
+    """A fresh TMPDIR for one bot process: mode 700, owned by ``owner`` (None: the referee's own uid)."""
+    path = tempfile.mkdtemp(prefix="durak-bot-")
+    if owner is not None:
+        try:
+            os.chown(path, owner, owner)
+        except OSError:
+            os.rmdir(path)
+            raise
+    return path
+
+
+def remove_tree(path: str) -> None:
+    """Remove a bot's TMPDIR whatever the bot did to it (modes 000 included); errors are ignored."""
+
+    def unlock(_function: object, failed: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(failed), 0o700)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, 0o700)
+                shutil.rmtree(failed, ignore_errors=True)
+            else:
+                os.unlink(failed)
+
+    shutil.rmtree(path, onerror=unlock)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def inaccessible(path: str, uid: int, gid: int, want: int, roots: Sequence[str] | None = None) -> str | None:
+    """Why ``uid``/``gid`` (without supplementary groups) cannot reach ``path`` with the ``want`` bits
+    (``os.R_OK | os.X_OK``...), as a phrase naming the first path at fault; None if it can.
+
+    Checks search permission on every folder on the way, for the path as written and for its real path,
+    from mode bits (not ACLs). With ``roots`` (a sandbox's binds), only the part below the bind holding the
+    path counts (bubblewrap creates the folders above a bind, searchable), and a path outside every bind is
+    not visible at all.
+    """
+    for candidate in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+        top = "/"
+        if roots is not None:
+            holders = [root for root in roots if _within(candidate, root)]
+            if not holders:
+                return f"{candidate} is not visible in the sandbox"
+            top = max(holders, key=len)
+        parts = Path(candidate).parts
+        for depth in range(len(Path(top).parts), len(parts) + 1):
+            here = os.path.join(*parts[:depth])
+            bits = want if depth == len(parts) else _X
+            if not _may(here, uid, gid, bits):
+                info = os.stat(here)
+                return f"{here} is mode {stat.S_IMODE(info.st_mode):o}, owner uid {info.st_uid}"
+    return None
+
+
+def _may(path: str, uid: int, gid: int, want: int) -> bool:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return True  # missing: the bot will say so itself
+    if info.st_uid == uid:
+        bits = info.st_mode >> 6
+    elif info.st_gid == gid:
+        bits = info.st_mode >> 3
+    else:
+        bits = info.st_mode
+    return bits & want == want
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def checkout_root() -> str | None:
+    """The source checkout the referee runs from (editable install), if it runs from one."""
+    root = Path(__file__).resolve().parents[2]
+    return str(root) if (root / "pyproject.toml").is_file() and (root / "referee").is_dir() else None
+
+
+def check_exposure(sources: Iterable[str], isolation: Isolation) -> None:
+    """Refuse to bind anything that holds the checkout, or holds or lies inside a protected path.
+
+    :raises BotLaunchError: one line naming both paths.
+    """
+    checkout = checkout_root()
+    protected = [os.path.realpath(p) for p in isolation.protected]
+    for source in sources:
+        real = os.path.realpath(source)
+        if checkout is not None and _within(checkout, real):
+            raise BotLaunchError(f"the sandbox would show the referee's checkout {checkout} (it is inside "
+                                 f"{source}): give the bot a folder of its own")
+        for path in protected:
+            if _within(path, real) or _within(real, path):
+                raise BotLaunchError(f"the sandbox would show {path} (via {source}): keep the results database "
+                                     "and replays out of bot folders")
+
+
+# --- bubblewrap -------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def system_binds() -> tuple[tuple[str, ...], ...]:
+    """bwrap options showing the system read-only: /usr and /etc, and the top-level links into /usr."""
+    options: list[tuple[str, ...]] = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            options.append(("--symlink", os.readlink(path), path))
+        elif os.path.isdir(path):
+            options.append(("--ro-bind", path, path))
+    return tuple(options)
+
+
+@functools.cache
+def interpreter_paths() -> tuple[str, ...]:
+    """What a Python bot run with the referee's interpreter needs: its prefixes (the venv and the Python it
+    was made from, as written and resolved), the site-packages folders on its path (a user site, PYTHONPATH)
+    and the folder of the ``protocol`` package; outermost only, leaving out what the system binds show."""
+    import protocol.messages  # its __file__: the package's may be None (setuptools' editable finder)
+
+    candidates = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+                  os.path.dirname(os.path.dirname(sys.executable)), os.path.dirname(protocol.messages.__file__)}
+    candidates |= {path for path in sys.path if os.path.basename(path) in ("site-packages", "dist-packages")}
+    candidates |= {os.path.realpath(path) for path in candidates}
+    candidates |= {os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
+    shown = [path for path in SYSTEM_DIRS if os.path.isdir(path) and not os.path.islink(path)]
+    kept = sorted(path for path in candidates if os.path.isdir(path) and not any(_within(path, s) for s in shown))
+    return tuple(path for path in kept if not any(other != path and _within(path, other) for other in kept))
+
+
+def sandbox_roots(isolation: Isolation, bot_dir: str | None) -> list[str]:
+    """Every path bound into a bwrap sandbox (the system, the interpreter, extras, the bot's dir)."""
+    roots = [option[2] for option in system_binds() if option[0] == "--ro-bind"]
+    roots += [*interpreter_paths(), *isolation.ro_binds]  # not /tmp: the bot's /tmp is its own
+    return [*roots, bot_dir] if bot_dir is not None else roots
+
+
+def bwrap_options(isolation: Isolation, *, tmpdir: str, bot_dir: str | None, chdir: str,
+                  info_fd: int | None) -> list[str]:
+    """bwrap's options for one bot (everything before ``--``); see docs/ISOLATION.md for the choices.
+
+    ``tmpdir`` (host side) becomes the private /tmp; ``bot_dir`` is shown at its own path, read-only unless
+    ``isolation.writable_dir``; ``chdir`` is the bot's working directory inside.
+    :raises BotLaunchError: a bind would show the checkout or a protected path.
+    """
+    extra = [*interpreter_paths(), *isolation.ro_binds]
+    check_exposure([*(o[1] for o in system_binds() if o[0] == "--ro-bind"), *extra,
+                    *([bot_dir] if bot_dir else [])], isolation)
+    if os.geteuid() == 0:  # no user namespace: the bot's uid would map to root; setpriv drops to its own
+        options = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    else:
+        options = ["--unshare-all", "--unshare-user"]
+        if bwrap_supports_disable_userns():
+            options.append("--disable-userns")
+    options += ["--die-with-parent"]
+    if info_fd is not None:
+        options += ["--info-fd", str(info_fd)]
+    for option in system_binds():
+        options += option
+    options += ["--proc", "/proc", "--dev", "/dev", "--bind", tmpdir, "/tmp"]
+    system = [option[2] for option in system_binds()]
+    made: set[str] = set()
+
+    def folders(path: str, itself: bool = False) -> None:
+        """Create the folders down to ``path`` searchable by all (bwrap would make them mode 700)."""
+        parts = Path(path).parts
+        for depth in range(2, len(parts) + (1 if itself else 0)):
+            folder = os.path.join(*parts[:depth])
+            if folder not in made and not any(_within(folder, shown) for shown in system):
+                options.extend(["--perms", "0755", "--dir", folder])
+                made.add(folder)
+
+    binds = [("--ro-bind", path) for path in extra]
+    if bot_dir is not None:
+        binds.append(("--bind" if isolation.writable_dir else "--ro-bind", bot_dir))
+    for kind, path in sorted(dict.fromkeys(binds), key=lambda bind: (len(Path(bind[1]).parts), bind[1])):
+        folders(path)
+        options += [kind, path, path]
+        made.add(path)
+    if chdir != "/tmp" and not any(_within(chdir, root) for root in sandbox_roots(isolation, bot_dir)):
+        folders(chdir, itself=True)  # an empty stand-in for the referee's working directory
+    options += ["--chdir", chdir, "--remount-ro", "/"]
+    return options
+
+
+def bot_dir_for_sandbox(argv: Sequence[str], program: str, isolation: Isolation) -> str | None:
+    """The folder to show a sandboxed bot that has no dir: where its program is, if given with a slash and
+    not shown anyway (an interpreter), else where its first file argument is (``python bots/x.py`` shows
+    ``bots``); None if neither."""
+    shown = sandbox_roots(isolation, None)
+    words = [program] if "/" in program and not any(_within(os.path.abspath(program), s) for s in shown) else []
+    words += [word for word in argv[1:] if not word.startswith("-")]
+    for word in words:
+        if os.path.isfile(word):
+            return os.path.dirname(os.path.abspath(word))
+    return None
+
+
+# --- the bot's PID namespace, seen from outside -----------------------------------------------------------
+
+
+class PidNamespace:
+    """The processes of a bot's PID namespace, listed through the namespace's own /proc.
+
+    The bot's /proc is reached as ``/proc/<pid>/root/proc`` of a process in the bot's mount namespace, and is
+    trusted only once its pid 1 is in the expected PID namespace. Processes are signalled through fds of their
+    /proc directories (``pidfd_send_signal``), which cannot hit a recycled pid.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._stat_fds: dict[int, int] = {}  # open stat files of a few processes: a pause reads them each time
+
+    @classmethod
+    def open(cls, holder: int, namespace_link: str) -> PidNamespace | None:
+        """The namespace whose /proc is mounted in ``holder``'s mount namespace, if it is the one that
+        ``namespace_link`` (a ``/proc/<pid>/ns/pid...`` link) names; None if not (yet)."""
+        try:
+            expected = os.readlink(namespace_link)
+            fd = os.open(f"/proc/{holder}/root/proc", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            if os.readlink("1/ns/pid", dir_fd=fd) == expected != os.readlink("/proc/self/ns/pid"):
+                return cls(fd)
+        except OSError:
+            pass
+        os.close(fd)
+        return None
+
+    def pids(self) -> list[int]:
+        """The pids (as the namespace numbers them) of its processes, threads left out."""
+        try:
+            pids = [int(name) for name in os.listdir(self.fd) if name.isdigit()]
+        except OSError:
+            return []
+        for pid in [pid for pid in self._stat_fds if pid not in pids]:
+            os.close(self._stat_fds.pop(pid))
+        return pids
+
+    def stat(self, pid: int) -> list[bytes] | None:
+        """/proc/<pid>/stat from the state on (state, ppid, pgrp...; pgrp 0 for a group led outside)."""
+        for _ in range(2):
+            fd = self._stat_fds.get(pid)
+            if fd is None:
+                try:
+                    fd = os.open(f"{pid}/stat", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.fd)
+                except OSError:
+                    return None
+                if len(self._stat_fds) < _KEPT_STAT_FILES:
+                    self._stat_fds[pid] = fd
+            try:
+                data = os.pread(fd, 4096, 0)
+            except OSError:
+                data = b""  # that process is gone; another may have its pid now: look again
+            if self._stat_fds.get(pid) != fd:
+                os.close(fd)
+            elif not data:
+                os.close(self._stat_fds.pop(pid))
+                continue
+            return data.rpartition(b")")[2].split() or None
+        return None
+
+    def send(self, pid: int, signum: int) -> None:
+        """Signal one process of the namespace; a process already gone is no error."""
+        try:
+            fd = os.open(str(pid), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=self.fd)
+        except OSError:
+            return
+        try:
+            signal.pidfd_send_signal(fd, signum)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        for fd in self._stat_fds.values():
+            os.close(fd)
+        self._stat_fds.clear()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _one_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else ""
