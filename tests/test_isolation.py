@@ -29,6 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
+from conftest import FaultMatrix
 
 import referee.bots.launcher as launcher
 import referee.bots.session as session
@@ -246,7 +247,8 @@ def test_under_root_each_bot_runs_as_a_uid_of_its_own(bot: Start, isolation: Iso
 @root_only
 @pytest.mark.parametrize("isolation", LEVELS)
 def test_a_root_only_file_like_the_results_database_is_out_of_reach(bot: Start, bots_dir: Path,
-                                                                      isolation: Isolation) -> None:
+                                                                      isolation: Isolation,
+                                                                      fault_matrix: FaultMatrix) -> None:
     database = bots_dir / "results.db"
     try:
         with Store(database), bot(isolation, "probe") as p:  # a live store: its -wal and -shm files exist
@@ -254,6 +256,8 @@ def test_a_root_only_file_like_the_results_database_is_out_of_reach(bot: Start, 
             assert len(files) == 3 and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
             for file in files:
                 assert ask(p, "read", str(file)) == "EACCES"
+            fault_matrix.record("read the results database (process level, referee as root)", "none: blocked",
+                                "the database is mode 600 and the bot runs as its own unprivileged uid")
             assert ask(p, "read", str(bots_dir / "echo.py")) == "ok"
     finally:
         for file in bots_dir.glob("results.db*"):
@@ -271,7 +275,8 @@ def test_limits_and_the_parent_death_signal_apply_inside(bot: Start, isolation: 
 
 @root_only
 @needs_pidns
-def test_a_fork_bomb_is_contained_by_its_own_uid_and_killed(bot: Start) -> None:
+def test_a_fork_bomb_is_contained_by_its_own_uid_and_killed(bot: Start, fault_matrix: FaultMatrix) -> None:
+    start = time.monotonic()
     with bot(PROCESS, "fork_bomb", "10000", limits=ResourceLimits(max_processes=16)) as bomb:
         made = int(bomb.read_line(soon(10.0)))
         assert 0 < made < 16  # the bot itself counts too
@@ -280,11 +285,16 @@ def test_a_fork_bomb_is_contained_by_its_own_uid_and_killed(bot: Start) -> None:
         with bot(PROCESS, "echo") as other:  # another uid: its own count
             assert other.exchange(b"still here", 5.0)[0] == b"still here"
     assert eventually(lambda: processes_of(uid) == [])
+    fault_matrix.record("fork bomb", "crash or timeout when it stops answering",
+                        f"held at RLIMIT_NPROC by its own uid ({made} processes); other bots unaffected; all killed "
+                        "on stop", time.monotonic() - start)
 
 
 @needs_pidns
 @pytest.mark.parametrize("isolation", LEVELS)
-def test_close_kills_a_grandchild_that_called_setsid(bot: Start, isolation: Isolation) -> None:
+def test_close_kills_a_grandchild_that_called_setsid(bot: Start, isolation: Isolation,
+                                                    fault_matrix: FaultMatrix) -> None:
+    start = time.monotonic()
     with bot(isolation, "fork_and_setsid", "setsid") as p:
         int(p.read_line(soon()))  # the grandchild's pid in the bot's namespace
         namespace = p.launched.pid_namespace()
@@ -292,6 +302,8 @@ def test_close_kills_a_grandchild_that_called_setsid(bot: Start, isolation: Isol
         inside = members(namespace)
         assert len(inside) == (2 if isolation.level == "process" else 3)  # bot, grandchild (and bwrap's init)
     assert eventually(lambda: all(gone(pid) for pid in inside), timeout=0.2)
+    fault_matrix.record("a busy child left behind after setsid()", "none (the bot's own choice)",
+                        "the child dies with the bot's PID namespace when the bot stops", time.monotonic() - start)
 
 
 @needs_pidns
@@ -424,20 +436,25 @@ def test_without_pid_namespaces_the_process_level_is_best_effort(bot: Start,
 
 
 @needs_bwrap
-def test_the_sandbox_has_no_network(bot: Start) -> None:
+def test_the_sandbox_has_no_network(bot: Start, fault_matrix: FaultMatrix) -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         with bot(BWRAP, "probe") as p:
             assert ask(p, "connect", port) in {"ECONNREFUSED", "ENETUNREACH"}
+            fault_matrix.record("connect to a loopback port (bwrap)", "none: blocked",
+                                "no network in the sandbox: the connection fails")
         with bot(PROCESS, "probe") as p:
             assert ask(p, "connect", port) == "ok"  # the process level does not cut the network
 
 
 @needs_bwrap
-def test_the_sandbox_can_write_only_its_tmp_and_a_writable_dir(bot: Start, bots_dir: Path) -> None:
+def test_the_sandbox_can_write_only_its_tmp_and_a_writable_dir(bot: Start, bots_dir: Path,
+                                                               fault_matrix: FaultMatrix) -> None:
     with bot(BWRAP, "probe") as p:
         assert ask(p, "write", "/tmp/x") == "ok"
         assert ask(p, "write", str(bots_dir / "x")) == "EROFS"
+        fault_matrix.record("write outside its dir (bwrap)", "none: blocked",
+                            "a read-only system and a read-only dir: only its private /tmp is writable")
         for path in ("/x", "/usr/x", "/etc/x", f"{sys.prefix}/x", f"{sys.base_prefix}/x"):
             assert ask(p, "write", path) in {"EROFS", "EACCES", "ENOENT"}, path
         assert ask(p, "cwd") == str(bots_dir)
@@ -454,11 +471,12 @@ def test_the_sandbox_can_write_only_its_tmp_and_a_writable_dir(bot: Start, bots_
 
 @needs_bwrap
 def test_the_sandbox_shows_neither_the_database_nor_the_checkout(bot: Start, bots_dir: Path,
-                                                                 tmp_path: Path) -> None:
+                                                                 tmp_path: Path, fault_matrix: FaultMatrix) -> None:
     database = tmp_path / "results.db"
     database.write_text("scores")
     with bot(Isolation("bwrap", (str(database),)), "probe") as p:
         assert ask(p, "read", str(database)) == "ENOENT"
+        fault_matrix.record("read the results database (bwrap)", "none: blocked", "the database is not in the sandbox")
         top = ask(p, "list", "/")
         assert isinstance(top, list)
         shown = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp"}

@@ -16,6 +16,7 @@ from types import FrameType
 
 import msgspec
 import pytest
+from conftest import FaultMatrix
 from proctools import all_pids, children, eventually, gone, group_gone, stat_fields
 from typer.testing import CliRunner
 
@@ -148,6 +149,20 @@ def assert_forfeit(record: GameRecord, seat: int, kind: str, reason: str) -> Ver
 
 # -- one hostile bot against a correct one ----------------------------------------------------
 
+FAULTS = {  # the fault matrix's words for the behaviours of tests/hostile/bot.py
+    "crash_at_start": "crash at start", "crash": "crash mid-game", "crash_with_child": "crash leaving a child "
+    "holding its pipes", "exit0": "exit 0 early", "segfault": "segfault", "memory_hog": "memory hog (64 MiB limit)",
+    "hang": "hang", "late": "answer after the deadline", "sigstop": "SIGSTOP of itself",
+    "no_newline": "a reply without its newline", "garbage": "garbage (not JSON)",
+    "wrong_shape": "valid JSON of the wrong shape", "wrong_id": "wrong id", "double": "two replies to one request",
+    "illegal": "illegal action", "not_held": "a card it does not hold", "huge_line": "a 1 GiB line without newline",
+    "close_stdout": "closing stdout", "close_stdin": "closing stdin", "bad_version": "wrong protocol version",
+    "unknown_type": "unknown message type", "extra_field": "unknown field", "malformed": "malformed action string",
+    "string_id": "an id given as a string", "float_id": "an id given as a float", "missing_field": "a reply "
+    "without its id", "empty_line": "an empty line", "banner": "a debug print on stdout", "not_an_object": "a JSON "
+    "array, not an object", "hello_again": "a second hello", "chatter": "a late second reply",
+}
+
 ANY_REQUEST = r"\d+"
 NO_LINE = r"^bot sent no line before the deadline$"
 HOSTILE = [  # id, behaviour, bot options, verdict, reason (a regex)
@@ -200,7 +215,7 @@ HOSTILE = [  # id, behaviour, bot options, verdict, reason (a regex)
 @pytest.mark.parametrize(("case", "behaviour", "options", "kind", "reason"), HOSTILE, ids=[c[0] for c in HOSTILE])
 def test_hostile_bot_forfeits_with_its_verdict(client: MakeClient, tmp_path: Path, case: str, behaviour: str,
                                               options: dict[str, object], kind: str, reason: str,
-                                              pause: bool) -> None:
+                                              pause: bool, fault_matrix: FaultMatrix) -> None:
     seat = [c[0] for c in HOSTILE].index(case) % 2  # the hostile bot sits at either seat
     limits = ResourceLimits(memory_mb=64) if behaviour == "memory_hog" else None
     hostile = client("hostile", behaviour, clock=CLOCK, pause=pause, limits=limits, **options)
@@ -210,8 +225,10 @@ def test_hostile_bot_forfeits_with_its_verdict(client: MakeClient, tmp_path: Pat
 
     record, elapsed = play(clients)
 
-    assert_forfeit(record, seat, kind, reason)
+    verdict = assert_forfeit(record, seat, kind, reason)
     assert elapsed < 3.0, f"the game took {elapsed:.2f} s"
+    fault_matrix.record(FAULTS.get(case, case), kind, f"forfeit, the bot is the fool and is stopped: "
+                        f"\"{verdict.reason[:90]}\"", elapsed)
     assert not hostile.is_running and hostile.starts == 1  # killed at once, never asked again
     if quoted := re.search(r"\(stderr: (.*)\)$", record.verdicts[0].reason):  # a crash quotes its last words
         assert quoted.group(1) in record.stderr[seat]
@@ -317,7 +334,7 @@ def test_missing_bot_program_forfeits_as_a_crash(client: MakeClient) -> None:
 
 
 @pytest.mark.parametrize("pause", [True, False], ids=["paused", "running"])
-def test_stderr_flood_is_no_failure(client: MakeClient, pause: bool) -> None:
+def test_stderr_flood_is_no_failure(client: MakeClient, pause: bool, fault_matrix: FaultMatrix) -> None:
     """8 MiB to stderr during its move and 8 MiB more between turns, then it plays on: no verdict."""
     flooder = client("flooder", "stderr_flood", pause=pause, after=1)
     record, elapsed = play([flooder, client("correct", "play", pause=pause)])
@@ -327,16 +344,20 @@ def test_stderr_flood_is_no_failure(client: MakeClient, pause: bool) -> None:
     stderr = record.stderr[0]  # capped: the first 64 KiB, a note, the last 4 KiB
     assert re.search(r"\n\[\.\.\. \d+ bytes dropped \.\.\.\]\n", stderr) and len(stderr) < 70 * 1024
     assert stderr.startswith("thinking...") and record.stderr[1] == ""
+    fault_matrix.record("stderr flood (16 MiB)", "none", "drained all the time; the game record keeps the first "
+                        "64 KiB and the last 4 KiB", elapsed)
 
 
-def test_a_forked_child_does_not_outlive_its_bot(client: MakeClient) -> None:
+def test_a_forked_child_does_not_outlive_its_bot(client: MakeClient, fault_matrix: FaultMatrix) -> None:
     forker = client("forker", "fork")
-    record, _ = play([client("correct", "play"), forker])
+    record, elapsed = play([client("correct", "play"), forker])
     assert record.verdicts == [] and record.result.end == "fool"
     grandchild = int(re.findall(r"forked (\d+)", record.stderr[1])[0])
     assert not gone(grandchild)  # it lived through the game
     forker.stop()
     assert eventually(partial(gone, grandchild))
+    fault_matrix.record("a forked child left running", "none", "the child is killed with its bot's process group "
+                        "when the bot stops", elapsed)
 
 
 def test_a_correct_game_times_every_move(client: MakeClient) -> None:
