@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FaultMatrix
+from proctools import all_pids, children, eventually, gone
 
 import referee.bots.launcher as launcher
 import referee.bots.session as session
@@ -99,25 +100,6 @@ def soon(seconds: float = 5.0) -> float:
     return time.monotonic() + seconds
 
 
-def eventually(condition: Callable[[], bool], timeout: float = 1.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
-
-
-def all_pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
-def gone(pid: int) -> bool:
-    """Dead: absent, or a zombie (orphans may never be reaped: pid 1 here does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[0] == b"Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return True
 
 
 def members(namespace: str) -> list[int]:
@@ -138,16 +120,6 @@ def processes_of(uid: int) -> list[int]:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("Uid:") and int(line.split()[1]) == uid and not gone(pid):
                     found.append(pid)
-    return found
-
-
-def children() -> list[int]:
-    me = str(os.getpid()).encode()
-    found = []
-    for pid in all_pids():
-        with suppress(OSError):
-            if Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[1] == me:
-                found.append(pid)
     return found
 
 
