@@ -77,6 +77,9 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
             break
     delivered = [0] * game.players
     reported = 0
+    if on_events is not None:  # the deal, before any move
+        on_events(game, game.events)
+        reported = len(game.events)
     while game.result is None:
         mover = game.to_move
         assert mover is not None

@@ -70,7 +70,7 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     if not options.as_json:
         echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
              f"{options.games} game(s), seed {seed}")
-    reporter = _Reporter(options, echo, log)
+    reporter = _Reporter(options, echo, log, [name for name, _ in named])
     try:
         records = play_series(options.rules, clients, options.games, seed, deck=deck, dealer=options.dealer,
                               on_events=reporter.on_events if options.verbose else None,
@@ -105,7 +105,8 @@ def _open_log(path: str | None) -> IO[bytes] | None:
 class _Reporter:
     """Prints progress, verbose narration, JSON records, and writes the replay log."""
 
-    def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None) -> None:
+    def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None, names: list[str]) -> None:
+        self.labels = [f"{seat}:{name}" for seat, name in enumerate(names)]  # "0:alice" in --verbose lines
         self.options = options
         self.echo = echo
         self.log = log
@@ -113,7 +114,7 @@ class _Reporter:
         self._started: Game | None = None
 
     def on_events(self, game: Game, events: Sequence[AnyEvent]) -> None:
-        names = [f"{i}:{n}" for i, n in enumerate(_names(self.options))]
+        names = self.labels
         if self._started is not game:
             self._started = game
             self.echo(f"== deal: dealer {names[game.dealer]}")
@@ -134,10 +135,6 @@ class _Reporter:
         verdicts = "".join(f"; {v.bot}: {v.kind} ({v.reason})" for v in record.verdicts)
         self.echo(f"game {self.games_done}/{self.options.games} ({record.game}): "
                   f"{describe_result(record.result, record.names)} [{record.actions} actions]{verdicts}")
-
-
-def _names(options: PlayOptions) -> list[str]:
-    return [name for name, _ in bot_commands(options.bots)]
 
 
 def write_replay(out: IO[bytes], record: GameRecord) -> None:
