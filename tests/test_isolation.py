@@ -38,15 +38,10 @@ from protocol.rules import Rules
 from referee.bots import BotCommand, BotCrashed, BotLaunchError, BotProcess, BotTimeout, ResourceLimits
 from referee.bots.isolation import (
     DEFAULT,
-    LEASE_DIRS,
-    NOBODY,
-    UID_BASE,
-    UID_SLOTS,
     Isolation,
     SandboxUnavailable,
     checkout_root,
     isolation_for,
-    lease_uid,
     pid_namespace_options,
     probe_bwrap,
     probe_bwrap_cache_clear,
@@ -54,6 +49,7 @@ from referee.bots.isolation import (
 )
 from referee.bots.launcher import preflight
 from referee.bots.session import BotClient
+from referee.bots.uids import LEASE_DIRS, NOBODY, UID_BASE, UID_SLOTS, lease_uid
 from referee.match import play_series
 from referee.store import Store
 

@@ -14,17 +14,16 @@
   ``/tmp``, its own PID, IPC and UTS namespaces; nothing else (not the checkout, the database or replays).
 
 Everything here is computed before the fork: the launcher (:func:`referee.bots.launcher.launch`) turns it
-into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap.
+into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids are leased in
+:mod:`referee.bots.uids`; a running bot's PID namespace is watched through :mod:`referee.bots.pidns`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -35,27 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast, get_args
 
-from referee.bots.errors import BotLaunchError, LauncherError
+from referee.bots.errors import BotLaunchError
+from referee.bots.uids import NOBODY, drop_to, is_mapped
 
 Level = Literal["none", "process", "bwrap"]
 LEVELS: tuple[str, ...] = get_args(Level)
 
-#: When the referee runs as root each running bot gets uid and gid ``UID_BASE + n`` (0 <= n < UID_SLOTS),
-#: from a range that systemd documents as unused (0x70000000-0x7FFDFFFF): no file on the system belongs to
-#: it, so a bot can read only what is world-readable, and bots cannot signal, trace or fill each other.
-UID_BASE = 0x7000_0000
-UID_SLOTS = 0x1_0000
-#: The fallback uid and gid when the range is not mapped (root inside a user namespace).
-NOBODY = 65534
 #: RLIMIT_NPROC for a bot under its own uid whose limits set none: threads count too (a JVM uses ~30).
 DEFAULT_MAX_PROCESSES = 256
-#: Where uid leases are kept (a lock file per running bot's uid), first choice first.
-LEASE_DIRS = ("/run/durak-referee/uids", os.path.join(tempfile.gettempdir(), "durak-referee-uids"))
 #: What a sandbox shows of the system: bound read-only (or recreated as the same symlink), if present.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
 _PROBE_TIMEOUT = 10.0
-_KEPT_STAT_FILES = 4  # per bot: its first processes' stat files stay open between pauses
 _R, _X = os.R_OK, os.X_OK
 
 
@@ -145,7 +135,7 @@ def _probe_bwrap() -> SandboxUnavailable | None:
     if not sys.platform.startswith("linux") or true is None or shutil.which("setpriv") is None:
         return SandboxUnavailable('sandbox "bwrap" unavailable: it needs Linux with util-linux setpriv')
     with tempfile.TemporaryDirectory(prefix="durak-probe-") as tmp:
-        uid = NOBODY if os.geteuid() == 0 and _mapped(NOBODY, 1) else None
+        uid = NOBODY if os.geteuid() == 0 and is_mapped(NOBODY, 1) else None
         if uid is not None:
             os.chown(tmp, uid, uid)
         try:
@@ -199,106 +189,6 @@ def pid_namespace_options() -> tuple[str, ...] | None:
             if done.returncode == 0:
                 return (unshare, *options)
     return None
-
-
-# --- uids -------------------------------------------------------------------------------------------------
-
-
-class UidLease:
-    """A uid (and the gid of the same number) for one bot, held until ``release()``.
-
-    Leases are lock files (``flock``) in a root-only folder: they are exclusive across every referee process
-    on the machine and vanish with a killed referee. A fixed uid (``Isolation.uid``) is not leased.
-    """
-
-    def __init__(self, uid: int, path: str | None = None, fd: int | None = None) -> None:
-        self.uid = self.gid = uid
-        self._path, self._fd = path, fd
-
-    def release(self) -> None:
-        """Give the uid back; a second call does nothing."""
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self._path or "")  # unlinked while still locked: see lease_uid
-            os.close(self._fd)
-            self._fd = None
-
-    def __repr__(self) -> str:
-        return f"<UidLease {self.uid}>"
-
-
-def lease_uid(isolation: Isolation) -> UidLease | None:
-    """The uid a bot of a root referee runs under; None when not root (a bot then keeps the referee's uid).
-
-    :raises LauncherError: no usable lease folder, or every uid of the range in use.
-    """
-    if os.geteuid() != 0:
-        return None
-    if isolation.uid is not None:
-        return UidLease(isolation.uid)
-    if not _mapped(UID_BASE, UID_SLOTS):
-        return UidLease(NOBODY) if _mapped(NOBODY, 1) else None
-    folder = _lease_dir()
-    start = int.from_bytes(os.urandom(4), "little") % UID_SLOTS  # spread reuse: a uid may leave files behind
-    for step in range(UID_SLOTS):
-        uid = UID_BASE + (start + step) % UID_SLOTS
-        path = os.path.join(folder, str(uid))
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            # A holder unlinks its file before unlocking: a lock won on an unlinked file is no lease.
-            if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
-                return UidLease(uid, path, fd)
-        except (BlockingIOError, FileNotFoundError):
-            pass
-        os.close(fd)
-    raise LauncherError(f"every bot uid from {UID_BASE} to {UID_BASE + UID_SLOTS - 1} is in use")
-
-
-def typical_uid(isolation: Isolation) -> int | None:
-    """A uid like the one a bot would get, for checks before any launch; None when not root."""
-    if os.geteuid() != 0:
-        return None
-    if isolation.uid is not None:
-        return isolation.uid
-    if _mapped(UID_BASE, UID_SLOTS):
-        return UID_BASE + UID_SLOTS - 1  # no file belongs to any uid of the range: any one tells for all
-    return NOBODY if _mapped(NOBODY, 1) else None
-
-
-def _lease_dir() -> str:
-    for folder in LEASE_DIRS:
-        with contextlib.suppress(OSError):
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            info = os.lstat(folder)
-            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
-                return folder
-    raise LauncherError(f"no folder for bot uid leases: {' and '.join(LEASE_DIRS)} are missing or unsafe")
-
-
-def _mapped(first: int, count: int) -> bool:
-    """Whether uids and gids first..first+count-1 all exist in this user namespace."""
-    for table in ("/proc/self/uid_map", "/proc/self/gid_map"):
-        try:
-            rows = [tuple(map(int, line.split())) for line in Path(table).read_text().splitlines()]
-        except (OSError, ValueError):
-            return False
-        if not any(inside <= first and first + count <= inside + length for inside, _, length in rows):
-            return False
-    return True
-
-
-def drop_to(setpriv: str, uid: int | None) -> list[str]:
-    """setpriv running the rest of an argv as ``uid`` (and gid) without groups; nothing for None.
-
-    The parent-death signal is set again after the change of uid, which clears it.
-    """
-    return [setpriv, *uid_options(uid), "--pdeathsig", "KILL", "--"] if uid is not None else []
-
-
-def uid_options(uid: int | None) -> list[str]:
-    """setpriv's options to run as ``uid`` and the gid of the same number, without supplementary groups."""
-    return ["--reuid", str(uid), "--regid", str(uid), "--clear-groups"] if uid is not None else []
 
 
 # --- files ------------------------------------------------------------------------------------------------
@@ -498,93 +388,6 @@ def bot_dir_for_sandbox(argv: Sequence[str], program: str, isolation: Isolation)
         if os.path.isfile(word):
             return os.path.dirname(os.path.abspath(word))
     return None
-
-
-# --- the bot's PID namespace, seen from outside -----------------------------------------------------------
-
-
-class PidNamespace:
-    """The processes of a bot's PID namespace, listed through the namespace's own /proc.
-
-    The bot's /proc is reached as ``/proc/<pid>/root/proc`` of a process in the bot's mount namespace, and is
-    trusted only once its pid 1 is in the expected PID namespace. Processes are signalled through fds of their
-    /proc directories (``pidfd_send_signal``), which cannot hit a recycled pid.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self._stat_fds: dict[int, int] = {}  # open stat files of a few processes: a pause reads them each time
-
-    @classmethod
-    def open(cls, holder: int, namespace_link: str) -> PidNamespace | None:
-        """The namespace whose /proc is mounted in ``holder``'s mount namespace, if it is the one that
-        ``namespace_link`` (a ``/proc/<pid>/ns/pid...`` link) names; None if not (yet)."""
-        try:
-            expected = os.readlink(namespace_link)
-            fd = os.open(f"/proc/{holder}/root/proc", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
-            return None
-        try:
-            if os.readlink("1/ns/pid", dir_fd=fd) == expected != os.readlink("/proc/self/ns/pid"):
-                return cls(fd)
-        except OSError:
-            pass
-        os.close(fd)
-        return None
-
-    def pids(self) -> list[int]:
-        """The pids (as the namespace numbers them) of its processes, threads left out."""
-        try:
-            pids = [int(name) for name in os.listdir(self.fd) if name.isdigit()]
-        except OSError:
-            return []
-        for pid in [pid for pid in self._stat_fds if pid not in pids]:
-            os.close(self._stat_fds.pop(pid))
-        return pids
-
-    def stat(self, pid: int) -> list[bytes] | None:
-        """/proc/<pid>/stat from the state on (state, ppid, pgrp...; pgrp 0 for a group led outside)."""
-        for _ in range(2):
-            fd = self._stat_fds.get(pid)
-            if fd is None:
-                try:
-                    fd = os.open(f"{pid}/stat", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.fd)
-                except OSError:
-                    return None
-                if len(self._stat_fds) < _KEPT_STAT_FILES:
-                    self._stat_fds[pid] = fd
-            try:
-                data = os.pread(fd, 4096, 0)
-            except OSError:
-                data = b""  # that process is gone; another may have its pid now: look again
-            if self._stat_fds.get(pid) != fd:
-                os.close(fd)
-            elif not data:
-                os.close(self._stat_fds.pop(pid))
-                continue
-            return data.rpartition(b")")[2].split() or None
-        return None
-
-    def send(self, pid: int, signum: int) -> None:
-        """Signal one process of the namespace; a process already gone is no error."""
-        try:
-            fd = os.open(str(pid), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=self.fd)
-        except OSError:
-            return
-        try:
-            signal.pidfd_send_signal(fd, signum)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-
-    def close(self) -> None:
-        for fd in self._stat_fds.values():
-            os.close(fd)
-        self._stat_fds.clear()
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
 
 
 def _one_line(text: str) -> str:

@@ -38,23 +38,19 @@ from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.isolation import (
     PLAIN,
     Isolation,
-    PidNamespace,
-    UidLease,
     bot_dir_for_sandbox,
     bwrap_options,
     check_exposure,
-    drop_to,
     inaccessible,
-    lease_uid,
     pid_namespace_options,
     private_tmpdir,
     probe_bwrap,
     remove_tree,
     sandbox_roots,
-    typical_uid,
-    uid_options,
 )
 from referee.bots.limits import ResourceLimits
+from referee.bots.pidns import PidNamespace
+from referee.bots.uids import UidLease, drop_to, lease_uid, typical_uid, uid_options
 
 _MIB = 1 << 20
 LOGGER = logging.getLogger("durak")
