@@ -11,7 +11,8 @@ throughput: 4 Python random bots (sample_bots/python/random_bot.py), 2 players, 
 controls; counts timeout verdicts.
 memory: a long tournament of two C sample bots; the resident memory of the coordinator and its workers,
 sampled as the games go by.
-leaderboard: a database of synthetic result records (4-player games, 20 bots), then the time of
+leaderboard: a database of synthetic result records (4-player games, 20 bots, with rules and move times
+like a real tournament's), then the time of
 ``durak leaderboard DB`` (reading and rating), in a fresh process.
 """
 
@@ -33,7 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec  # noqa: E402
 
-from protocol.records import ResultRecord  # noqa: E402
+from protocol.records import ResultRecord, SeatTimes  # noqa: E402
+from protocol.rules import Rules  # noqa: E402
+from referee.outcomes import outcome_text  # noqa: E402
 from referee.store import Store, StoredGame  # noqa: E402
 from referee.tournament.config import load_config  # noqa: E402
 from referee.tournament.runner import run_tournament  # noqa: E402
@@ -110,6 +113,7 @@ def leaderboard(games: int) -> None:
     rng = random.Random(1)
     bots = [f"bot{i:02d}" for i in range(20)]
     strength = {b: rng.gauss(0, 1) for b in bots}
+    rules, times = Rules(), [SeatTimes(moves=40, median_ms=0.05, max_ms=0.4)] * 4
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "big.db"
         with Store(db) as store:
@@ -121,14 +125,15 @@ def leaderboard(games: int) -> None:
             fool = min(table, key=lambda b: strength[b] + rng.gauss(0, 1.5))
             rest = [b for b in table if b != fool]
             record = ResultRecord(game=f"g{g}", deal=f"d{g // 4}", variant="podkidnoy", players=table,
-                                  order=[[b] for b in rest] + [[fool]], fools=[fool], end="fool")
+                                  order=[[b] for b in rest] + [[fool]], fools=[fool], end="fool", rules=rules,
+                                  times=times)  # as full as a real tournament's records
             stored = StoredGame(f"s{g}", 0, g, g % 4, record, b"", [])
             rows.append((tournament.id, stored.slot_key, 0, record.game, record.deal, g, g % 4, "fool",
-                         encode(record).decode(), b"", b"", "now"))
+                         outcome_text(record), encode(record).decode(), b"", b"", "now"))
         with sqlite3.connect(db) as con:
             con.executemany("INSERT INTO games (tournament_id, slot_key, game_index, game_key, deal_key, "
-                            "deal_seed, rotation, end_reason, record, replay, stderr, finished) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                            "deal_seed, rotation, end_reason, outcome, record, replay, stderr, finished) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         print(f"{games:,} games stored ({os.path.getsize(db) / 2**20:.0f} MiB)")
         for _ in range(3):
             start = time.perf_counter()

@@ -38,7 +38,7 @@ from referee.leaderboard import render
 from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
 from referee.ratings import AnchorError
 from referee.replay import ReplayError, parse_replay, seat_of, tell
-from referee.results import ResultsReadError, load_records
+from referee.results import ResultsReadError, load_outcomes, load_records
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
 from referee.store import Store, StoreError, is_database
@@ -251,7 +251,7 @@ def tournament(
         if summary.disqualified:
             typer.echo(f"disqualified: {', '.join(summary.disqualified)}")
         typer.echo("")
-        typer.echo(render(load_records(db_path)))
+        typer.echo(render(load_outcomes(db_path)))
 
 
 @app.command()
@@ -271,8 +271,7 @@ def leaderboard(
             raise RulesError(f"--mode must be fool or order, not {mode!r}")
         if output_format not in ("table", "csv", "json"):
             raise RulesError(f"--format must be table, csv or json, not {output_format!r}")
-        records = load_records(source)
-        typer.echo(render(records, mode, output_format, anchor, bootstrap, h2h))  # type: ignore[arg-type]
+        typer.echo(render(load_outcomes(source), mode, output_format, anchor, bootstrap, h2h))  # type: ignore[arg-type]
 
 
 @app.command()

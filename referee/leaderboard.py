@@ -30,9 +30,11 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 
+import numpy as np
 from tabulate import tabulate
 
 from protocol.records import ResultRecord
+from referee.outcomes import Outcomes, outcomes_from_records
 from referee.ratings import Bound, Mode, RatingTable, rate
 
 HEADERS = ("Rank", "Bot", "Elo", "+-95%", "Games", "Score%", "Fool%", "AvgPlace", "Draws", "LOS(next)")
@@ -82,28 +84,15 @@ class GameStats:
     disqualified: bool = False
 
 
-def game_stats(records: Iterable[ResultRecord]) -> dict[str, GameStats]:
-    """Games, fool games, sum of places and drawn games per bot."""
-    stats: dict[str, GameStats] = {}
-    for rec in records:
-        drawn = not rec.fools
-        for name in rec.players:
-            s = stats.get(name)
-            if s is None:
-                s = stats[name] = GameStats()
-            s.games += 1
-            s.draws += drawn
-        for name in rec.fools:
-            stats[name].fools += 1
-        for verdict in rec.verdicts:
-            if verdict.kind == "disqualified":
-                stats[verdict.bot].disqualified = True
-        ahead = 0
-        for group in rec.order:
-            for name in group:
-                stats[name].place_sum += ahead + 1
-            ahead += len(group)
-    return stats
+def game_stats(outcomes: Outcomes) -> dict[str, GameStats]:
+    """Games, fool games, sum of places and drawn games per bot, counted over the outcome columns."""
+    n = len(outcomes.bots)
+    games = np.bincount(outcomes.bot, minlength=n)
+    fools = np.bincount(outcomes.bot, weights=outcomes.fool, minlength=n)
+    places = np.bincount(outcomes.bot, weights=outcomes.place, minlength=n)
+    draws = np.bincount(outcomes.bot, weights=np.repeat(outcomes.drawn, outcomes.size), minlength=n)
+    return {name: GameStats(int(games[b]), int(fools[b]), int(places[b]), int(draws[b]),
+                            name in outcomes.disqualified) for b, name in enumerate(outcomes.bots)}
 
 
 def build_meta(rating: RatingTable) -> Meta:
@@ -111,9 +100,9 @@ def build_meta(rating: RatingTable) -> Meta:
                 rating.errors, rating.prior)
 
 
-def build_rows(records: Iterable[ResultRecord], rating: RatingTable) -> list[Row]:
-    """Leaderboard rows in rank order: ``rating`` plus per-game statistics from ``records``."""
-    stats = game_stats(records)
+def build_rows(source: Iterable[ResultRecord] | Outcomes, rating: RatingTable) -> list[Row]:
+    """Leaderboard rows in rank order: ``rating`` plus per-game statistics from the same games."""
+    stats = game_stats(source if isinstance(source, Outcomes) else outcomes_from_records(source))
     rows = []
     for rank, bot in enumerate(rating.bots, start=1):
         s = stats.get(bot.name, GameStats())
@@ -231,11 +220,11 @@ def format_h2h(rating: RatingTable) -> str:
     return f"{table}\nrow bot's points vs column bot over their pairwise comparisons ({rating.mode} mode)"
 
 
-def render(records: list[ResultRecord], mode: Mode = "fool", output_format: str = "table",
+def render(outcomes: Outcomes, mode: Mode = "fool", output_format: str = "table",
            anchor: str | None = None, bootstrap: int = 0, h2h: bool = False) -> str:
     """The whole leaderboard as text, as ``durak leaderboard`` prints it."""
-    rating = rate(records, mode, anchor=anchor, bootstrap=bootstrap)
-    rows = build_rows(records, rating)
+    rating = rate(outcomes, mode, anchor=anchor, bootstrap=bootstrap)
+    rows = build_rows(outcomes, rating)
     if output_format == "csv":
         text = format_csv(rows)
     elif output_format == "json":

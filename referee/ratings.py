@@ -73,6 +73,7 @@ import numpy as np
 import numpy.typing as npt
 
 from protocol.records import ResultRecord
+from referee.outcomes import Outcomes, outcomes_from_records
 
 Mode = Literal["fool", "order"]
 Bound = Literal["lower", "upper"]
@@ -186,68 +187,25 @@ class _Seats:
     clusters: tuple[str, ...]
 
 
-def pairwise_outcomes(records: Iterable[ResultRecord], mode: Mode = "fool") -> Comparisons:
-    """Turn result records into pairwise comparisons under ``mode`` (see the module docstring)."""
+def pairwise_outcomes(source: Iterable[ResultRecord] | Outcomes, mode: Mode = "fool") -> Comparisons:
+    """Turn games (result records, or their outcomes in columns) into pairwise comparisons under ``mode``
+    (see the module docstring)."""
     if mode not in MODES:
         raise ValueError(f"unknown rating mode {mode!r}; expected one of {', '.join(MODES)}")
-    seats = _collect_seats(records, mode)
+    outcomes = source if isinstance(source, Outcomes) else outcomes_from_records(source)
+    seats = _seats(outcomes, mode)
     i, j, score, cluster = _pairs_from_seats(seats, mode)
     return Comparisons(i, j, score, cluster, seats.bots, seats.clusters, mode, len(seats.size))
 
 
-class _Index(dict[str, int]):
-    """Numbers keys in order of first lookup."""
-
-    def __missing__(self, key: str) -> int:
-        value = self[key] = len(self)
-        return value
-
-
-def _collect_seats(records: Iterable[ResultRecord], mode: Mode) -> _Seats:
-    bot_index, deal_index = _Index(), _Index()
-    bots: list[int] = []
-    levels: list[int] = []
-    sizes: list[int] = []
-    deals: list[int] = []
-    seat = _fool_levels if mode == "fool" else _order_levels
-    for rec in records:
-        names = seat(rec, levels)
-        bots.extend(map(bot_index.__getitem__, names))
-        sizes.append(len(names))
-        deals.append(deal_index[rec.deal])
-    names = sorted(bot_index)
-    by_name = np.empty(len(names), dtype=np.int64)
-    by_name[[bot_index[n] for n in names]] = np.arange(len(names))
-    return _Seats(
-        bot=by_name[np.asarray(bots, dtype=np.int64)],
-        level=np.asarray(levels, dtype=np.int64),
-        size=np.asarray(sizes, dtype=np.int64),
-        cluster=np.asarray(deals, dtype=np.int64),
-        bots=tuple(names),
-        clusters=tuple(deal_index),
-    )
-
-
-def _fool_levels(rec: ResultRecord, levels: list[int]) -> list[str]:
-    """Seats in player order; level 0 for a non-fool, 1 for a fool, 1 for all in a drawn game."""
-    players, fools = rec.players, rec.fools
-    if not fools:
-        levels.extend([1] * len(players))
-        return players
-    for fool in fools:
-        if fool not in players:
-            raise ValueError(f"game {rec.game}: fool {fool!r} is not one of the players")
-    levels.extend([1 if p in fools else 0 for p in players])
-    return players
-
-
-def _order_levels(rec: ResultRecord, levels: list[int]) -> list[str]:
-    """Seats in finishing order; level = index of the player's place group."""
-    names = [p for group in rec.order for p in group]
-    if len(names) != len(rec.players):
-        raise ValueError(f"game {rec.game}: the finishing order does not list every player once")
-    levels.extend([place for place, group in enumerate(rec.order) for _ in group])
-    return names
+def _seats(outcomes: Outcomes, mode: Mode) -> _Seats:
+    """Each seat's level, lower is better: in ``fool`` mode 1 for a fool and for everyone in a drawn game,
+    else 0; in ``order`` mode the place."""
+    level = outcomes.place
+    if mode == "fool":
+        level = (outcomes.fool | np.repeat(outcomes.drawn, outcomes.size)).astype(np.int64)
+    return _Seats(bot=outcomes.bot, level=level, size=outcomes.size, cluster=outcomes.cluster,
+                  bots=outcomes.bots, clusters=outcomes.clusters)
 
 
 def _pairs_from_seats(seats: _Seats, mode: Mode) -> tuple[IntArray, IntArray, FloatArray, IntArray]:
@@ -587,7 +545,7 @@ def likelihood_of_superiority(diff: float, var: float) -> float:
 
 
 def rate(
-    records: Iterable[ResultRecord],
+    records: Iterable[ResultRecord] | Outcomes,
     mode: Mode = "fool",
     anchor: str | None = None,
     bootstrap: int = 0,

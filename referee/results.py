@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import ResultRecord
+from referee.outcomes import Outcomes, outcomes_from_records
 from referee.store import Store, StoreError, is_database
 
 
@@ -30,6 +31,26 @@ def load_records(source: str | Path) -> list[ResultRecord]:
             except StoreError as exc:
                 raise ResultsReadError(str(exc)) from None
         return list(_read_json_lines(path))
+
+
+def load_outcomes(source: str | Path) -> Outcomes:
+    """The games of ``source`` in columns, for ratings: a database's compact outcome column, or the records
+    of a JSON-lines file."""
+    path = Path(source)
+    if not path.is_file():
+        raise ResultsReadError(f"no results at {str(path)!r}")
+    try:
+        if is_database(path):
+            with Store(path, create=False) as store:
+                return store.outcomes()
+        with _no_gc():
+            return outcomes_from_records(_read_json_lines(path))
+    except StoreError as exc:
+        raise ResultsReadError(str(exc)) from None
+    except ResultsReadError:
+        raise
+    except ValueError as exc:  # a record that is not a consistent result
+        raise ResultsReadError(f"{path}: {exc}") from None
 
 
 def _read_json_lines(path: Path) -> Iterator[ResultRecord]:
