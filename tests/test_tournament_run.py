@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import signal
 import sqlite3
 import subprocess
@@ -151,6 +152,14 @@ def test_sigkill_mid_run_then_resume_stores_exactly_the_uninterrupted_games(tmp_
         run.wait()
         counts.append(_count(db))
     assert 0 < counts[0] < len(expected), counts  # the first kill landed mid-run
+    moments = random.Random(7)
+    for _ in range(5):  # and at random moments, also while it starts its bots or commits a slot
+        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(moments.uniform(0.05, 0.6))
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        with sqlite3.connect(db) as con:
+            assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stderr
     assert without_times(stored(db)) == without_times(expected)  # the same games and results, none twice
