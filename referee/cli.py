@@ -38,7 +38,7 @@ from referee.leaderboard import render
 from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
 from referee.ratings import AnchorError
 from referee.replay import ReplayError, parse_replay, seat_of, tell
-from referee.results import ResultsReadError, load_outcomes, load_records
+from referee.results import ResultsReadError, load_outcomes
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
 from referee.store import Store, StoreError, is_database
@@ -283,7 +283,11 @@ def export(
     with reported_errors():
         if not is_database(db):
             raise ResultsReadError(f"{db!r} is not a results database")
-        lines = b"".join(msgspec.json.encode(record) + b"\n" for record in load_records(db))
+        try:
+            with Store(db, create=False) as store:
+                lines = "".join(text + "\n" for text in store.record_texts()).encode()
+        except StoreError as exc:
+            raise ResultsReadError(str(exc)) from None
         if output is None:
             sys.stdout.buffer.write(lines)
             sys.stdout.buffer.flush()

@@ -1,4 +1,4 @@
-"""Reading result records from a database or a JSON-lines file (``durak leaderboard``, ``export``)."""
+"""Reading game outcomes from a database or a JSON-lines file of result records (``durak leaderboard``)."""
 
 from __future__ import annotations
 
@@ -16,21 +16,6 @@ from referee.store import Store, StoreError, is_database
 
 class ResultsReadError(ValueError):
     """A results source that cannot be read; the message names the file and line."""
-
-
-def load_records(source: str | Path) -> list[ResultRecord]:
-    """Every record of ``source``: an SQLite database (its active tournament) or a JSON-lines file."""
-    path = Path(source)
-    if not path.is_file():
-        raise ResultsReadError(f"no results at {str(path)!r}")
-    with _no_gc():
-        if is_database(path):
-            try:
-                with Store(path, create=False) as store:
-                    return list(store.records())
-            except StoreError as exc:
-                raise ResultsReadError(str(exc)) from None
-        return list(_read_json_lines(path))
 
 
 def load_outcomes(source: str | Path) -> Outcomes:

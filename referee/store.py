@@ -198,28 +198,26 @@ class Store:
         row = self._query_one("SELECT COUNT(*) FROM games WHERE tournament_id = ?", (tournament_id,))
         return int(row[0]) if row else 0
 
-    def records(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
-        """The result records of a tournament (default: the active one), in the order stored."""
-        if tournament_id is None:
-            active = self.active_tournament()
-            if active is None:
-                return
-            tournament_id = active.id
-        decoder = msgspec.json.Decoder(ResultRecord)
+    def record_texts(self, tournament_id: int | None = None) -> Iterator[str]:
+        """The result records of a tournament (default: the active one) as stored JSON, in the order stored."""
+        tournament_id = self._chosen(tournament_id)
         try:
             cursor = self._db.execute("SELECT record FROM games WHERE tournament_id = ? ORDER BY id",
                                       (tournament_id,))
             for (text,) in cursor:
-                yield decoder.decode(text)
+                yield text
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read {str(self.path)!r}: {_why(exc)}") from None
+
+    def records(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
+        """The result records of a tournament (default: the active one), in the order stored."""
+        decoder = msgspec.json.Decoder(ResultRecord)
+        return (decoder.decode(text) for text in self.record_texts(tournament_id))
 
     def outcomes(self, tournament_id: int | None = None) -> Outcomes:
         """The outcomes of a tournament's games (default: the active one) in columns, for ratings: read from
         the compact ``outcome`` column, so a million games need no JSON decoding."""
-        if tournament_id is None:
-            active = self.active_tournament()
-            tournament_id = active.id if active is not None else -1
+        tournament_id = self._chosen(tournament_id)
         disqualified = [name for name, bot in self.bots(tournament_id).items() if bot.disqualified]
         try:
             cursor = self._db.execute("SELECT deal_key, outcome FROM games WHERE tournament_id = ? ORDER BY id",
@@ -239,6 +237,13 @@ class Store:
         return zlib.decompress(row[0]), msgspec.json.decode(zlib.decompress(row[1]))
 
     # -- plumbing ------------------------------------------------------------------------
+
+    def _chosen(self, tournament_id: int | None) -> int:
+        """``tournament_id``, or the active tournament's (-1, which matches nothing, if there is none)."""
+        if tournament_id is not None:
+            return tournament_id
+        active = self.active_tournament()
+        return active.id if active is not None else -1
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self)
