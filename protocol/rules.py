@@ -42,6 +42,9 @@ OPTIONS: dict[str, tuple[frozenset[str], object, str]] = {
                               "only with allow_transfer)"),
     "allow_transfer": (frozenset(("chase",)), False, "chase on classic transfer rules"),
     "max_actions": (frozenset(VARIANTS), 5000, "decisions per game before it ends as a flagged draw"),
+    "ask_forced_passes": (BOUT_VARIANTS, True,
+                          "ask every seat with cards while the table has room, even if pass is its only "
+                          "move (false: such a seat passes automatically)"),
 }
 
 
@@ -62,6 +65,7 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     transfer_beaten_pairs: Literal["stay", "discard"] | None = None
     allow_transfer: bool | None = None
     max_actions: int = 5000
+    ask_forced_passes: bool | None = None
 
     def __post_init__(self) -> None:
         variant = self.variant

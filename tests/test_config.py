@@ -14,6 +14,7 @@ BOUT_DEFAULTS = {
     "throw_in_after_take": True,
     "defender_draws_last": False,
     "max_actions": 5000,
+    "ask_forced_passes": True,
 }
 
 EXPECTED_DEFAULTS = {
@@ -24,7 +25,8 @@ EXPECTED_DEFAULTS = {
 }
 
 ALL_OPTIONS = ("deck", "first_move", "first_bout_limit", "throw_in_after_take", "defender_draws_last",
-               "transfer_after_beat", "transfer_beaten_pairs", "allow_transfer", "max_actions")
+               "transfer_after_beat", "transfer_beaten_pairs", "allow_transfer", "max_actions",
+               "ask_forced_passes")
 
 # (variant, option, a value that would be valid where the option applies)
 NOT_APPLICABLE = [
@@ -40,6 +42,8 @@ NOT_APPLICABLE = [
     ("fools_fool", "transfer_after_beat", True),
     ("fools_fool", "transfer_beaten_pairs", "stay"),
     ("fools_fool", "allow_transfer", False),
+    ("fools_fool", "ask_forced_passes", True),
+    ("fools_fool", "ask_forced_passes", False),
 ]
 
 
@@ -91,6 +95,8 @@ def test_option_that_does_not_apply_is_an_error_naming_it(variant: str, option: 
     ("perevodnoy", {"transfer_after_beat": "yes"}, "transfer_after_beat"),
     ("podkidnoy", {"throw_in_after_take": 1}, "throw_in_after_take"),
     ("chase", {"allow_transfer": "on"}, "allow_transfer"),
+    ("perevodnoy", {"ask_forced_passes": "no"}, "ask_forced_passes"),
+    ("podkidnoy", {"ask_forced_passes": 0}, "ask_forced_passes"),
 ])
 def test_bad_values_are_rejected_naming_the_option(variant: str, options: dict[str, object], named: str) -> None:
     """RULES.md 5c: values outside the table (first_bout_limit null or 1-6, max_actions >= 1, ...) are errors."""
@@ -115,10 +121,11 @@ def test_first_bout_limit_accepts_1_to_6(limit: int) -> None:
 @pytest.mark.parametrize(("variant", "options"), [
     ("podkidnoy", {}),
     ("podkidnoy", {"deck": 52, "first_bout_limit": 5, "throw_in_after_take": False, "defender_draws_last": True,
-                   "first_move": "under_fool", "max_actions": 100}),
+                   "first_move": "under_fool", "max_actions": 100, "ask_forced_passes": False}),
     ("perevodnoy", {"transfer_after_beat": False, "transfer_beaten_pairs": "discard"}),
     ("chase", {"allow_transfer": True, "transfer_beaten_pairs": "discard", "first_bout_limit": 2}),
     ("chase", {}),
+    ("chase", {"ask_forced_passes": False}),
     ("fools_fool", {"deck": 52, "first_move": "under_fool"}),
 ])
 def test_rules_round_trip_through_json_listing_every_option(variant: str, options: dict[str, object]) -> None:
@@ -139,4 +146,4 @@ def test_encoded_defaults_for_fools_fool_null_the_bout_options() -> None:
     assert decoded == {"variant": "fools_fool", "deck": 36, "first_move": "from_under_fool",
                        "first_bout_limit": None, "throw_in_after_take": None, "defender_draws_last": None,
                        "transfer_after_beat": None, "transfer_beaten_pairs": None, "allow_transfer": None,
-                       "max_actions": 5000}
+                       "max_actions": 5000, "ask_forced_passes": None}

@@ -22,7 +22,7 @@ from scenario import (
 )
 
 from protocol.actions import InvalidActionError
-from protocol.events import ActionTaken, BoutEnded, CardsDrawn, PlayersOut, event_for_seat
+from protocol.events import BoutEnded, CardsDrawn, PlayersOut, event_for_seat
 from protocol.views import GameResult
 from referee.engine import GameOverError, IllegalActionError
 
@@ -83,7 +83,9 @@ def test_first_bout_limit_5_holds_through_a_taken_bout_until_one_ends_all_beaten
     assert hands(game) == {0: "7S TC JC QC KC AC", 1: "6C 6D 6H 6S 7C 7D 7H 8H 8S 9C 9D"}
     assert (game.attacker, game.defender) == (0, 1)
     assert game.view(0).bout_limit == 5  # the taken bout did not lift it
-    play(game, "attack 7S", "beat 7S 8S")  # seat 0 cannot throw in: the bout ends all beaten
+    play(game, "attack 7S", "beat 7S 8S")
+    assert (game.to_move, legal(game)) == (0, {"pass"})  # no 7 or 8 to throw, but room: asked (5b.2)
+    play(game, "pass")  # the bout ends all beaten
     assert (game.attacker, game.defender) == (1, 0)
     assert game.view(0).bout_limit == 6
 
@@ -131,6 +133,8 @@ def test_take_then_throw_ins_then_the_defender_takes_everything() -> None:
     assert legal(game) == {"throw 7D", "pass"}
     mark = len(game.events)
     play(game, "throw 7D")
+    assert (game.to_move, legal(game)) == (0, {"pass"})  # priority restarts; room for 3 more (5b.2)
+    play(game, "pass")
     assert actions_taken(game.events[mark:]) == [(0, "throw 7D"), (0, "pass")]
     assert BoutEnded(outcome="taken", defender=1, cards=["6C", "6D", "7C", "7D"]) in game.events[mark:]
     assert hands(game) == {0: "9H TC JC QC KH KS", 1: "6C 6D 7C 7D 8S QD QH KC AS"}
@@ -201,30 +205,6 @@ def test_defender_draws_last_option() -> None:
     assert draws(game.events) == [(0, "9S"), (2, "TS"), (1, "JS QS")]
 
 
-def test_seat_that_cannot_throw_passes_automatically_in_the_same_form() -> None:
-    """RULES.md 5b.2, 9.3: a seat whose only move is pass passes automatically, announced as a plain pass."""
-    game = three_player_game()
-    play(game, "attack 6C", "take")
-    # seat 0 holds no 6: automatic pass; seat 2 holds 6D: asked
-    assert game.events[-1] == ActionTaken(seat=0, action="pass")
-    assert (game.to_move, legal(game)) == (2, {"throw 6D", "pass"})
-    play(game, "pass")
-    assert actions_taken(game.events)[-2:] == [(0, "pass"), (2, "pass")]
-    assert hand(game, 1) == "6C 7C 8D 9H TH JH QH"
-    assert draws(game.events) == [(0, "9S")]
-    assert (game.attacker, game.defender) == (2, 0)  # after a take: the defender's left neighbour
-
-
-def test_nobody_can_throw_the_bout_ends_with_every_pass_announced() -> None:
-    """RULES.md 5b.2: if nobody can throw in, the bout ends unasked; each non-defender is announced passing."""
-    game = bout_game({0: "6C 7D 8H 9C TD JH", 1: "AC KD QH KS QS JS", 2: "7C 8D 9H TC JD QC"},
-                     trump="AS", dealer=2, fool=2)
-    play(game, "attack 6C", "beat 6C AC")
-    assert actions_taken(game.events) == [(0, "attack 6C"), (1, "beat 6C AC"), (0, "pass"), (2, "pass")]
-    assert discard(game) == "6C AC"
-    assert (game.attacker, game.to_move) == (1, 1)
-
-
 def test_six_card_limit_stops_throw_ins() -> None:
     """RULES.md 1.7, 5b.4: at most 6 attack cards per bout, even when the defender's hand would allow more."""
     game = position({0: "6C 6H 6S 7C 7H 7S 8C", 1: "7D 8H 8S 9C 9H 9S QC QH"}, trump="AD", attacker=0)
@@ -258,7 +238,7 @@ def test_defender_hand_limit_caps_throw_ins_also_after_take() -> None:
 def test_trump_card_is_drawn_last_and_then_publicly_known() -> None:
     """RULES.md 1.3, 5b.7, 9.2: the face-up trump card is the stock's last card; once drawn it is known."""
     game = position({0: "6C 7D", 1: "8C QD JS"}, trump="9H", attacker=0, stock="KC 9H")
-    play(game, "attack 6C", "beat 6C 8C")
+    play(game, "attack 6C", "beat 6C 8C", "pass")
     draw = next(e for e in game.events if isinstance(e, CardsDrawn))
     assert draw == CardsDrawn(seat=0, count=2, cards=["KC", "9H"], shown=["9H"])
     assert event_for_seat(draw, 1) == CardsDrawn(seat=0, count=2, cards=None, shown=["9H"])
@@ -307,8 +287,10 @@ def test_next_attacker_after_a_take_skips_a_seat_without_cards() -> None:
     """RULES.md 1.9: after a take, the next player with cards to the defender's left attacks."""
     game = position({0: "6C 9H", 1: "KD QD", 2: "6D"}, trump="AS", attacker=0)
     play(game, "attack 6C", "take")
+    assert (game.to_move, legal(game)) == (0, {"pass"})
+    play(game, "pass")
     assert (game.to_move, legal(game)) == (2, {"throw 6D", "pass"})
-    play(game, "throw 6D")
+    play(game, "throw 6D")  # the defender's 2 cards now face 2 unbeaten: no room, seat 0 passes unasked
     assert actions_taken(game.events) == [(0, "attack 6C"), (1, "take"), (0, "pass"), (2, "throw 6D"),
                                           (0, "pass")]
     assert game.out == [[2]]
@@ -362,7 +344,7 @@ def test_forfeit_makes_the_offender_the_fool_and_the_others_share_a_place() -> N
 def test_forfeit_keeps_the_going_out_order_so_far() -> None:
     """RULES.md 6.2: players already out keep their order; then everyone still in; the forfeiter last."""
     game = position({0: "6C", 1: "7C 8D 9S", 2: "TH 8H", 3: "JD QD"}, trump="AS", attacker=0)
-    play(game, "attack 6C", "beat 6C 7C")
+    play(game, "attack 6C", "beat 6C 7C", "pass", "pass")
     assert game.out == [[0]]
     assert game.forfeit(2, "illegal", "bad move").order == [[0], [1, 3], [2]]
 
@@ -433,8 +415,8 @@ def test_malformed_actions_are_invalid(text: str) -> None:
 
 def test_action_cap_keeps_the_places_of_players_already_out() -> None:
     """RULES.md 6.1: in a capped game those out keep their places, the others share the last; no fool."""
-    game = position({0: "6C", 1: "7C 8D 9S", 2: "TH 8H"}, trump="AS", attacker=0, max_actions=3)
-    play(game, "attack 6C", "beat 6C 7C")
+    game = position({0: "6C", 1: "7C 8D 9S", 2: "TH 8H"}, trump="AS", attacker=0, max_actions=4)
+    play(game, "attack 6C", "beat 6C 7C", "pass")  # seat 2 is asked, though it holds no 6 or 7 (5b.2)
     assert game.out == [[0]] and (game.attacker, game.defender) == (1, 2)
     play(game, "attack 8D")
     assert game.result == GameResult(order=[[0], [1, 2]], fools=[], end="action_cap")

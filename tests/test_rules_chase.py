@@ -20,14 +20,18 @@ def test_worked_example_chases() -> None:
     play(game, "attack 7C 7D 7H")
     assert game.chases == [1, 0, 0]
     play(game, "beat 7C JC", "beat 7D TD", "beat 7H 8H")
+    assert (game.to_move, legal(game)) == (0, {"pass"})  # A holds no 7, 8, T or J; the table has room (5b.2)
+    play(game, "pass")
     assert (game.to_move, legal(game)) == (2, {"throw 8C", "throw 8D", "throw 8C 8D", "pass"})
-    play(game, "throw 8C", "beat 8C QC", "throw 8D", "beat 8D 8S")
+    play(game, "throw 8C", "beat 8C QC", "pass", "throw 8D", "beat 8D 8S", "pass", "pass")
     assert game.chases == [1, 0, 0]
     assert actions_taken(game.events)[4:] == [(0, "pass"), (2, "throw 8C"), (1, "beat 8C QC"), (0, "pass"),
                                               (2, "throw 8D"), (1, "beat 8D 8S"), (0, "pass"), (2, "pass")]
     assert hands(game) == {0: "6C 6D 6H 6S 9C 9S", 1: "9H TC TH JD JH QD", 2: "7S QH KC KH AC AD"}
     assert (game.attacker, game.defender) == (1, 2)
     play(game, "attack 9H", "beat 9H KH")
+    assert (game.to_move, legal(game)) == (1, {"pass"})  # B, the primary attacker, first: no 9 or K left
+    play(game, "pass")
     assert (game.to_move, legal(game)) == (0, {"throw 9C", "throw 9S", "throw 9C 9S", "pass"})
     play(game, "throw 9C 9S")
     assert game.chases == [2, 0, 0]
@@ -50,6 +54,8 @@ def test_throw_in_after_take_scores_and_single_cards_do_not() -> None:
     assert legal(game) == {"throw 6D", "throw 6H", "throw 6D 6H", "pass"}
     play(game, "throw 6D 6H")
     assert game.chases == [1, 0]
+    assert (game.to_move, legal(game)) == (0, {"pass"})  # no 6 left, room for 3 more: asked (5b.2)
+    play(game, "pass")
     assert hands(game)[1] == "6C 6D 6H 8S 9S QD QH KC AS"
 
 
@@ -75,7 +81,7 @@ def test_tie_on_fewest_chases_the_one_out_last_is_the_fool() -> None:
 def test_tie_on_fewest_chases_player_still_holding_cards_counts_last() -> None:
     """RULES.md 4.2, 10.3 row 1: A 1 out first, B 0 out next, C 0 holds cards: C is the fool."""
     game = position({0: "6C 6D", 1: "7C 7D 8H", 2: "9H TH"}, trump="AS", attacker=0, variant="chase")
-    play(game, "attack 6C 6D", "beat 6C 7C", "beat 6D 7D")
+    play(game, "attack 6C 6D", "beat 6C 7C", "beat 6D 7D", "pass")  # C, asked: A has no cards
     assert game.out == [[0]] and game.chases == [1, 0, 0]
     play(game, "attack 8H", "beat 8H 9H")
     assert game.result == GameResult(order=[[0], [1], [2]], fools=[2], end="fool", chases=[1, 0, 0])
@@ -84,7 +90,7 @@ def test_tie_on_fewest_chases_player_still_holding_cards_counts_last() -> None:
 def test_tied_players_out_in_the_same_bout_share_the_loss() -> None:
     """RULES.md 4.2, 10.3 row 3: A out first with a chase; B and C (0 each) out together: co-fools."""
     game = position({0: "6C 6D", 1: "7C 7D 9H", 2: "TH"}, trump="AS", attacker=0, variant="chase")
-    play(game, "attack 6C 6D", "beat 6C 7C", "beat 6D 7D")
+    play(game, "attack 6C 6D", "beat 6C 7C", "beat 6D 7D", "pass")  # C, asked: A has no cards
     assert game.out == [[0]]
     play(game, "attack 9H", "beat 9H TH")
     assert game.result == GameResult(order=[[0], [1, 2]], fools=[1, 2], end="fool", chases=[1, 0, 0])
@@ -93,7 +99,7 @@ def test_tied_players_out_in_the_same_bout_share_the_loss() -> None:
 def test_shared_loss_of_every_player_is_a_draw() -> None:
     """RULES.md 4.2, 10.3 row 4: 2 players with 1 chase each out in the same bout: a draw."""
     game = position({0: "6C 6D 9C 9D", 1: "7C 7D 8C 8D"}, trump="AS", attacker=0, variant="chase")
-    play(game, "attack 6C 6D", "beat 6C 7C", "beat 6D 7D")
+    play(game, "attack 6C 6D", "beat 6C 7C", "beat 6D 7D", "pass")  # A, asked: B holds 2 cards
     assert (game.attacker, game.chases) == (1, [1, 0])
     play(game, "attack 8C 8D", "beat 8C 9C", "beat 8D 9D")
     assert game.result == GameResult(order=[[0, 1]], fools=[], end="draw", chases=[1, 1])

@@ -73,7 +73,10 @@ def test_seed_example_take_after_transfer_takes_the_beaten_pair_too() -> None:
     play(game, "attack 6C", "beat 6C 8C", "throw 8H", "transfer 8D", "take")
     assert (game.to_move, legal(game)) == (1, {"throw 6H", "pass"})
     play(game, "throw 6H")
-    assert actions_taken(game.events)[-1] == (1, "pass")  # nothing more to throw: automatic
+    # B holds no 6 or 8 now, but A holds 9 cards and 4 are unbeaten: there is room, so B is asked (5b.2)
+    assert (game.to_move, legal(game)) == (1, {"pass"})
+    play(game, "pass")
+    assert actions_taken(game.events)[-2:] == [(1, "throw 6H"), (1, "pass")]
     assert hands(game) == {0: "6C 6H 7C 8C 8D 8H 9D TH KC", 1: "6D 6S 7D 9S JH AD"}
     assert known(game, 0) == "6C 6H 8C 8D 8H"
     assert draws(game.events) == [(1, "6D 6S 7D")]
@@ -159,7 +162,9 @@ def test_three_players_transfer_passes_left_and_transferrer_becomes_primary_atta
     play(game, "beat 7H 9H")
     assert (game.to_move, legal(game)) == (1, {"throw 8H", "pass"})  # priority restarts with B
     play(game, "pass")
-    assert actions_taken(game.events)[-1] == (0, "pass")
+    assert (game.to_move, legal(game)) == (0, {"pass"})  # A holds no 7, 8 or 9, but the table has room
+    play(game, "pass")
+    assert actions_taken(game.events)[-2:] == [(1, "pass"), (0, "pass")]
     assert discard(game) == "7C 7D 7H 8C 8D 9H"
     assert draws(game.events) == [(0, "6S 7S"), (1, "8S"), (2, "9S TS JS")]
     assert (game.attacker, game.defender, game.to_move) == (2, 0, 2)  # C defended: C attacks A
@@ -185,7 +190,8 @@ def test_transfer_goes_to_the_next_seat_with_cards() -> None:
     """RULES.md 5b.5: C threw his last card, so B's transfer goes past C to A; A and C go out together."""
     game = position({0: "6C KH KD", 1: "7C 7D QH QD", 2: "7H"}, trump="AS", attacker=0, variant="perevodnoy")
     play(game, "attack 6C", "beat 6C 7C")
-    assert actions_taken(game.events)[-1] == (0, "pass")
+    assert (game.to_move, legal(game)) == (0, {"pass"})  # A holds no 6 or 7, but the table has room (5b.2)
+    play(game, "pass")
     assert (game.to_move, legal(game)) == (2, {"throw 7H", "pass"})
     play(game, "throw 7H")
     assert legal(game) == {"beat 7H QH", "transfer 7D", "take"}

@@ -42,6 +42,7 @@ class BoutGame(Game):
         self._transfer_after_beat = bool(rules.transfer_after_beat)
         self._discard_pairs_on_transfer = rules.transfer_beaten_pairs == "discard"
         self._limit_active = rules.first_bout_limit is not None
+        self._ask_forced_passes = bool(rules.ask_forced_passes)
         self._start_bout(attacker)
 
     # -- bout state ----------------------------------------------------------------------
@@ -229,13 +230,20 @@ class BoutGame(Game):
         self._advance_throw_round()
 
     def _advance_throw_round(self) -> None:
-        """Ask the next seat that can throw in; seats that cannot pass automatically (5b.2)."""
+        """Ask the next seat in priority order, or announce its automatic pass (RULES.md 5b.2).
+
+        With room on the table (public), ``ask_forced_passes`` asks every seat holding cards, so
+        whether a seat is asked never depends on its hand; without the option only seats with a
+        legal throw-in are asked. Without room nobody is asked.
+        """
         order = self._throw_order
+        has_room = self._throw_capacity() > 0
+        ask_all = has_room and self._ask_forced_passes
         while self._throw_index < len(order):
             seat = order[self._throw_index]
             hand = self.hands[seat]
             if hand:
-                if self._throw_ins(hand):
+                if ask_all or (has_room and self._throw_ins(hand)):
                     self.to_move = seat
                     return
                 self.events.append(ActionTaken(seat=seat, action=PASS))
