@@ -10,7 +10,8 @@ Also checked: the deal seed and the deck order never appear; ``known`` in every 
 known cards derived independently (5b.7); every event reaches every seat exactly once, in order.
 
 The pass tests build positions from explicit decks where a seat chooses ``pass`` with a throw-in in hand,
-versus the same position where it passes automatically, and compare what the other seats receive.
+versus the same position where pass is its only move (asked with ``ask_forced_passes``, the default; automatic
+without it), and compare what the other seats receive and when each seat is asked.
 
 Counts: ``pytest tests/test_audit.py -s`` prints them; ``python bench/audit_report.py`` runs a larger audit.
 ``AUDIT_GAMES`` (environment) sets the games per variant (default 1000).
@@ -320,6 +321,7 @@ def random_rules(variant: str, rng: random.Random) -> Rules:
         options["first_bout_limit"] = rng.choice((None, None, 1, 2, 3, 4, 5, 6))
         options["throw_in_after_take"] = rng.random() < 0.7
         options["defender_draws_last"] = rng.random() < 0.3
+        options["ask_forced_passes"] = rng.random() < 0.7
     if variant == "perevodnoy":
         options["transfer_after_beat"] = rng.random() < 0.7
         options["transfer_beaten_pairs"] = rng.choice(("stay", "discard"))
@@ -469,8 +471,8 @@ class PassCase:
         chosen = " ".join([*words, self.inert])  # the stock's last card: drawn just before the trump card
         return chosen, swapped(chosen, self.throwable, self.inert)
 
-    def rules(self) -> Rules:
-        return msgspec.convert({"variant": self.variant, **dict(self.options)}, Rules)
+    def rules(self, ask: bool) -> Rules:
+        return msgspec.convert({"variant": self.variant, **dict(self.options), "ask_forced_passes": ask}, Rules)
 
 
 # Seat 0 holds the lowest trump (6S) and attacks seat 1 with 7H; 9H beats it: ranks 7 and 9 are on the table.
@@ -516,14 +518,23 @@ def pass_at(game: Game, seat: int) -> int:
                 if isinstance(event, ActionTaken) and event.seat == seat and event.action == "pass")
 
 
-def pass_pair(case: PassCase) -> tuple[tuple[Game, Wire], tuple[Game, Wire]]:
+def pass_pair(case: PassCase, ask: bool) -> tuple[tuple[Game, Wire], tuple[Game, Wire]]:
+    """The chosen version (a throw-in in hand) and the forced one (pass alone: asked when ``ask``, else
+    automatic). In the forced version the passer's scripted pass is dropped: asked, it plays its first
+    legal action, which is pass."""
     chosen_deal, automatic_deal = case.deals()
     players = len(case.hands)
-    chosen = play_deal(case.rules(), chosen_deal, players - 1, players, case.script)
+    chosen = play_deal(case.rules(ask), chosen_deal, players - 1, players, case.script)
     script = {seat: [a for a in actions if not (seat == case.passer and a == "pass")]
               for seat, actions in case.script.items()}
-    automatic = play_deal(case.rules(), automatic_deal, players - 1, players, script)
+    automatic = play_deal(case.rules(ask), automatic_deal, players - 1, players, script)
     return chosen, automatic
+
+
+def request_schedule(wire: Wire, until: int) -> list[tuple[int, int]]:
+    """(engine events then, seat) of every request made while the engine had logged at most ``until`` events."""
+    return [(n, to) for n, to, data in wire.lines
+            if n <= until and isinstance(referee_decoder.decode(data), Request)]
 
 
 def first_pass_index(events: list[bytes], seat: int) -> int:
@@ -531,17 +542,27 @@ def first_pass_index(events: list[bytes], seat: int) -> int:
     return events.index(line)
 
 
+ASK = pytest.mark.parametrize("ask", [True, False], ids=["ask_forced_passes", "automatic_passes"])
+
+
+@ASK
 @pytest.mark.parametrize("case", PASS_CASES, ids=lambda case: case.name)
-def test_chosen_and_automatic_pass_are_sent_alike(case: PassCase) -> None:
-    """RULES.md 5b.2, 9.3: a chosen pass and an automatic one are the same bytes, at the same place of every
-    other seat's event stream; everything before them is identical too."""
-    (chosen_game, chosen), (auto_game, automatic) = pass_pair(case)
+def test_chosen_and_automatic_pass_are_sent_alike(case: PassCase, ask: bool) -> None:
+    """RULES.md 5b.2, 9.3: a chosen pass and a forced one are the same bytes, at the same place of every
+    other seat's event stream; everything before them is identical too. With ask_forced_passes the passer is
+    asked in both versions, so every seat is asked at the same moments: the timing tells nothing either."""
+    (chosen_game, chosen), (auto_game, automatic) = pass_pair(case, ask)
     at = pass_at(chosen_game, case.passer)
     assert at == pass_at(auto_game, case.passer)
     offered = requests_at(chosen, case.passer, at)
     assert len(offered) == 1 and f"throw {case.throwable}" in offered[0] and "pass" in offered[0], \
         "in the chosen version the passer was asked, with a throw-in available"
-    assert requests_at(automatic, case.passer, at) == [], "in the automatic version the passer was not asked"
+    if ask:
+        assert requests_at(automatic, case.passer, at) == [["pass"]], "asked with pass alone"
+        assert request_schedule(chosen, at) == request_schedule(automatic, at), "the same seats asked, in order"
+    else:
+        assert requests_at(automatic, case.passer, at) == [], "in the automatic version the passer was not asked"
+        assert request_schedule(chosen, at) != request_schedule(automatic, at), "off, the asking shows the hand"
     line = b'{"type":"action","seat":%d,"action":"pass"}' % case.passer
     for seat in range(len(case.hands)):
         if seat == case.passer:
@@ -574,13 +595,14 @@ def tells_pass(message: dict[str, Any], passer: int) -> bool:
     return {"type": "action", "seat": passer, "action": "pass"} in message.get("events", [])
 
 
-def test_pass_choice_does_not_show_in_the_views() -> None:
+@ASK
+def test_pass_choice_does_not_show_in_the_views(ask: bool) -> None:
     """RULES.md 5b.2 ("the difference would reveal a hand") and 9.3 ("nothing about hands leaks"): as long as
     the public story is the same, another seat's views are the same whether the pass was chosen or automatic.
     (The view's ``actions``, decisions so far, counts a chosen pass but not an automatic one.)"""
     differences = []
     for case in PASS_CASES:
-        (_, chosen), (_, automatic) = pass_pair(case)
+        (_, chosen), (_, automatic) = pass_pair(case, ask)
         reached = False
         for seat in range(len(case.hands)):
             if seat == case.passer:
@@ -597,12 +619,13 @@ def test_pass_choice_does_not_show_in_the_views() -> None:
     assert differences == [], "views tell a chosen pass from an automatic one:\n" + "\n".join(differences)
 
 
-def test_pass_choice_does_not_show_in_request_ids() -> None:
+@ASK
+def test_pass_choice_does_not_show_in_request_ids(ask: bool) -> None:
     """As above, for the request ids: the gaps between the ids one seat is sent must not count the requests
     sent to other seats (ids from one global counter tell a chosen pass, which was asked, from an automatic one)."""
     differences = []
     for case in PASS_CASES:
-        (_, chosen), (_, automatic) = pass_pair(case)
+        (_, chosen), (_, automatic) = pass_pair(case, ask)
         for seat in range(len(case.hands)):
             if seat == case.passer:
                 continue
@@ -614,20 +637,43 @@ def test_pass_choice_does_not_show_in_request_ids() -> None:
     assert differences == [], "request ids tell a chosen pass from an automatic one:\n" + "\n".join(differences)
 
 
-def test_when_nobody_can_throw_in_every_seat_is_announced_passing_in_priority_order() -> None:
-    """RULES.md 5b.2: nobody is asked, yet every non-defender with cards is announced as passing, from the
-    primary attacker clockwise, skipping the defender; every seat receives those exact lines."""
+def seats_asked_between(game: Game, wire: Wire, first: str, bout_end: int = 0) -> list[int]:
+    """The seats asked after the action ``first`` was logged and up to the ``bout_end``-th bout end."""
+    start = next(i for i, e in enumerate(game.events) if isinstance(e, ActionTaken) and e.action == first)
+    end = [i for i, e in enumerate(game.events) if isinstance(e, BoutEnded)][bout_end]
+    return [to for n, to, data in wire.lines if start < n <= end and isinstance(referee_decoder.decode(data), Request)]
+
+
+@ASK
+def test_when_nobody_holds_a_throw_in_every_seat_is_announced_passing_in_priority_order(ask: bool) -> None:
+    """RULES.md 5b.2: nobody holds a 7 or an 8, but the table has room. Off: nobody is asked; on: each is
+    asked, pass alone. Either way every non-defender with cards is announced as passing, from the primary
+    attacker clockwise, skipping the defender; every seat receives those exact lines."""
     hands = {0: "6H TC TS JD QD KD", 1: "9H 6C 6D 9C 9D TD", 2: "6S 7H JC QC KC AC", 3: "8S 9S JS QS KS AD"}
     deal = " ".join(CARD_NAMES[c] for c in deal_deck(hands, trump="AS", dealer=3))
-    game, wire = play_deal(Rules(), deal, 3, 4, {2: ["attack 7H"], 3: ["beat 7H 8S"]})
+    game, wire = play_deal(Rules(ask_forced_passes=ask), deal, 3, 4, {2: ["attack 7H"], 3: ["beat 7H 8S"]})
     expected = [b'{"type":"action","seat":3,"action":"beat 7H 8S"}',
                 *(b'{"type":"action","seat":%d,"action":"pass"}' % seat for seat in (2, 0, 1)),
                 b'{"type":"bout_end","outcome":"discarded","defender":3,"cards":["7H","8S"]}']
-    beat = next(i for i, e in enumerate(game.events) if isinstance(e, ActionTaken) and e.action == "beat 7H 8S")
-    bout_end = next(i for i, e in enumerate(game.events) if isinstance(e, BoutEnded))
-    asked_meanwhile = [to for n, to, data in wire.lines
-                       if beat < n <= bout_end and isinstance(referee_decoder.decode(data), Request)]
-    assert asked_meanwhile == [], f"seats {asked_meanwhile} were asked although none could throw in"
+    assert seats_asked_between(game, wire, "beat 7H 8S") == ([2, 0, 1] if ask else [])
+    for seat in range(4):
+        told = events_told(wire, seat)
+        start = told.index(expected[0])
+        assert told[start:start + len(expected)] == expected
+
+
+def test_with_no_room_nobody_is_asked_though_every_seat_could_throw_in() -> None:
+    """RULES.md 5b.2 (default ask_forced_passes): the defender beat with his last card, so the table has no
+    room: nobody is asked, though every other seat holds a 7, and each is announced passing in priority order."""
+    game = position({0: "7H 7C", 1: "9H", 2: "7D TC", 3: "7S QD"}, trump="AS", attacker=0)
+    wire = Wire(game=game)
+    choose = scripted({0: ["attack 7H"], 1: ["beat 7H 9H"]})
+    clients = [RecordingClient(f"bot{seat}", seat, wire, choose) for seat in range(4)]
+    play_game(game, clients, "room", deal="room")  # type: ignore[arg-type]
+    assert seats_asked_between(game, wire, "beat 7H 9H") == []
+    expected = [b'{"type":"action","seat":1,"action":"beat 7H 9H"}',
+                *(b'{"type":"action","seat":%d,"action":"pass"}' % seat for seat in (0, 2, 3)),
+                b'{"type":"bout_end","outcome":"discarded","defender":1,"cards":["7H","9H"]}']
     for seat in range(4):
         told = events_told(wire, seat)
         start = told.index(expected[0])
