@@ -47,3 +47,5 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     capped: bool = False
     rules: Rules | None = None
     times: list[SeatTimes | None] | None = None  # per seat, for games between bot processes
+    #: per seat, replies after the move time but inside the grace (PROTOCOL.md 8); None when not timed
+    strikes: list[int] | None = None

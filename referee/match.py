@@ -39,6 +39,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     verdicts: list[Verdict]
     times: list[SeatTimes | None]
     events: list[AnyEvent]
+    strikes: list[int] = []  # per seat: replies after the move time, inside the grace (the last may be the verdict)
     stderr: list[str] = []  # what each seat's bot wrote to stderr during the game (capped)
 
     def to_result_record(self) -> ResultRecord:
@@ -49,6 +50,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
             order=[[names[s] for s in group] for group in result.order], fools=[names[s] for s in result.fools],
             end=result.end, verdicts=list(self.verdicts), chases=result.chases,
             capped=result.end == "action_cap", rules=self.rules, times=list(self.times),
+            strikes=list(self.strikes),
         )
 
 
@@ -109,6 +111,7 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
         game=game_id, deal=deal, names=names, rules=game.rules, dealer=game.dealer,
         deck=[CARD_NAMES[c] for c in game.deck], result=result, actions=game.actions, verdicts=verdicts,
         times=[_seat_times(client.move_times) for client in clients], events=list(game.events),
+        strikes=[len(client.strikes) for client in clients],
         stderr=[client.take_stderr() for client in clients],
     )
 

@@ -89,11 +89,13 @@ class RecordingClient:
         self.wire = wire
         self.choose = choose
         self.move_times: list[float] = []
+        self.strikes: list[int] = []
         self.stopped = 0
         self._ids = itertools.count(1)
 
     def new_game(self) -> None:
         self.move_times = []
+        self.strikes = []
 
     def next_request_id(self) -> int:
         return next(self._ids)

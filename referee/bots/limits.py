@@ -37,15 +37,20 @@ class TimeControl:
 
     #: Time allowed for each move, from the request written to the reply's newline read.
     move_time: float = 1.0
-    #: Slack added to every deadline for scheduling jitter and pipe latency; not the bot's to spend.
+    #: Slack added to every deadline for scheduling jitter and pipe latency; not the bot's to spend:
+    #: a reply inside it is a strike, and the ``strikes``-th strike in one game is a timeout.
     grace: float = 0.05
     #: Time allowed from launch to the bot's first reply (interpreters and JITs start slowly).
     startup_time: float = 10.0
     #: Extra time shared by all moves of a game, drawn on when a move overruns; None for none.
     time_bank: float | None = None
+    #: Replies inside the grace (after the move time and any bank) that make a timeout, in one game.
+    strikes: int = 3
 
     def __post_init__(self) -> None:
         if self.move_time <= 0 or self.startup_time <= 0:
             raise ValueError("move_time and startup_time must be positive")
+        if self.strikes < 1:
+            raise ValueError(f"strikes must be at least 1, not {self.strikes}")
         if self.grace < 0 or (self.time_bank or 0.0) < 0:
             raise ValueError("grace and time_bank must not be negative")

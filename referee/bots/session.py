@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
+from collections.abc import Callable
 
 import msgspec
 
@@ -28,13 +29,14 @@ from protocol.messages import (
     encoder,
 )
 from referee import __version__
-from referee.bots.errors import BotError, BotProtocolError
+from referee.bots.errors import BotError, BotProtocolError, BotTimeout
 from referee.bots.isolation import PLAIN, Isolation
 from referee.bots.launcher import BotCommand
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.process import BotProcess
 
 _GAME_OVER_WRITE_TIME = 1.0  # seconds a bot gets to accept its game-over line
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
 
 class BotClient:
@@ -42,7 +44,9 @@ class BotClient:
 
     def __init__(self, name: str, command: BotCommand, *, limits: ResourceLimits | None = None,
                  time_control: TimeControl | None = None, pause_between_turns: bool = True,
-                 max_line: int = 64 * 1024, isolation: Isolation = PLAIN) -> None:
+                 max_line: int = 64 * 1024, isolation: Isolation = PLAIN,
+                 now: Callable[[], float] = time.monotonic) -> None:
+        """``now`` is the referee's monotonic clock; only a test with a fake process replaces it."""
         self.name = name
         self.command = command
         self.limits = limits or ResourceLimits()
@@ -52,11 +56,13 @@ class BotClient:
         self.isolation = isolation
         self.hello: BotHello | None = None  # the bot's handshake reply, once started
         self.move_times: list[float] = []  # seconds per decision in the current game
+        self.strikes: list[int] = []  # the current game's moves (1 = its first) answered inside the grace
         self.starts = 0  # how many processes were started for this bot
         self.last_stderr = ""  # what the last process stopped wrote to stderr and nobody took yet
         self._process: BotProcess | None = None
         self._queue: list[bytes] = []
         self._bank = 0.0
+        self._now = now
         # Request ids count this bot's own requests over its whole life: a stale reply never matches a
         # later request, and the ids reveal nothing of how often the others were asked.
         self._request_ids = itertools.count(1)
@@ -102,9 +108,10 @@ class BotClient:
         return reply
 
     def new_game(self) -> None:
-        """Reset the per-game clock: the time bank is full again."""
+        """Reset the per-game clock: the time bank is full again, and no strikes."""
         self._bank = self.clock.time_bank or 0.0
         self.move_times = []
+        self.strikes = []
         self._queue = []
 
     def send_later(self, message: Message) -> None:
@@ -118,8 +125,9 @@ class BotClient:
     def ask(self, request: Request) -> str:
         """Send ``request`` (after any queued messages) and return the action string the bot chose.
 
-        :raises BotError: timeout, crash, or a protocol error (not JSON, wrong shape, wrong id, a line
-            the bot sent unasked).
+        :raises BotError: timeout (no reply by the deadline, or the last of ``clock.strikes`` replies
+            inside the grace), crash, or a protocol error (not JSON, wrong shape, wrong id, a line the
+            bot sent unasked).
         """
         process = self._running()
         allowed = self.time_for_move()
@@ -127,24 +135,38 @@ class BotClient:
         unasked = process.drain_pending()
         if unasked:
             raise BotProtocolError(f"sent a line nobody asked for: {_quote(unasked[0])}")
-        deadline = time.monotonic() + allowed + self.clock.grace
+        deadline = self._now() + allowed + self.clock.grace
         for line in self._queue:
             process.write_line(line, deadline)
         self._queue = []
         payload = encoder.encode(request)
-        sent = time.monotonic()  # before the write: on one core the bot may run, and answer, inside it
+        sent = self._now()  # before the write: on one core the bot may run, and answer, inside it
         process.write_line(payload, sent + allowed + self.clock.grace)
         answer = process.read_line(sent + allowed + self.clock.grace)
-        elapsed = time.monotonic() - sent
+        elapsed = self._now() - sent
         self._set_paused(True)
         self.move_times.append(elapsed)
         self._bank = max(0.0, self._bank - max(0.0, elapsed - self.clock.move_time))
+        if elapsed > allowed:
+            self._strike(elapsed, allowed)
         reply = self._decode(answer)
         if not isinstance(reply, Reply):
             raise BotProtocolError(f"expected an action reply to request {request.id}, got a hello")
         if reply.id != request.id:
             raise BotProtocolError(f"replied to request {reply.id} while request {request.id} was asked")
         return reply.action
+
+    def _strike(self, elapsed: float, allowed: float) -> None:
+        """A reply after the time allowed but inside the grace is a strike; the ``clock.strikes``-th in
+        one game is a timeout (CodinGame's rule: the grace absorbs jitter, not a bot's habit)."""
+        move = len(self.move_times)
+        self.strikes.append(move)
+        if len(self.strikes) >= self.clock.strikes:
+            count = len(self.strikes)
+            nth = _ORDINALS[count - 1] if count <= len(_ORDINALS) else f"{count}th"
+            raise BotTimeout(f"{nth} reply inside the grace (strikes at moves "
+                             f"{', '.join(map(str, self.strikes))}; move {move} took {elapsed * 1000:.0f} ms "
+                             f"of {allowed * 1000:.0f} ms allowed)")
 
     def game_over(self, message: GameOver, *, offender: bool = False) -> None:
         """Deliver the game's end and any queued events; a bot that cannot take them is stopped

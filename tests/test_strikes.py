@@ -1,0 +1,212 @@
+"""Grace strikes (PROTOCOL.md 8): a reply after the time allowed for its move, but inside the grace, is a
+strike; the third in one game is a ``timeout`` verdict; strikes start afresh with every game.
+
+The deterministic tests drive the real ``BotClient`` and ``play_game`` against an in-process fake process
+on an injected clock: each reply "takes" exactly the seconds its script says, so nothing depends on the
+machine's speed. One test runs a real bot process with wide margins (0.2 s replies against a 0.05 s move
+time and a 0.5 s grace).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+from proctools import children, eventually
+
+from protocol.messages import PROTOCOL_VERSION, BotHello, GameStart, Reply, Request, encoder, referee_decoder
+from protocol.rules import Rules
+from referee.bots import session
+from referee.bots.errors import BotTimeout
+from referee.bots.launcher import BotCommand
+from referee.bots.limits import TimeControl
+from referee.bots.session import BotClient
+from referee.engine import SeededRng, new_game
+from referee.match import GameRecord, play_game, play_series
+
+SEED = 7
+
+
+class FakeClock:
+    """The referee's monotonic clock, moved only by the fake bots' replies."""
+
+    def __init__(self) -> None:
+        self.time = 1000.0
+
+    def __call__(self) -> float:
+        return self.time
+
+
+CLOCK = FakeClock()
+
+
+class FakeProcess:
+    """Stands in for ``BotProcess``: answers the handshake, and each request with its first legal action
+    after the seconds its command names, one per move of each game (``["fake", "1.02", "0.5"]``: 1.02 s for
+    a game's first move, 0.5 s for every later one). A reply that would come after the deadline is a
+    ``BotTimeout``, as from a real process."""
+
+    def __init__(self, command: BotCommand, *_: object, **__: object) -> None:
+        self.delays = [float(word) for word in command.argv[1:]] or [0.0]
+        self.moves = 0
+        self.request: Request | None = None
+
+    def exchange(self, request: bytes, timeout: float) -> tuple[bytes, float]:
+        return encoder.encode(BotHello(protocol=PROTOCOL_VERSION, name="fake")), 0.0
+
+    def write_line(self, data: bytes, deadline: float) -> None:
+        message = referee_decoder.decode(data)
+        if isinstance(message, GameStart):
+            self.moves = 0
+        elif isinstance(message, Request):
+            self.request = message
+
+    def read_line(self, deadline: float) -> bytes:
+        assert self.request is not None
+        delay = self.delays[min(self.moves, len(self.delays) - 1)]
+        self.moves += 1
+        CLOCK.time += delay
+        if CLOCK.time > deadline:
+            raise BotTimeout("bot sent no line before the deadline")
+        return encoder.encode(Reply(id=self.request.id, action=self.request.legal[0]))
+
+    def drain_pending(self) -> list[bytes]:
+        return []
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def close(self, grace: float = 0.5) -> None: ...
+
+    def take_stderr(self) -> str:
+        return ""
+
+
+@pytest.fixture
+def fake_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "BotProcess", FakeProcess)
+
+
+def fake(name: str, *delays: float, clock: TimeControl | None = None) -> BotClient:
+    command = BotCommand(["fake", *map(str, delays)])
+    return BotClient(name, command, time_control=clock or TimeControl(move_time=1.0, grace=0.05), now=CLOCK)
+
+
+def play(clients: list[BotClient], seed: int = SEED) -> GameRecord:
+    return play_game(new_game(Rules(), len(clients), SeededRng(seed)), clients, "s1", deal=f"{seed}:0")
+
+
+def the_verdict(record: GameRecord, seat: int) -> str:
+    assert [(v.seat, v.kind) for v in record.verdicts] == [(seat, "timeout")], record.verdicts
+    assert (record.result.end, record.result.fools) == ("forfeit", [seat])
+    return record.verdicts[0].reason
+
+
+@pytest.mark.usefixtures("fake_processes")
+def test_a_reply_inside_the_grace_on_every_move_is_judged_at_the_third() -> None:
+    """1.02 s against 1 s plus 0.05 s grace, every move: strikes at moves 1, 2, 3, and the third is a timeout."""
+    record = play([fake("late", 1.02), fake("prompt", 0.01)])
+    reason = the_verdict(record, 0)
+    assert reason == "third reply inside the grace (strikes at moves 1, 2, 3; move 3 took 1020 ms of 1000 ms allowed)"
+    assert record.strikes == [3, 0]
+    times = record.times[0]
+    assert times is not None and times.moves == 3
+    assert record.to_result_record().strikes == [3, 0]
+
+
+@pytest.mark.usefixtures("fake_processes")
+def test_strikes_count_the_late_moves_only() -> None:
+    """Late at moves 2, 5 and 9 only: the verdict comes at move 9 and names all three."""
+    delays = [0.5, 1.01, 0.5, 0.5, 1.04, 0.5, 0.5, 0.5, 1.03, 0.5]
+    record = play([fake("prompt", 0.01), fake("sometimes", *delays)])
+    assert the_verdict(record, 1) == ("third reply inside the grace (strikes at moves 2, 5, 9; move 9 took "
+                                      "1030 ms of 1000 ms allowed)")
+    assert record.strikes == [0, 3]
+
+
+@pytest.mark.usefixtures("fake_processes")
+def test_two_strikes_a_game_are_no_verdict_and_strikes_start_afresh_each_game() -> None:
+    """A series of 2 games on one process, late at moves 1 and 2 of each game: no verdict, 2 strikes each."""
+    late = fake("late", 1.01, 1.01, 0.3)
+    records = play_series(Rules(), [late, fake("prompt", 0.0)], 2, SEED)
+    assert [r.verdicts for r in records] == [[], []]
+    assert [r.strikes for r in records] == [[2, 0], [2, 0]]
+    assert late.starts == 1 and late.strikes == [1, 2]
+
+
+@pytest.mark.usefixtures("fake_processes")
+def test_time_drawn_from_the_bank_is_no_strike_but_beyond_it_is() -> None:
+    """The time allowed is the move time plus what is left of the bank: 1.3 s of 1.5 s is no strike (the
+    bank keeps 0.2 s); then 1.22 s of 1.2 s is one, and so are 1.02 s and 1.03 s of 1.0 s."""
+    banked = TimeControl(move_time=1.0, grace=0.05, time_bank=0.5)
+    record = play([fake("banked", 1.3, 1.22, 1.02, 1.03, clock=banked), fake("prompt", 0.0)])
+    assert the_verdict(record, 0) == ("third reply inside the grace (strikes at moves 2, 3, 4; move 4 took "
+                                      "1030 ms of 1000 ms allowed)")
+
+
+@pytest.mark.usefixtures("fake_processes")
+def test_the_strike_limit_is_part_of_the_time_control() -> None:
+    """``TimeControl.strikes``: with 1, the first reply inside the grace is the verdict."""
+    strict = TimeControl(move_time=1.0, grace=0.05, strikes=1)
+    record = play([fake("prompt", 0.0), fake("late", 0.2, 1.04, clock=strict)])
+    assert the_verdict(record, 1) == ("first reply inside the grace (strikes at moves 2; move 2 took "
+                                      "1040 ms of 1000 ms allowed)")
+    with pytest.raises(ValueError, match="strikes"):
+        TimeControl(strikes=0)
+
+
+@pytest.mark.usefixtures("fake_processes")
+def test_a_reply_after_the_grace_is_still_a_plain_timeout() -> None:
+    record = play([fake("hung", 1.06), fake("prompt", 0.0)])
+    assert the_verdict(record, 0) == "bot sent no line before the deadline"
+    assert record.strikes == [0, 0]
+
+
+# -- a real process --------------------------------------------------------------------------------------
+
+SLUGGISH = """\
+import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        reply = {"type": "hello", "protocol": message["protocol"], "name": "sluggish"}
+    elif message["type"] == "request":
+        time.sleep(0.2)
+        reply = {"type": "action", "id": message["id"], "action": message["legal"][0]}
+    elif message["type"] == "shutdown":
+        break
+    else:
+        continue
+    print(json.dumps(reply), flush=True)
+"""
+
+
+@pytest.fixture
+def sluggish(tmp_path: Path) -> Iterator[BotCommand]:
+    path = tmp_path / "sluggish.py"
+    path.write_text(SLUGGISH, encoding="utf-8")
+    yield BotCommand([sys.executable, "-S", str(path)])
+    assert eventually(lambda: children() == [], timeout=2.0), "a bot was not reaped"
+
+
+def test_a_real_bot_replying_inside_the_grace_is_judged_at_its_third_move(sluggish: BotCommand) -> None:
+    """A bot that sleeps 0.2 s per move, against a 0.05 s move time and a 0.5 s grace (margins of 0.15 s
+    and 0.3 s): strikes at its moves 1, 2 and 3, and a timeout at the third."""
+    slow = BotClient("sluggish", sluggish, time_control=TimeControl(move_time=0.05, grace=0.5, startup_time=5.0))
+    correct = BotClient("correct", BotCommand([sys.executable, "-S", str(Path(__file__).parent / "hostile" / "bot.py"),
+                                               "play"]), time_control=TimeControl(move_time=3.0, startup_time=5.0))
+    try:
+        record = play([slow, correct])
+    finally:
+        slow.stop()
+        correct.stop()
+    reason = the_verdict(record, 0)
+    assert msgspec.json.decode(msgspec.json.encode(record.to_result_record()))["strikes"] == [3, 0]
+    assert reason.startswith("third reply inside the grace (strikes at moves 1, 2, 3; move 3 took "), reason
+    assert reason.endswith(" ms of 50 ms allowed)"), reason
+    times = record.times[0]
+    assert times is not None and times.moves == 3 and 200 <= times.median_ms < 550
