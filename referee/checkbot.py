@@ -19,6 +19,7 @@ from referee.bots.launcher import BotCommand, preflight
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
 from referee.match import play_series
+from referee.text import visible
 
 SAMPLE_RANDOM_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "python" / "random_bot.py"
 
@@ -89,15 +90,17 @@ def _check_variant(rules: Rules, subject: BotClient, opponents: list[BotClient],
 
 
 def format_report(report: CheckReport) -> list[str]:
+    """The report for a terminal; the bot's name, version and failures are escaped (:func:`visible`)."""
     if report.handshake_error is not None:
-        return [f"FAIL handshake: {report.handshake_error}"]
-    lines = [f"bot {report.name!r} version {report.version!r}: handshake in {report.startup_seconds or 0:.3f} s"]
+        return [f"FAIL handshake: {visible(report.handshake_error)}"]
+    lines = [f"bot '{visible(report.name)}' version '{visible(report.version)}': handshake in "
+             f"{report.startup_seconds or 0:.3f} s"]
     for check in report.variants:
         times = check.move_times
         timing = (f"move median {statistics.median(times) * 1000:.2f} ms, max {max(times) * 1000:.2f} ms"
                   if times else "no moves")
         status = "ok  " if not check.verdicts else "FAIL"
         lines.append(f"{status} {check.variant:<11} {check.games} games, {timing}")
-        lines += [f"       {verdict}" for verdict in check.verdicts]
+        lines += [f"       {visible(verdict)}" for verdict in check.verdicts]
     lines.append("PASS" if report.passed else "FAIL: the bot misbehaved (see above)")
     return lines

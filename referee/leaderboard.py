@@ -19,7 +19,9 @@ LOS      likelihood of superiority over the next bot in rank order
 
 ``csv`` and ``json`` use the snake_case keys of :class:`Row` and numbers rather than display
 strings (``bound`` is ``"lower"``, ``"upper"`` or empty/null); ``json`` is
-``{"meta": {...}, "rows": [...]}``.
+``{"meta": {...}, "rows": [...]}``. Bot names are shown with control characters escaped
+(:func:`referee.text.visible`) in the table and the CSV (CSV has no escapes of its own); ``json``
+keeps them raw, JSON-escaped (ASCII only).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from tabulate import tabulate
 from protocol.records import ResultRecord
 from referee.outcomes import Outcomes, outcomes_from_records
 from referee.ratings import Bound, Mode, RatingTable, rate
+from referee.text import visible
 
 HEADERS = ("Rank", "Bot", "Elo", "+-95%", "Games", "Score%", "Fool%", "AvgPlace", "Draws", "LOS(next)")
 _ALIGN = ("right", "left", "right", "right", "right", "right", "right", "right", "right", "right")
@@ -143,7 +146,7 @@ def _elo_text(row: Row) -> str:
 def _display(row: Row) -> list[str]:
     return [
         str(row.rank),
-        row.bot + (" (disqualified)" if row.disqualified else ""),
+        visible(row.bot) + (" (disqualified)" if row.disqualified else ""),
         _elo_text(row),
         _fmt(row.ci95, ".0f"),
         str(row.games),
@@ -156,7 +159,7 @@ def _display(row: Row) -> list[str]:
 
 
 def footer(meta: Meta) -> str:
-    line = (f"{meta.model} | mode: {meta.mode} | anchor: {meta.anchor} | "
+    line = (f"{meta.model} | mode: {meta.mode} | anchor: {visible(meta.anchor)} | "
             f"{meta.clusters} deals (clusters), {meta.games} games | +-95%: {meta.errors}")
     if meta.prior:
         line += (f"\nThe data alone do not pin every rating: {meta.prior:g} virtual draw(s) per bot against"
@@ -190,7 +193,8 @@ def format_csv(rows: list[Row]) -> str:
     writer = csv.DictWriter(buf, fieldnames=[f.name for f in fields(Row)], lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in _record(row).items()})
+        writer.writerow({k: "" if v is None else visible(v) if isinstance(v, str) else v
+                         for k, v in _record(row).items()})
     return buf.getvalue()
 
 
@@ -204,7 +208,7 @@ def format_json(rows: list[Row], meta: Meta) -> str:
 
 def format_h2h(rating: RatingTable) -> str:
     """Points of the row bot against the column bot over their comparisons, e.g. "62% (123)"."""
-    names = [b.name for b in rating.bots]
+    names = [visible(b.name) for b in rating.bots]
     body = []
     for a, name in enumerate(names):
         cells = [name]

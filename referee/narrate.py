@@ -1,4 +1,8 @@
-"""Games told as a person would read them: one line per event (``--verbose``, ``durak replay``)."""
+"""Games told as a person would read them: one line per event (``--verbose``, ``durak replay``).
+
+``names`` are the seats' names as they are to be shown: callers pass them through
+:func:`referee.text.visible` once; a forfeit's reason (bot-supplied text) is escaped here.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from protocol.events import (
     PlayersOut,
 )
 from protocol.views import GameResult
+from referee.text import visible
 
 _VERBS = {
     "attack": "attacks with", "throw": "throws in", "transfer": "transfers with", "lead": "leads",
@@ -72,7 +77,8 @@ def describe_event(event: Event, names: Sequence[str]) -> str | None:
 
 def describe_result(result: GameResult, names: Sequence[str]) -> str:
     if result.end == "forfeit" and result.forfeit_seat is not None:
-        return f"{names[result.forfeit_seat]} forfeits ({result.verdict}: {result.reason}) and is the fool"
+        reason = visible(str(result.reason))
+        return f"{names[result.forfeit_seat]} forfeits ({result.verdict}: {reason}) and is the fool"
     if not result.fools:
         return "draw (action cap reached)" if result.end == "action_cap" else "draw"
     chases = f"; chases {', '.join(f'{names[s]} {c}' for s, c in enumerate(result.chases))}" if result.chases else ""

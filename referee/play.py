@@ -24,6 +24,7 @@ from referee.engine import Game, InvalidDealError, check_table, parse_deal
 from referee.match import GameRecord, play_series
 from referee.narrate import describe_event, describe_result
 from referee.replay import replay_lines
+from referee.text import json_line, visible
 
 Echo = Callable[[str], None]
 
@@ -106,7 +107,7 @@ class _Reporter:
     """Prints progress, verbose narration, JSON records, and writes the replay log."""
 
     def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None, names: list[str]) -> None:
-        self.labels = [f"{seat}:{name}" for seat, name in enumerate(names)]  # "0:alice" in --verbose lines
+        self.labels = [f"{seat}:{visible(name)}" for seat, name in enumerate(names)]  # "0:alice" in --verbose
         self.options = options
         self.echo = echo
         self.log = log
@@ -130,11 +131,12 @@ class _Reporter:
         if self.log is not None:
             write_replay(self.log, record)
         if self.options.as_json:
-            self.echo(msgspec.json.encode(record.to_result_record()).decode())
+            self.echo(json_line(msgspec.json.encode(record.to_result_record())))
             return
-        verdicts = "".join(f"; {v.bot}: {v.kind} ({v.reason})" for v in record.verdicts)
-        self.echo(f"game {self.games_done}/{self.options.games} ({record.game}): "
-                  f"{describe_result(record.result, record.names)} [{record.actions} actions]{verdicts}")
+        names = [visible(name) for name in record.names]
+        verdicts = "".join(f"; {visible(v.bot)}: {v.kind} ({visible(v.reason)})" for v in record.verdicts)
+        self.echo(f"game {self.games_done}/{self.options.games} ({visible(record.game)}): "
+                  f"{describe_result(record.result, names)} [{record.actions} actions]{verdicts}")
 
 
 def write_replay(out: IO[bytes], record: GameRecord) -> None:
@@ -155,7 +157,7 @@ def summary_table(records: Sequence[GameRecord]) -> str:
         verdicts = [v.kind for r in records for v in r.verdicts if v.seat == seat]
         medians = [t.median_ms for r in records if (t := r.times[seat]) is not None]
         maxima = [t.max_ms for r in records if (t := r.times[seat]) is not None]
-        rows.append([name, len(records), fools, f"{100 * fools / len(records):.1f}",
+        rows.append([visible(name), len(records), fools, f"{100 * fools / len(records):.1f}",
                      ", ".join(verdicts) or "-",
                      f"{statistics.median(medians):.2f}" if medians else "-",
                      f"{max(maxima):.2f}" if maxima else "-"])

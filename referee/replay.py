@@ -15,6 +15,7 @@ from protocol.rules import HAND_SIZE, Rules
 from protocol.views import GameResult
 from referee.match import GameRecord
 from referee.narrate import describe_event, describe_result
+from referee.text import visible
 
 
 class ReplayHeader(msgspec.Struct, tag="game", tag_field="type", frozen=True):
@@ -63,21 +64,22 @@ def parse_replay(data: bytes) -> tuple[ReplayHeader, list[AnyEvent], ReplayResul
 def tell(data: bytes, seat: int | None = None) -> list[str]:
     """The game for a reader: every hand and draw, or (``seat``) only what that seat was told."""
     header, events, end = parse_replay(data)
-    names = header.names
-    lines = [f"game {header.game} ({header.rules.variant}, {len(names)} players, {header.rules.deck} cards), "
-             f"dealer {names[header.dealer]}"]
-    lines += _opening_hands(header, seat)
+    names = [visible(name) for name in header.names]
+    lines = [f"game {visible(header.game)} ({header.rules.variant}, {len(names)} players, {header.rules.deck} "
+             f"cards), dealer {names[header.dealer]}"]
+    lines += _opening_hands(header, names, seat)
     for event in events:
         shown = event if seat is None else event_for_seat(event, seat)
         line = describe_event(shown, names)
         if line is not None:
             lines.append(line)
     lines.append("result: " + describe_result(end.result, names))
-    lines += [f"verdict: {v.bot} (seat {v.seat}) {v.kind}: {v.reason}" for v in end.verdicts]
+    lines += [f"verdict: {visible(v.bot)} (seat {v.seat}) {visible(v.kind)}: {visible(v.reason)}"
+              for v in end.verdicts]
     return lines
 
 
-def _opening_hands(header: ReplayHeader, seat: int | None) -> list[str]:
+def _opening_hands(header: ReplayHeader, names: Sequence[str], seat: int | None) -> list[str]:
     """Bout games: the six cards each seat was dealt (RULES.md 8.1); Fool's Fool's ladder tells its own deal."""
     if not header.rules.is_bout_game:
         return []
@@ -90,7 +92,7 @@ def _opening_hands(header: ReplayHeader, seat: int | None) -> list[str]:
     lines = [f"trump card {CARD_NAMES[trump]}"]
     for s, hand in enumerate(hands):
         if seat is None or s == seat:
-            lines.append(f"   {header.names[s]} is dealt {' '.join(CARD_NAMES[c] for c in sorted(hand))}")
+            lines.append(f"   {names[s]} is dealt {' '.join(CARD_NAMES[c] for c in sorted(hand))}")
     return lines
 
 
