@@ -42,8 +42,10 @@ from referee.results import ResultsReadError, load_outcomes
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
 from referee.store import Store, StoreError, is_database
-from referee.tournament.config import ConfigError, load_config
+from referee.text import json_line, visible
+from referee.tournament.config import BotFilesError, ConfigError, load_config
 from referee.tournament.runner import Interrupted, TournamentError, run_tournament
+from referee.tournament.secret import SeedFileError, write_seed_file
 
 app = typer.Typer(
     name="durak",
@@ -64,7 +66,7 @@ def _options(debug: Annotated[bool, typer.Option("--debug", help="Show traceback
 
 
 def fail(message: str, code: ExitCode) -> typer.Exit:
-    typer.echo(f"durak: error: {message}", err=True)
+    typer.echo(f"durak: error: {visible(message)}", err=True)  # it may quote a bot's words
     return typer.Exit(int(code))
 
 
@@ -74,7 +76,7 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except (RulesError, InvalidDealError, BotArgError, ResultsReadError, ReplayError, AnchorError,
-            ConfigError, TournamentError) as exc:
+            ConfigError, BotFilesError, SeedFileError, TournamentError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.CONFIG) from None
@@ -236,20 +238,28 @@ def tournament(
                      ] = False,
     sandbox: Annotated[str | None, typer.Option(
         "--sandbox", help="Override the config's sandbox key: process, bwrap or none.")] = None,
+    seed_file: Annotated[str | None, typer.Option(
+        "--seed-file", help="A new tournament's seed: a file holding one integer that only you can read (mode "
+                            "600; others are refused). Default: drawn at the first run. Either way the database "
+                            "keeps it (no config may hold it); durak seed DB prints it.")] = None,
 ) -> None:
     """Run a tournament, resuming from the database, then print the leaderboard.
 
     The same config on the same database plays only the games not stored yet; Ctrl-C stops cleanly.
+    The seed, from which every deck follows, is secret: it is in no config (a seed key is an error,
+    since bots may read the config), it is drawn at the first run (or read from --seed-file) and kept
+    only in the database (mode 600), and it is not printed. `durak seed DB` prints it, to publish it
+    once the tournament is over or to give it to another database with --seed-file.
     """
     with reported_errors():
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(db) if db is not None else Path(Path(config).stem + ".db")
-        summary = run_tournament(loaded, db_path, jobs, fresh)
-        typer.echo(f"tournament {summary.tournament.name!r} in {db_path}: {summary.played} games played now, "
-                   f"{summary.stored_before + summary.played}/{summary.total_games} stored, "
-                   f"seed {summary.tournament.seed}")
+        summary = run_tournament(loaded, db_path, jobs, fresh,
+                                 seed_file=Path(seed_file) if seed_file is not None else None)
+        typer.echo(f"tournament '{visible(summary.tournament.name)}' in {db_path}: {summary.played} games played "
+                   f"now, {summary.stored_before + summary.played}/{summary.total_games} stored")
         if summary.disqualified:
-            typer.echo(f"disqualified: {', '.join(summary.disqualified)}")
+            typer.echo(f"disqualified: {', '.join(map(visible, summary.disqualified))}")
         typer.echo("")
         typer.echo(render(load_outcomes(db_path)))
 
@@ -285,7 +295,7 @@ def export(
             raise ResultsReadError(f"{db!r} is not a results database")
         try:
             with Store(db, create=False) as store:
-                lines = "".join(text + "\n" for text in store.record_texts()).encode()
+                lines = "".join(json_line(text) + "\n" for text in store.record_texts()).encode()
         except StoreError as exc:
             raise ResultsReadError(str(exc)) from None
         if output is None:
@@ -296,6 +306,33 @@ def export(
                 Path(output).write_bytes(lines)
             except OSError as exc:
                 raise ResultsWriteError(f"cannot write {output!r}: {exc.strerror}") from None
+
+
+@app.command()
+def seed(
+    db: Annotated[str, typer.Argument(help="A results database.")],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write it to this file (mode 600), for --seed-file, instead of printing it.")] = None,
+) -> None:
+    """Print the seed of a database's tournament: every deck follows from it, so publish it only once the
+    tournament is over (until then any bot that learns it knows every hand)."""
+    with reported_errors():
+        if not is_database(db):
+            raise ResultsReadError(f"{db!r} is not a results database")
+        try:
+            with Store(db, create=False) as store:
+                active = store.active_tournament()
+        except StoreError as exc:
+            raise ResultsReadError(str(exc)) from None
+        if active is None:
+            raise ResultsReadError(f"{db!r} holds no tournament")
+        if output is None:
+            typer.echo(str(active.seed))
+            return
+        try:
+            write_seed_file(output, active.seed)
+        except OSError as exc:
+            raise ResultsWriteError(f"cannot write {output!r}: {exc.strerror}") from None
 
 
 @app.command()
@@ -329,9 +366,18 @@ def schema_text(schema: dict[str, object]) -> str:
     return msgspec.json.format(msgspec.json.encode(schema), indent=2).decode()
 
 
+class _VisibleFormatter(logging.Formatter):
+    """Warnings may quote a bot's words or paths: shown with control characters escaped."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record))
+
+
 def main() -> None:
     """Console entry point (``durak`` and ``python -m referee``)."""
-    logging.basicConfig(format="durak: warning: %(message)s", level=logging.WARNING)
+    handler = logging.StreamHandler()
+    handler.setFormatter(_VisibleFormatter("durak: warning: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     if not sys.platform.startswith("linux"):
         typer.echo("durak: note: the referee targets Linux (rlimits, signals, bubblewrap); "
                    "bot games may not work here.", err=True)
@@ -340,5 +386,5 @@ def main() -> None:
     except Exception as exc:
         if _debug:
             raise
-        typer.echo(f"durak: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True)
+        typer.echo(visible(f"durak: internal error: {type(exc).__name__}: {exc} (rerun with --debug)"), err=True)
         sys.exit(int(ExitCode.INTERNAL))

@@ -4,11 +4,17 @@ A tournament row holds its config, fingerprint and seed; bot rows their command,
 file hash; game rows the result record, the compressed replay and each seat's capped stderr.
 Resume plays the slots whose games are not stored; a slot's games (one, unless the config
 plays series) are committed together, so a slot is either wholly stored or not at all.
+
+The tournament seed (every deck follows from it) lives here and nowhere else, so the database is private:
+created mode 600, and an existing one (with its ``-wal``, ``-shm`` and ``-journal`` files, which SQLite
+creates with the database's own mode) tightened to owner-only whenever its owner opens it.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -75,7 +81,7 @@ class TournamentRow:
     name: str
     config_path: str
     fingerprint: str
-    seed: int
+    seed: int  # secret until the tournament is over: `durak seed` prints it
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,22 @@ class StoredGame:
     stderr: list[str]
 
 
+#: The files of a database: SQLite's journals are named after it.
+DATABASE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def make_private(path: str | Path) -> None:
+    """Clear the group and other permission bits of a database and its journals, where they are ours."""
+    for suffix in DATABASE_SUFFIXES:
+        name = f"{path}{suffix}"
+        try:
+            info = os.stat(name)
+            if info.st_uid == os.geteuid() and info.st_mode & 0o077:
+                os.chmod(name, stat.S_IMODE(info.st_mode) & 0o700)
+        except FileNotFoundError:
+            continue
+
+
 def is_database(path: str | Path) -> bool:
     """True if ``path`` is an SQLite file (by its magic header)."""
     try:
@@ -119,7 +141,8 @@ class Store:
             raise StoreError(f"no database at {str(self.path)!r}")
         try:
             if create and not self.path.exists():
-                self.path.touch(mode=0o600)
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+            make_private(self.path)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")

@@ -30,14 +30,17 @@ BOTS = """
 [[bots]]
 name = "a"
 command = "prog a"
+dir = "."
 
 [[bots]]
 name = "b"
 command = "prog b"
+dir = "."
 
 [[bots]]
 name = "c"
 command = ["prog", "c"]
+dir = "."
 """
 
 
@@ -67,7 +70,8 @@ def test_sample_loads() -> None:
     assert random.dir == heuristic.dir == SAMPLE.parent / "python"
     assert js.dir == SAMPLE.parent / "js"
     assert (random.dir / "random_bot.py").is_file() and (heuristic.dir / "heuristic_bot.py").is_file()
-    assert config.seed == 20261129 and config.players == 2 and config.format == "round_robin"
+    assert config.players == 2 and config.format == "round_robin"
+    assert "seed" not in msgspec.toml.decode(SAMPLE.read_bytes())  # the seed is never in a config
     assert loaded.rules.variant == "podkidnoy" and loaded.rules.deck == 36
     assert loaded.time_control().time_bank == 2.0
     assert loaded.resource_limits() == ResourceLimits()  # the sample writes out the defaults
@@ -76,8 +80,7 @@ def test_sample_loads() -> None:
 def test_sample_is_small() -> None:
     """3 bots, round robin at 2 seats, 20 deals, 2 rotations: 120 games, 80 per bot, 40 per seat."""
     loaded = load_config(SAMPLE)
-    assert loaded.config.seed is not None
-    summary = schedule_summary(schedule(loaded.config, loaded.config.seed))
+    summary = schedule_summary(schedule(loaded.config, draw_seed()))
     assert summary["games"] == 120
     assert set(summary["games_per_bot"].values()) == {80}
     assert all(seats == [40, 40] for seats in summary["seats_per_bot"].values())
@@ -114,12 +117,14 @@ def test_config_defaults_match_the_dataclasses(tmp_path: Path) -> None:
     assert loaded.resource_limits() == ResourceLimits()
     config = loaded.config
     assert (config.variant, config.players, config.format, config.deals, config.rotations, config.series,
-            config.seed, config.tables, config.challengers, config.restart, config.pause,
+            config.tables, config.challengers, config.restart, config.pause,
             config.max_failures, config.rules) == (
-        "podkidnoy", 2, "round_robin", 10, "cyclic", 1, None, None, [], "never", True, 3, {})
+        "podkidnoy", 2, "round_robin", 10, "cyclic", 1, None, [], "never", True, 3, {})
 
 
 # --- errors -------------------------------------------------------------------------------------------------
+
+BOT_C = '[[bots]]\nname = "c"\ncommand = "p"\ndir = "."'  # a valid second bot
 
 ERRORS = [
     # (top-level keys, tables after the bots, bots (None: the default three), expected text)
@@ -137,8 +142,10 @@ ERRORS = [
     ('rotations = "some"', "", None, "key 'rotations': invalid value 'some': expected one of cyclic, all"),
     ('restart = "always"', "", None, "key 'restart': invalid value 'always': expected one of never, game"),
     ("pause = 1", "", None, "key 'pause': expected bool, got int"),
-    ("seed = -1", "", None, "key 'seed': must be an integer from 0 to 2**63 - 1"),
-    ("seed = 1.5", "", None, "key 'seed': expected int, got float"),
+    ("seed = 20261129", "", None, "key 'seed': a config must not hold the tournament seed (bots may be able to "
+     "read it): remove the key; the seed is drawn at the first run and kept in the results database, or set "
+     "with durak tournament --seed-file PATH (a file only you can read)"),
+    ("seed = 1.5", "", None, "key 'seed': a config must not hold the tournament seed"),
     ("tables = 5", "", None, "key 'tables': only for format = \"sampled\""),
     ('format = "sampled"', "", None, "key 'tables': format = \"sampled\" needs"),
     ('format = "sampled"\ntables = 0', "", None, "key 'tables': must be at least 1"),
@@ -167,43 +174,47 @@ ERRORS = [
     ("", "[limits]\nmemory_mb = -1", None, "key 'limits.memory_mb': must be positive, or 0 for no limit"),
     ("", "[limits]\nmemory_mb = 1.5", None, "key 'limits.memory_mb': expected int, got float"),
     ("", "[limits]\nram = 1", None, "unknown key 'limits.ram'"),
-    ('rotations = "all"\nplayers = 5', "", BOTS + '[[bots]]\nname = "d"\ncommand = "p"\n'
-     '[[bots]]\nname = "e"\ncommand = "p"\n', "key 'rotations': \"all\" is only for tables of at most 4 players"),
+    ('rotations = "all"\nplayers = 5', "", BOTS + '[[bots]]\nname = "d"\ncommand = "p"\ndir = "."\n'
+     '[[bots]]\nname = "e"\ncommand = "p"\ndir = "."\n',
+     "key 'rotations': \"all\" is only for tables of at most 4 players"),
     ("", "", "", "missing key 'bots'"),
     ("", "", 'bots = []', "key 'bots': tables of 2 players need at least 2 bots, not 0"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\n[[bots]]\nname = "a"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "."\n[[bots]]\nname = "a"\ncommand = "p"\ndir = "."',
      "key 'bots[1].name': duplicate name 'a' (also bots[0])"),
-    ("", "", '[[bots]]\nname = "a b"\ncommand = "p"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a b"\ncommand = "p"\ndir = "."\n' + BOT_C,
      "key 'bots[0].name': 'a b': a bot name may not contain whitespace"),
-    ("", "", '[[bots]]\nname = "a,b"\ncommand = "p"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a,b"\ncommand = "p"\ndir = "."\n' + BOT_C,
      "key 'bots[0].name': 'a,b': a bot name may not contain"),
-    ("", "", '[[bots]]\nname = "a#2"\ncommand = "p"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a#2"\ncommand = "p"\ndir = "."\n' + BOT_C,
      "key 'bots[0].name': 'a#2'"),
-    ("", "", '[[bots]]\nname = ""\ncommand = "p"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = ""\ncommand = "p"\ndir = "."\n' + BOT_C,
      "key 'bots[0].name': must not be empty"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\n[[bots]]\nname = "c"\ncommand = ""',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "."\n[[bots]]\nname = "c"\ncommand = ""',
      "key 'bots[1].command' (bot 'c'): the command is empty"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\n[[bots]]\nname = "c"\ncommand = []',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "."\n[[bots]]\nname = "c"\ncommand = []',
      "key 'bots[1].command' (bot 'c'): the command is empty"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p \'x"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p \'x"\n' + BOT_C,
      "key 'bots[0].command' (bot 'a'): cannot split"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = 5\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = 5\n' + BOT_C,
      "key 'bots[0].command' (bot 'a'): expected str | array, got int"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = ["p", 1]\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = ["p", 1]\n' + BOT_C,
      "key 'bots[0].command[1]' (bot 'a'): expected str, got int"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "nope"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\n' + BOT_C,
+     "key 'bots[0].dir' (bot 'a'): missing: every bot needs a folder of its own (its command runs there and its "
+     "files identify it); the config's folder is no default"),
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "nope"\n' + BOT_C,
      "key 'bots[0].dir' (bot 'a'): folder "),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\nenv = { X = "1", Y = 2 }\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "."\nenv = { X = "1", Y = 2 }\n' + BOT_C,
      "key 'bots[0].env.Y' (bot 'a'): expected str, got int"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\n[bots.env]\n"A B" = 2\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "."\n[bots.env]\n"A B" = 2\n' + BOT_C,
      "key 'bots[0].env.\"A B\"' (bot 'a'): expected str, got int"),
-    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\nenv = { "X=Y" = "1" }\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncommand = "p"\ndir = "."\nenv = { "X=Y" = "1" }\n' + BOT_C,
      "key 'bots[0].env' (bot 'a'): bad environment variable 'X=Y'"),
-    ("", "", '[[bots]]\nname = "a"\ncmd = "p"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\ncmd = "p"\n' + BOT_C,
      "unknown key 'bots[0].cmd' (bot 'a')"),
-    ("", "", '[[bots]]\nname = "a"\n[[bots]]\nname = "c"\ncommand = "p"',
+    ("", "", '[[bots]]\nname = "a"\n' + BOT_C,
      "missing key 'bots[0].command' (bot 'a')"),
-    ("", "", '[[bots]]\ncommand = "p"\n[[bots]]\nname = "c"\ncommand = "p"', "missing key 'bots[0].name'"),
+    ("", "", '[[bots]]\ncommand = "p"\ndir = "."\n' + BOT_C, "missing key 'bots[0].name'"),
     ("deals = ", "", None, "not valid TOML: "),
     ("deals = 3\ndeals = 4", "", None, "not valid TOML: "),
 ]
@@ -246,16 +257,16 @@ def test_unreadable_files(tmp_path: Path) -> None:
 
 
 def test_python_word_is_the_referees_interpreter(tmp_path: Path) -> None:
-    bots = ('[[bots]]\nname = "a"\ncommand = "{python} -u a.py {python}x"\n'
-            '[[bots]]\nname = "b"\ncommand = ["nice", "{python}", "b.py"]\n')
+    bots = ('[[bots]]\nname = "a"\ncommand = "{python} -u a.py {python}x"\ndir = "."\n'
+            '[[bots]]\nname = "b"\ncommand = ["nice", "{python}", "b.py"]\ndir = "."\n')
     a, b = load(tmp_path, bots=bots).bots
     assert a.argv == [sys.executable, "-u", "a.py", "{python}x"]
     assert b.argv == ["nice", sys.executable, "b.py"]
 
 
 def test_command_string_is_split_like_a_shell(tmp_path: Path) -> None:
-    bots = ('[[bots]]\nname = "a"\ncommand = "prog \'two words\' \\"x y\\" z\\\\ w"\n'
-            '[[bots]]\nname = "b"\ncommand = ["prog", "two words"]\n')
+    bots = ('[[bots]]\nname = "a"\ncommand = "prog \'two words\' \\"x y\\" z\\\\ w"\ndir = "."\n'
+            '[[bots]]\nname = "b"\ncommand = ["prog", "two words"]\ndir = "."\n')
     a, b = load(tmp_path, bots=bots).bots
     assert a.argv == ["prog", "two words", "x y", "z w"]
     assert b.argv == ["prog", "two words"]
@@ -268,7 +279,7 @@ def test_dir_is_relative_to_the_config_file(tmp_path: Path, monkeypatch: pytest.
     absolute = tmp_path / "abs"
     absolute.mkdir()
     bots = (f'[[bots]]\nname = "a"\ncommand = "p"\ndir = "bots/a"\nenv = {{ K = "v" }}\n'
-            f'[[bots]]\nname = "b"\ncommand = "p"\n'
+            f'[[bots]]\nname = "b"\ncommand = "p"\ndir = "."\n'
             f'[[bots]]\nname = "c"\ncommand = "p"\ndir = "{absolute}"\n')
     (tmp_path / "conf").mkdir(exist_ok=True)
     write(tmp_path / "conf", bots=bots)
@@ -276,7 +287,7 @@ def test_dir_is_relative_to_the_config_file(tmp_path: Path, monkeypatch: pytest.
     loaded = load_config(Path("..") / "conf" / "t.toml")
     a, b, c = loaded.bots
     assert a.dir == tmp_path / "conf" / "bots" / "a"
-    assert b.dir == tmp_path / "conf"  # the default: the config file's folder
+    assert b.dir == tmp_path / "conf"  # "." is the config file's folder (written out: there is no default)
     assert c.dir == absolute
     assert a.env == {"K": "v"} and b.env == {}
     assert loaded.path.is_absolute() and loaded.path.resolve() == (tmp_path / "conf" / "t.toml")
@@ -304,31 +315,40 @@ def fingerprint(tmp_path: Path, top: str = "", after: str = "", bots: str = BOTS
 
 
 def base_fingerprint(tmp_path: Path) -> str:
-    """The fingerprint of the default config with seed 5, written to a folder of its own."""
+    """The fingerprint of the default config, written to a folder of its own."""
     folder = tmp_path / "base"
     folder.mkdir(exist_ok=True)
-    return fingerprint(folder, "seed = 5")
+    return fingerprint(folder)
 
 
 def test_fingerprint_is_stable(tmp_path: Path) -> None:
-    first = fingerprint(tmp_path, "seed = 5")
+    first = fingerprint(tmp_path)
     assert re.fullmatch(r"[0-9a-f]{64}", first)
-    assert fingerprint(tmp_path, "seed = 5") == first
+    assert fingerprint(tmp_path) == first
     other = tmp_path / "other"
     other.mkdir()
-    assert fingerprint(other, "seed = 5") == first  # not the file's place
+    assert fingerprint(other) == first  # not the file's place
 
 
-EXTRA_BOT = '[[bots]]\nname = "d"\ncommand = "p"\n'
+def test_fingerprint_of_a_database_made_while_configs_held_seeds(tmp_path: Path) -> None:
+    """Such a database stored the fingerprint of ``seed = N``: the same as ``legacy_seed=N``, a different one
+    for each seed; configs without a seed had a null seed, which is what the fingerprint now always holds."""
+    loaded = load(tmp_path)
+    assert loaded.schedule_fingerprint(legacy_seed=None) == loaded.schedule_fingerprint()
+    legacy = {loaded.schedule_fingerprint(legacy_seed=seed) for seed in (5, 6)}
+    assert len(legacy) == 2 and loaded.schedule_fingerprint() not in legacy
+
+
+EXTRA_BOT = '[[bots]]\nname = "d"\ncommand = "p"\ndir = "."\n'
 
 
 @pytest.mark.parametrize(("top", "after", "bots"), [
-    ("seed = 5\ndeals = 30", "", BOTS),
-    ("seed = 5", "", BOTS + EXTRA_BOT),
-    ("seed = 5", "", BOTS.replace('"prog a"', '"other a"')),
-    ('seed = 5\nrestart = "game"\npause = false\nmax_failures = 9', "", BOTS),
-    ("seed = 5", "[time]\nmove = 3.0\n[limits]\nmemory_mb = 2048", BOTS),
-    ("seed = 5", "[rules]\ndeck = 36\nthrow_in_after_take = true", BOTS),  # the defaults, written out
+    ("deals = 30", "", BOTS),
+    ("", "", BOTS + EXTRA_BOT),
+    ("", "", BOTS.replace('"prog a"', '"other a"')),
+    ('restart = "game"\npause = false\nmax_failures = 9', "", BOTS),
+    ("", "[time]\nmove = 3.0\n[limits]\nmemory_mb = 2048", BOTS),
+    ("", "[rules]\ndeck = 36\nthrow_in_after_take = true", BOTS),  # the defaults, written out
 ])
 def test_fingerprint_ignores_what_may_extend_or_does_not_deal(tmp_path: Path, top: str, after: str,
                                                              bots: str) -> None:
@@ -336,35 +356,33 @@ def test_fingerprint_ignores_what_may_extend_or_does_not_deal(tmp_path: Path, to
 
 
 @pytest.mark.parametrize(("top", "after"), [
-    ("seed = 6", ""),
-    ("", ""),  # no seed: drawn later
-    ('seed = 5\nvariant = "perevodnoy"', ""),
-    ("seed = 5", "[rules]\ndeck = 52"),
-    ("seed = 5", "[rules]\nfirst_bout_limit = 5"),
-    ("seed = 5\nplayers = 3", ""),
-    ('seed = 5\nformat = "gauntlet"\nchallengers = ["a"]', ""),
-    ('seed = 5\nformat = "sampled"\ntables = 3', ""),
-    ('seed = 5\nrotations = "all"', ""),
-    ("seed = 5\nseries = 2", ""),
+    ('variant = "perevodnoy"', ""),
+    ("", "[rules]\ndeck = 52"),
+    ("", "[rules]\nfirst_bout_limit = 5"),
+    ("players = 3", ""),
+    ('format = "gauntlet"\nchallengers = ["a"]', ""),
+    ('format = "sampled"\ntables = 3', ""),
+    ('rotations = "all"', ""),
+    ("series = 2", ""),
 ])
 def test_fingerprint_covers_what_defines_the_games(tmp_path: Path, top: str, after: str) -> None:
     assert fingerprint(tmp_path, top, after) != base_fingerprint(tmp_path)
 
 
 def test_fingerprint_ignores_the_tournament_name(tmp_path: Path) -> None:
-    path = write(tmp_path, "seed = 5")
+    path = write(tmp_path)
     path.write_text(path.read_text().replace('name = "t"', 'name = "renamed"'))
     assert load_config(path).config.name == "renamed"
     assert load_config(path).schedule_fingerprint() == base_fingerprint(tmp_path)
 
 
 def test_fingerprint_gauntlet_and_sampled_specifics(tmp_path: Path) -> None:
-    gauntlet = 'seed = 5\nformat = "gauntlet"\nchallengers = ["a", "b"]'
+    gauntlet = 'format = "gauntlet"\nchallengers = ["a", "b"]'
     base = fingerprint(tmp_path, gauntlet, bots=BOTS + EXTRA_BOT)
     assert fingerprint(tmp_path, gauntlet.replace('"a", "b"', '"b", "a"'), bots=BOTS + EXTRA_BOT) == base
     assert fingerprint(tmp_path, gauntlet.replace('"a", "b"', '"a"'), bots=BOTS + EXTRA_BOT) != base
     assert fingerprint(tmp_path, gauntlet, bots=BOTS + EXTRA_BOT + EXTRA_BOT.replace('"d"', '"e"')) == base
-    sampled = 'seed = 5\nformat = "sampled"\ntables = 4'
+    sampled = 'format = "sampled"\ntables = 4'
     base = fingerprint(tmp_path, sampled)
     assert fingerprint(tmp_path, sampled.replace("4", "40")) == base  # more tables extend
     assert fingerprint(tmp_path, sampled, bots=BOTS + EXTRA_BOT) != base  # a new bot redraws every table

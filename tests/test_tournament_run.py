@@ -22,13 +22,14 @@ from referee.tournament import worker
 from referee.tournament.config import load_config
 from referee.tournament.runner import TournamentError, run_tournament
 from referee.tournament.schedule import schedule
+from referee.tournament.secret import write_seed_file
 
 HOSTILE = Path(__file__).parent / "hostile"
 
 
 def write_config(folder: Path, bots: dict[str, str], *, deals: int = 3, players: int = 2, extra: str = "") -> Path:
     """A config of the hostile test bot in its behaviours: ``{"a": "play", "b": "crash after=2"}``."""
-    lines = [f'name = "t"\nplayers = {players}\ndeals = {deals}\nseed = 5\n{extra}\n[time]\nmove = 2.0\n']
+    lines = [f'name = "t"\nplayers = {players}\ndeals = {deals}\n{extra}\n[time]\nmove = 2.0\n']
     for name, behaviour in bots.items():
         lines.append(f'[[bots]]\nname = "{name}"\ncommand = "{{python}} bot.py {behaviour}"\ndir = "{HOSTILE}"\n')
     path = folder / "t.toml"
@@ -48,7 +49,11 @@ def test_a_tournament_stores_every_scheduled_game_once_and_resume_plays_nothing(
     assert first.played == first.total_games == 3 * 3 * 2  # 3 tables x 3 deals x 2 rotations
     records = stored(db)
     assert len(records) == 18
-    assert {r.deal for r in records.values()} == {s.deal_key for s in schedule(load_config(config).config, 5)}
+    with Store(db, create=False) as store:
+        active = store.active_tournament()
+    assert active is not None  # the seed was drawn and stored
+    assert {r.deal for r in records.values()} == {s.deal_key for s in schedule(load_config(config).config,
+                                                                               active.seed)}
     again = run_tournament(load_config(config), db, jobs=2, fresh=False, progress_stream=io.StringIO())
     assert again.played == 0 and len(stored(db)) == 18
 
@@ -84,7 +89,7 @@ def test_a_bot_whose_files_changed_is_refused(tmp_path: Path) -> None:
     bot_dir.mkdir()
     (bot_dir / "bot.py").write_bytes((HOSTILE / "bot.py").read_bytes())
     config = tmp_path / "t.toml"
-    config.write_text('name = "t"\ndeals = 1\nseed = 1\n[[bots]]\nname = "a"\ncommand = "{python} bot.py play"\n'
+    config.write_text('name = "t"\ndeals = 1\n[[bots]]\nname = "a"\ncommand = "{python} bot.py play"\n'
                       'dir = "bot"\n[[bots]]\nname = "b"\ncommand = "{python} bot.py play"\ndir = "bot"\n')
     db = tmp_path / "t.db"
     run_tournament(load_config(config), db, 1, False, io.StringIO())
@@ -132,16 +137,19 @@ def test_persistent_instances_never_meet_a_deal_twice(tmp_path: Path, monkeypatc
 
 def test_sigkill_mid_run_then_resume_stores_exactly_the_uninterrupted_games(tmp_path: Path) -> None:
     bots = {"a": "play", "b": "play", "c": "play", "d": "play"}
+    seed_file = tmp_path / "seed"
+    write_seed_file(seed_file, 5)  # both runs deal the same decks
     whole = tmp_path / "whole"
     whole.mkdir()
     run_tournament(load_config(write_config(whole, bots, deals=6)), whole / "t.db", 2, False,
-                   io.StringIO())
+                   io.StringIO(), seed_file=seed_file)
     expected = stored(whole / "t.db")
     cut = tmp_path / "cut"
     cut.mkdir()
     config = write_config(cut, bots, deals=6)
     db = cut / "t.db"
-    command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db), "--jobs", "2"]
+    command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db), "--jobs", "2",
+               "--seed-file", str(seed_file)]
     counts = []
     for kill in range(3):  # kill it a few times at different points, then let it finish
         run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

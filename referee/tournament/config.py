@@ -1,7 +1,7 @@
 """The tournament config: a TOML file decoded with msgspec and validated once; every error is one line naming the key.
 
 ``sample_bots/tournament.toml`` is the annotated contract. Its layout: top-level keys first (``name``,
-``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``seed``, ``tables``,
+``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``tables``,
 ``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``), then the tables ``[rules]`` (rule options,
 RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` table per bot (``name``,
 ``command``, ``dir``, ``env``). Unknown keys and values of the wrong type are rejected.
@@ -9,8 +9,17 @@ RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` 
 Bots: ``command`` is an argv array or a string split like a shell (:func:`shlex.split`); every word that is
 exactly ``{python}`` becomes the referee's own interpreter (``sys.executable``), so Python bots that import
 ``protocol`` run with the Python that has durak-referee installed. The command runs in the bot's ``dir``
-(relative to the config file's folder, ``~`` expanded; default: that folder), with a scrubbed environment
-plus the bot's ``env``.
+(relative to the config file's folder, ``~`` expanded), with a scrubbed environment plus the bot's ``env``.
+Every bot needs its ``dir``: there is no default, because the only candidates are guesses (the config's
+folder, which would show every bot the config and whatever sits beside it, or a folder read out of the
+command, which ``{python} -m pkg`` or ``node bot.js`` do not name) and the folder is what the bot runs in,
+what ``bwrap`` shows it and what its files are hashed from.
+
+The tournament seed, from which every deck follows (RULES.md 8), is never in a config: a config is a file the
+bots may be able to read (at the weaker isolation levels, or with loose file modes). It is drawn at the first
+run and kept only in the results database (mode 600), or given by ``durak tournament --seed-file PATH`` (a
+file only its owner can read, :mod:`referee.tournament.secret`); ``durak seed DB`` prints it when asked. A
+``seed`` key is an error saying so.
 
 TOML has no null, so a limit of ``0`` means "no limit" (the same as leaving out a limit whose default is
 none), and a time bank is set only by writing ``bank``.
@@ -36,6 +45,8 @@ import msgspec
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
 from referee.bots.isolation import Isolation, isolation_for
 from referee.bots.limits import ResourceLimits, TimeControl
+from referee.tournament.botfiles import BotFilesError as BotFilesError
+from referee.tournament.botfiles import bot_files_sha256 as bot_files_sha256
 from referee.tournament.schedule import SCHEDULE_VERSION
 
 Format = Literal["round_robin", "sampled", "gauntlet"]
@@ -50,15 +61,16 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "restart": ("never", "game"),
     "sandbox": ("none", "process", "bwrap"),
 }
+#: The error for a ``seed`` key: a config is readable by bots at the weak levels, so it holds no secret.
+SEED_KEY_ERROR = ("key 'seed': a config must not hold the tournament seed (bots may be able to read it): remove "
+                  "the key; the seed is drawn at the first run and kept in the results database, or set with "
+                  "durak tournament --seed-file PATH (a file only you can read)")
 #: The argv word replaced by the referee's own interpreter.
 PYTHON_WORD = "{python}"
 #: Characters a bot name may not contain: schedule keys are built from names with them.
 NAME_SEPARATORS = ",|#"
 #: rotations = "all" plays k! seatings per deal; beyond this table size that is absurd (6! = 720).
 MAX_ALL_ROTATIONS_PLAYERS = 4
-#: Folders and file suffixes :func:`bot_files_sha256` leaves out.
-SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
-SKIPPED_SUFFIXES = (".pyc",)
 
 
 class ConfigError(ValueError):
@@ -66,7 +78,7 @@ class ConfigError(ValueError):
 
 
 class BotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """One ``[[bots]]`` table."""
+    """One ``[[bots]]`` table. ``dir`` is required: :func:`load_config` says why when it is missing."""
 
     name: str
     command: str | list[str]
@@ -103,7 +115,6 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     deals: int = 10
     rotations: Rotations = "cyclic"
     series: int = 1
-    seed: int | None = None
     tables: int | None = None
     challengers: list[str] = []
     restart: Restart = "never"
@@ -153,16 +164,20 @@ class LoadedConfig:
                               file_size_mb=value(limits.file_size_mb), open_files=value(limits.open_files),
                               cpu_seconds=value(limits.cpu_seconds))
 
-    def schedule_fingerprint(self) -> str:
-        """SHA-256 (hex) of what defines the games, except what may extend a schedule.
+    def schedule_fingerprint(self, legacy_seed: int | None = None) -> str:
+        """SHA-256 (hex) of what defines the games, except what may extend a schedule and the seed.
 
         Covered: the schedule algorithm's version, the effective rules (variant and every option, so writing
-        an option's default changes nothing), players, format, rotations, series, seed (null when drawn) and
-        the challengers (as a set). Not covered: the bots and ``deals``/``tables``, which may grow (bot
-        identity is checked separately from file hashes), nor time controls, limits, restart, pause and
-        max_failures, which do not change which deals are dealt to which seats. Exception: in the
-        ``sampled`` format the tables drawn depend on the whole field, so there the sorted bot names are
-        covered too (adding a bot to a sampled tournament is a changed schedule; more tables extend it).
+        an option's default changes nothing), players, format, rotations, series and the challengers (as a
+        set). The seed is the database's (a stored tournament keeps its own); the document still holds a
+        ``seed`` entry, null, as configs without a seed had, so their databases resume. ``legacy_seed``
+        gives the fingerprint a database made before seeds left the config stored for ``seed = N``.
+
+        Not covered: the bots and ``deals``/``tables``, which may grow (bot identity is checked separately from
+        file hashes), nor time controls, limits, restart, pause and max_failures, which do not change which
+        deals are dealt to which seats. Exception: in the ``sampled`` format the tables drawn depend on the
+        whole field, so there the sorted bot names are covered too (adding a bot to a sampled tournament is a
+        changed schedule; more tables extend it).
         """
         config = self.config
         document: dict[str, object] = {
@@ -172,7 +187,7 @@ class LoadedConfig:
             "format": config.format,
             "rotations": config.rotations,
             "series": config.series,
-            "seed": config.seed,
+            "seed": legacy_seed,
             "challengers": sorted(config.challengers),
         }
         if config.format == "sampled":
@@ -181,36 +196,8 @@ class LoadedConfig:
 
 
 def draw_seed() -> int:
-    """A tournament seed from the OS (63 bits, so it fits a TOML or SQLite integer), for configs without one."""
+    """A tournament seed from the OS (63 bits, so it fits an SQLite integer), for a new tournament."""
     return secrets.randbits(63)
-
-
-def bot_files_sha256(dir: Path) -> str:
-    """SHA-256 (hex) identifying a bot's files: every regular file under ``dir``, paths and contents.
-
-    The digest is taken over one line per file, ``<sha256 of the content, hex>  <path>\\n`` (the
-    ``sha256sum`` format), with paths relative to ``dir``, ``/``-separated, sorted by their UTF-8 bytes.
-    Left out: ``__pycache__`` and ``.git`` folders and ``*.pyc`` files. Symbolic links to files count with
-    their target's content; links to folders are not followed. FileNotFoundError if ``dir`` is no folder.
-    """
-    root = Path(dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"bot folder {str(root)!r} not found")
-    files: list[tuple[bytes, str]] = []
-    for folder, dirnames, filenames in os.walk(root):
-        dirnames[:] = [name for name in dirnames if name not in SKIPPED_DIRS]
-        for name in filenames:
-            full = os.path.join(folder, name)
-            if name.endswith(SKIPPED_SUFFIXES) or not os.path.isfile(full):
-                continue
-            relative = os.path.relpath(full, root).replace(os.sep, "/")
-            files.append((relative.encode("utf-8", "surrogateescape"), full))
-    digest = hashlib.sha256()
-    for path, full in sorted(files):
-        with open(full, "rb") as handle:
-            content = hashlib.file_digest(handle, "sha256").hexdigest()
-        digest.update(content.encode() + b"  " + path + b"\n")
-    return digest.hexdigest()
 
 
 def load_config(path: str | Path, *, sandbox: str | None = None) -> LoadedConfig:
@@ -252,6 +239,8 @@ def _describe(message: str, data: bytes) -> str:
     key, bot = _key(at.rstrip("`").removeprefix("$").removeprefix("."), raw, got.group(1) if got else None)
     where = f" (bot {bot!r})" if bot else ""
     if match := re.fullmatch(r"Object contains unknown field `(.+)`", problem):
+        if not key and match.group(1) == "seed":
+            return SEED_KEY_ERROR
         return f"unknown key {_join(key, match.group(1))!r}{where}"
     if match := re.fullmatch(r"Object missing required field `(.+)`", problem):
         return f"missing key {_join(key, match.group(1))!r}{where}"
@@ -351,8 +340,6 @@ class _Checker:
         for key, value in (("deals", config.deals), ("series", config.series), ("max_failures", config.max_failures)):
             if value < 1:
                 raise self.error(key, f"must be at least 1, not {value}")
-        if config.seed is not None and not 0 <= config.seed < 2**63:
-            raise self.error("seed", f"must be an integer from 0 to 2**63 - 1, not {config.seed}")
         if config.rotations == "all" and config.players > MAX_ALL_ROTATIONS_PLAYERS:
             count = math.factorial(config.players)
             raise self.error("rotations", f'"all" is only for tables of at most {MAX_ALL_ROTATIONS_PLAYERS} '
@@ -412,13 +399,14 @@ class _Checker:
         for variable, value in bot.env.items():
             if not variable or "=" in variable or "\0" in variable or "\0" in value:
                 raise self.error(f"{key}.env", f"bad environment variable {variable!r}", name)
-        folder = self.folder
-        if bot.dir is not None:
-            if "\0" in bot.dir:
-                raise self.error(f"{key}.dir", "a folder name cannot contain a NUL character", name)
-            folder = Path(os.path.abspath(self.folder / os.path.expanduser(bot.dir)))
-            if not folder.is_dir():
-                raise self.error(f"{key}.dir", f"folder {str(folder)!r} not found", name)
+        if bot.dir is None:
+            raise self.error(f"{key}.dir", "missing: every bot needs a folder of its own (its command runs there "
+                             "and its files identify it); the config's folder is no default", name)
+        if "\0" in bot.dir:
+            raise self.error(f"{key}.dir", "a folder name cannot contain a NUL character", name)
+        folder = Path(os.path.abspath(self.folder / os.path.expanduser(bot.dir)))
+        if not folder.is_dir():
+            raise self.error(f"{key}.dir", f"folder {str(folder)!r} not found", name)
         return ResolvedBot(name=name, argv=argv, dir=folder, env=dict(bot.env))
 
     def split_command(self, key: str, bot: BotConfig) -> list[str]:

@@ -26,10 +26,11 @@ from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
 from referee.match import GameRecord
 from referee.replay import replay_lines
-from referee.store import BotRow, Store, StoredGame, TournamentRow
+from referee.store import DATABASE_SUFFIXES, BotRow, Store, StoredGame, TournamentRow
 from referee.tournament.config import LoadedConfig, bot_files_sha256, draw_seed
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import Slot, schedule
+from referee.tournament.secret import protected_path, read_seed_file
 from referee.tournament.worker import Job, SlotDone, WorkerSetup, bot_command
 
 _NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
@@ -55,21 +56,27 @@ class RunSummary:
 
 
 def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
-                   progress_stream: TextIO | None = None) -> RunSummary:
+                   progress_stream: TextIO | None = None, *, seed_file: Path | None = None) -> RunSummary:
     """Play every slot of the schedule not yet stored in ``db_path``.
 
-    :raises TournamentError: the database holds a different schedule or bot (without ``fresh``).
+    A new tournament's seed is ``seed_file``'s (:func:`read_seed_file`), else drawn; it is kept in the
+    database only. A stored tournament keeps its seed (``seed_file``, if given, must hold the same).
+
+    :raises TournamentError: the database holds a different schedule, seed or bot (without ``fresh``).
+    :raises SeedFileError: ``seed_file`` is not a private file holding a seed.
     :raises Interrupted: on Ctrl-C, after the finished slots are stored.
     :raises StoreError: the database cannot be written (finished slots stay stored).
     """
-    protected = [str(db_path.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    seed = read_seed_file(seed_file) if seed_file is not None else None
+    protected = [str(db_path.resolve()) + suffix for suffix in DATABASE_SUFFIXES]
+    protected += [protected_path(seed_file)] if seed_file is not None else []
     isolation = loaded.isolation(protected)
     if isolation.level == "bwrap":
         probe_bwrap()
     for bot in loaded.bots:
         preflight(bot_command(bot), isolation)
     with Store(db_path) as store:
-        tournament = _open_tournament(store, loaded, fresh)
+        tournament = _open_tournament(store, loaded, fresh, seed)
         _check_bots(store, tournament, loaded, isolation)
         slots = schedule(loaded.config, tournament.seed)
         stored = store.stored_slots(tournament.id)
@@ -89,17 +96,21 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
         return summary
 
 
-def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool) -> TournamentRow:
+def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int | None) -> TournamentRow:
     active = store.active_tournament()
     fingerprint = loaded.schedule_fingerprint()
     if active is not None and not fresh:
-        if active.fingerprint != fingerprint:
+        # a database made while configs held seeds stored the fingerprint of `seed = <its seed>`
+        if active.fingerprint not in (fingerprint, loaded.schedule_fingerprint(legacy_seed=active.seed)):
             raise TournamentError(
                 f"{store.path} holds tournament {active.name!r} with a different schedule (variant, rules, "
-                "table size, format, rotations, series or seed changed); use --fresh to start a new tournament "
+                "table size, format, rotations or series changed); use --fresh to start a new tournament "
                 "in it (the old games are kept), or another --db")
+        if seed is not None and seed != active.seed:
+            raise TournamentError(f"{store.path} holds tournament {active.name!r} with another seed than the "
+                                  "seed file's; leave out --seed-file to resume it, or use --fresh or another --db")
         return active
-    seed = loaded.config.seed if loaded.config.seed is not None else draw_seed()
+    seed = seed if seed is not None else draw_seed()
     return store.create_tournament(loaded.config.name, str(loaded.path), loaded.path.read_text(), fingerprint, seed)
 
 
@@ -108,7 +119,7 @@ def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig, i
     stored = store.bots(tournament.id)
     for bot in loaded.bots:
         version = _probe_version(BotClient(bot.name, bot_command(bot), isolation=isolation))
-        row = BotRow(bot.name, list(bot.argv), str(bot.dir), bot_files_sha256(bot.dir), version)
+        row = BotRow(bot.name, list(bot.argv), str(bot.dir), bot_files_sha256(bot.dir, bot=bot.name), version)
         old = stored.get(bot.name)
         if old is not None and (old.sha256, old.version) != (row.sha256, row.version):
             what = "its files changed" if old.sha256 != row.sha256 else f"version {old.version!r} -> {row.version!r}"
