@@ -17,7 +17,7 @@ from protocol.events import AnyEvent
 from protocol.rules import Rules
 from protocol.views import GameResult, PlayerView
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 class Message(msgspec.Struct, tag_field="type", frozen=True):

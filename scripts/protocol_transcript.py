@@ -32,7 +32,7 @@ def run_bot(log_path: str) -> None:
             message = json.loads(line)
             reply = None
             if message["type"] == "hello":
-                reply = {"type": "hello", "protocol": 1, "name": BOT_NAME, "version": "1.0"}
+                reply = {"type": "hello", "protocol": 2, "name": BOT_NAME, "version": "1.0"}
             elif message["type"] == "request":
                 reply = {"type": "action", "id": message["id"], "action": message["legal"][0]}
             elif message["type"] == "shutdown":

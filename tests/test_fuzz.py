@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from protocol.messages import BotHello, Reply, bot_decoder
+from protocol.messages import PROTOCOL_VERSION, BotHello, Reply, bot_decoder
 from protocol.rules import OPTIONS, VARIANTS, Rules
 from referee.bots.errors import BotProtocolError
 from referee.bots.launcher import BotCommand
@@ -426,7 +426,7 @@ def check_fuzzed_record(record: GameRecord, line_sent: bytes, request: dict[str,
         return
     if moment == "hello":
         ok = (not len(line_sent) > MAX_LINE and isinstance(_decoded(line_sent), BotHello)
-              and _decoded(line_sent).protocol == 1)  # type: ignore[union-attr]
+              and _decoded(line_sent).protocol == PROTOCOL_VERSION)  # type: ignore[union-attr]
     else:
         ok = len(line_sent) <= MAX_LINE and valid_reply(line_sent, request["id"], request["legal"])
     if ok:
@@ -751,7 +751,7 @@ VALID_VALUES = {
     "first_bout_limit": ["null", "1", "3", "6"], "throw_in_after_take": ["true", "false"],
     "defender_draws_last": ["true", "false"], "transfer_after_beat": ["true", "false"],
     "transfer_beaten_pairs": ["stay", "discard"], "allow_transfer": ["true", "false"],
-    "max_actions": ["1", "40", "5000", "1" + "0" * 30],
+    "max_actions": ["1", "40", "5000", "1" + "0" * 30], "ask_forced_passes": ["true", "false"],
 }
 valid_pairs = st.sampled_from(sorted(VALID_VALUES)).flatmap(
     lambda name: st.sampled_from(VALID_VALUES[name]).map(lambda value: f"{name}={value}"))

@@ -201,7 +201,7 @@ HOSTILE = [  # id, behaviour, bot options, verdict, reason (a regex)
     ("double", "double", {"after": 1}, "protocol", r"^sent a line nobody asked for: '\{\"type\": \"action\", "),
     ("chatter", "chatter", {"after": 1}, "protocol",  # found before its next request, or read as that reply
      rf"^(sent a line nobody asked for: |replied to request {ANY_REQUEST} while request {ANY_REQUEST} was asked$)"),
-    ("bad_version", "bad_version", {}, "protocol", r"^the bot speaks protocol 99; this referee speaks protocol 1$"),
+    ("bad_version", "bad_version", {}, "protocol", r"^the bot speaks protocol 99; this referee speaks protocol 2$"),
     ("huge_line", "huge_line", {"after": 1}, "protocol", r"^bot sent a line longer than 65536 bytes$"),
     ("close_stdout", "close_stdout", {"after": 1}, "protocol", r"^bot closed its stdout$"),
     ("close_stdin", "close_stdin", {"after": 1}, "protocol", r"^bot closed its stdin$"),

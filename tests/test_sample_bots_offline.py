@@ -150,8 +150,9 @@ def running(argv: list[str], count: int, tmp_path: Path) -> Iterator[list[Bot]]:
                 bot.proc.wait()
 
 
-def play(bots: list[Bot], rules: Rules, seed: int, game_id: str) -> tuple[GameResult, list[str]]:
-    """Play one game, seat i played by ``bots[i]``; the result and the actions, in order."""
+def play(bots: list[Bot], rules: Rules, seed: int, game_id: str) -> tuple[GameResult, list[str], int]:
+    """Play one game, seat i played by ``bots[i]``; the result, the actions in order, and how many requests
+    offered ``pass`` alone (asked with ask_forced_passes, RULES.md 5b.2)."""
     game = new_game(rules, len(bots), SeededRng(seed))
     ids = random.Random(seed)  # request ids are not a counter, so an echoed id is checked for real
     started = [False] * len(bots)
@@ -168,11 +169,13 @@ def play(bots: list[Bot], rules: Rules, seed: int, game_id: str) -> tuple[GameRe
         return events
 
     actions = []
+    forced = 0
     while game.result is None:
         seat = game.to_move
         assert seat is not None
         legal = [str(action) for action in game.legal_actions()]
         request_id = ids.randrange(1, 1 << 31)
+        forced += legal == ["pass"]
         bots[seat].send(Request(id=request_id, game=game_id, view=game.view(seat), legal=legal, time_ms=1000,
                                 events=catch_up(seat)), loose=len(actions) % 2 == 1)
         reply = bots[seat].receive()
@@ -183,20 +186,25 @@ def play(bots: list[Bot], rules: Rules, seed: int, game_id: str) -> tuple[GameRe
         actions.append(reply.action)
     for seat, bot in enumerate(bots):
         bot.send(GameOver(game=game_id, result=game.result, events=catch_up(seat)), loose=seat % 2 == 0)
-    return game.result, actions
+    return game.result, actions, forced
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_bot_plays_every_table_size(bot_argv: Callable[[int], list[str]], variant: str, tmp_path: Path) -> None:
-    """Handshake, one game at each table size 2-6 (the same bot processes stay up), and shutdown."""
+    """Handshake, one game at each table size 2-6 (the same bot processes stay up), and shutdown. In the bout
+    variants the bots also answer requests whose only legal action is pass (protocol 2)."""
+    forced = 0
     with running(bot_argv(1), MAX_PLAYERS, tmp_path) as bots:
         for players in range(MIN_PLAYERS, MAX_PLAYERS + 1):
-            result, _ = play(bots[:players], Rules(variant=variant), seed=100 + players, game_id=f"g{players}")
+            result, _, asked = play(bots[:players], Rules(variant=variant), seed=100 + players, game_id=f"g{players}")
             assert result.end in ("fool", "draw")
-        result, _ = play(bots[:3], Rules(variant=variant, deck=52), seed=7, game_id="g52")
+            forced += asked
+        result, _, asked = play(bots[:3], Rules(variant=variant, deck=52), seed=7, game_id="g52")
         assert result.end in ("fool", "draw")
+        forced += asked
         for bot in bots:
             bot.shut_down()
+    assert (forced > 0) == (variant != "fools_fool"), forced
 
 
 @pytest.mark.parametrize("script", ["python/random_bot.py", "c"])
@@ -219,7 +227,7 @@ def test_heuristic_bot_beats_random(tmp_path: Path) -> None:
         for variant in VARIANTS:
             for game in range(10):
                 seats = [smart, rnd] if game % 2 == 0 else [rnd, smart]
-                result, _ = play(seats, Rules(variant=variant), seed=1000 + game, game_id=f"{variant}{game}")
+                result, *_ = play(seats, Rules(variant=variant), seed=1000 + game, game_id=f"{variant}{game}")
                 games += 1
                 fools += seats.index(smart) in result.fools
         smart.shut_down()

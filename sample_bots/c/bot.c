@@ -134,7 +134,7 @@ int main(int argc, char **argv) {
             continue;
         }
         if (!strcmp(m.type, "hello")) {
-            printf("{\"type\":\"hello\",\"protocol\":1,\"name\":\"c-random\",\"version\":\"1.0\"}\n");
+            printf("{\"type\":\"hello\",\"protocol\":2,\"name\":\"c-random\",\"version\":\"1.0\"}\n");
         } else if (!strcmp(m.type, "request") && m.n_legal > 0) {
             /* The legal strings hold no quotes or backslashes, so they are copied out as they are. */
             printf("{\"type\":\"action\",\"id\":%lld,\"action\":\"%s\"}\n", m.id, m.legal[(size_t)rand() % m.n_legal]);

@@ -62,7 +62,7 @@ input.on('line', (line) => {
   }
   switch (message.type) {
     case 'hello':
-      send({ type: 'hello', protocol: 1, name: 'js-cheapest', version: '1.0' });
+      send({ type: 'hello', protocol: 2, name: 'js-cheapest', version: '1.0' });
       break;
     case 'request':
       send({ type: 'action', id: message.id, action: choose(message.legal, message.view) });

@@ -63,7 +63,7 @@ def choose(view: dict, legal: list[str], variant: str, moves: int, rng: random.R
     if of_kind("attack"):
         return cheapest(of_kind("attack"))
 
-    # Throwing in (the choice is always some throws and "pass").
+    # Throwing in: "pass" and any throws (with none, "pass" is the only choice: the referee still asks).
     if "pass" in legal:
         throws = of_kind("throw")
         if not throws:
@@ -120,7 +120,7 @@ def main() -> None:
         message = json.loads(line)
         kind = message.get("type")
         if kind == "hello":
-            send({"type": "hello", "protocol": 1, "name": "heuristic", "version": "1.0"})
+            send({"type": "hello", "protocol": 2, "name": "heuristic", "version": "1.0"})
         elif kind == "game":
             variant, moves = message["rules"]["variant"], 0
         elif kind == "request":
