@@ -223,12 +223,15 @@ def test_forfeit_at_any_point_ranks_every_seat(params: tuple[str, int, int, int,
 
 
 def twin_games(variant: str, players: int, deck: int, deal_seed: int, ask: bool) -> tuple[Game, Game] | None:
-    """Two games dealt from one shuffled deck, except that two dealt cards of different seats are swapped:
+    """Two games dealt from one shuffled deck, except that two dealt cards of neighbouring seats are swapped:
     they differ only in hidden hands. None when the swap changes who attacks first (a trump moved)."""
     rng = SeededRng(deal_seed)
     cards = shuffled_deck(deck, rng)
     dealer = rng.randbelow(players)
-    k = rng.randbelow(players * HAND_SIZE - 1)  # cards k and k+1 go to neighbouring seats
+    dealt = players * HAND_SIZE
+    # cards k and k+1 go to neighbouring seats; with no stock (36 cards, 6 players) the last dealt card is the
+    # face-up trump card, which is public: it stays where it is
+    k = rng.randbelow(dealt - 1 if dealt < deck else dealt - 2)
     swapped = list(cards)
     swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
     rules = rules_for(variant, deck, ask)
