@@ -7,12 +7,20 @@ the table of every fault, its verdict, what the referee did and how long it took
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from proctools import children, eventually
+from sandboxes import BOTS, Start, processes_of, python_for_other_users
+
+from referee.bots import BotCommand, BotProcess, ResourceLimits
+from referee.bots.isolation import Isolation
 
 
 @dataclass(frozen=True)
@@ -51,3 +59,54 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
               "hostile bot acted out against the referee, the verdict it got, what the referee did, and the wall "
               "time of that game (or check). In every case the other seat's game, and the run, went on.\n\n")
     Path(target).write_text(header + "\n".join(rows) + "\n")
+
+
+# --- bots under an isolation level (tests/sandboxes.py) ----------------------------------------------
+
+
+@pytest.fixture
+def no_leaks() -> Iterator[None]:
+    """Use with ``pytestmark = pytest.mark.usefixtures("no_leaks")``: every bot reaped, no fd left open."""
+    fds = sorted(os.listdir("/proc/self/fd"))
+    yield
+    assert eventually(lambda: children() == []), "a bot was not reaped"
+    assert sorted(os.listdir("/proc/self/fd")) == fds, "an fd leaked"
+
+
+@pytest.fixture(scope="module")
+def bots_dir() -> Iterator[Path]:
+    """A copy of tests/procbots that every uid can read (a checkout may be under a private home)."""
+    folder = Path(tempfile.mkdtemp(prefix="durak-test-bots-"))
+    shutil.copytree(BOTS, folder, dirs_exist_ok=True)
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.fixture
+def python() -> str:
+    found = python_for_other_users()
+    if found is None:
+        pytest.skip("no Python interpreter that other users may run (bots run as another uid under root)")
+    return found
+
+
+@pytest.fixture
+def bot(bots_dir: Path, python: str) -> Iterator[Start]:
+    """Starts a procbot in ``bots_dir`` under an isolation; afterwards nothing may be left of it."""
+    started: list[BotProcess] = []
+
+    def start(isolation: Isolation, name: str, *args: str, limits: ResourceLimits | None = None) -> BotProcess:
+        interpreter = sys.executable if isolation.level == "bwrap" else python
+        command = BotCommand([interpreter, "-S", f"{name}.py", *args], cwd=bots_dir)
+        process = BotProcess(command, limits, isolation=isolation)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.close()
+        uid, tmpdir = process.launched.uid, process.launched.tmpdir
+        if uid is not None:
+            assert eventually(lambda uid=uid: processes_of(uid) == []), f"processes of uid {uid} survived"
+        assert tmpdir is None or not os.path.exists(tmpdir), "the bot's TMPDIR was left behind"

@@ -24,13 +24,31 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 
 import pytest
 from conftest import FaultMatrix
-from proctools import all_pids, children, eventually, gone
+from proctools import children, eventually, gone
+from sandboxes import (
+    BWRAP,
+    IS_ROOT,
+    LEASES,
+    LEVELS,
+    PROBLEM,
+    PROCESS,
+    ROOT,
+    Start,
+    ask,
+    cgroup_file,
+    members,
+    needs_bwrap,
+    needs_pidns,
+    processes_of,
+    require_cgroups,
+    root_only,
+    soon,
+)
 
 import referee.bots.launcher as launcher
 import referee.bots.session as session
@@ -42,163 +60,53 @@ from referee.bots.isolation import (
     SandboxUnavailable,
     checkout_root,
     isolation_for,
-    pid_namespace_options,
     probe_bwrap,
     probe_bwrap_cache_clear,
     sandbox_roots,
 )
 from referee.bots.launcher import preflight
 from referee.bots.session import BotClient
-from referee.bots.uids import LEASE_DIRS, NOBODY, UID_BASE, UID_SLOTS, lease_uid
+from referee.bots.uids import NOBODY, UID_BASE, UID_SLOTS, lease_uid
 from referee.match import play_series
 from referee.store import Store
 
-BOTS = Path(__file__).parent / "procbots"
-ROOT = Path(__file__).resolve().parent.parent
-IS_ROOT = os.geteuid() == 0
-PROCESS, BWRAP = Isolation("process"), Isolation("bwrap")
-LEASES = LEASE_DIRS[0]
-
-
-def bwrap_problem() -> str | None:
-    try:
-        probe_bwrap()
-    except SandboxUnavailable as exc:
-        return str(exc)
-    return None
-
-
-@functools.cache
-def python_for_other_users() -> str | None:
-    """An interpreter that a uid owning no file can run (with -S): the bots' uids when the referee is root."""
-    if not IS_ROOT:
-        return sys.executable
-    for candidate in dict.fromkeys([sys.executable, os.path.realpath(sys.executable), "/usr/bin/python3",
-                                    "/usr/local/bin/python3"]):
-        # Through sh: setpriv itself still holds root's capabilities when it execs, so its exec sees all.
-        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "sh", "-c",
-                'exec "$0" -S -c "import sys; assert sys.version_info[:2] == (3, 11) or True"', candidate]
-        if os.path.exists(candidate) and subprocess.run(argv, capture_output=True, check=False).returncode == 0:
-            return candidate
-    return None
-
-
-PROBLEM = bwrap_problem()
-needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap probe failed: {PROBLEM}")
-needs_pidns = pytest.mark.skipif(pid_namespace_options() is None, reason="unshare cannot make a PID namespace here")
-root_only = pytest.mark.skipif(not IS_ROOT, reason="bots change uid only when the referee runs as root")
-LEVELS = [pytest.param(PROCESS, id="process"), pytest.param(BWRAP, id="bwrap", marks=needs_bwrap)]
-
-Start = Callable[..., BotProcess]
-
-
-def soon(seconds: float = 5.0) -> float:
-    return time.monotonic() + seconds
-
-
-
-
-def members(namespace: str) -> list[int]:
-    """The living processes (our pids) of a PID namespace, named as its /proc/<pid>/ns/pid links name it."""
-    found = []
-    for pid in all_pids():
-        with suppress(OSError):
-            if os.readlink(f"/proc/{pid}/ns/pid") == namespace and not gone(pid):
-                found.append(pid)
-    return found
-
-
-def processes_of(uid: int) -> list[int]:
-    """The living processes whose real uid is ``uid``."""
-    found = []
-    for pid in all_pids():
-        with suppress(OSError):
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("Uid:") and int(line.split()[1]) == uid and not gone(pid):
-                    found.append(pid)
-    return found
-
-
-def ask(bot: BotProcess, op: str, arg: object = None) -> object:
-    """One question to the probe bot."""
-    return json.loads(bot.exchange(json.dumps({"op": op, "arg": arg}).encode(), 5.0)[0])
-
-
-@pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    fds = sorted(os.listdir("/proc/self/fd"))
-    yield
-    assert eventually(lambda: children() == []), "a bot was not reaped"
-    assert sorted(os.listdir("/proc/self/fd")) == fds, "an fd leaked"
-
-
-@pytest.fixture(scope="module")
-def bots_dir() -> Iterator[Path]:
-    """A copy of tests/procbots that every uid can read (a checkout may be under a private home)."""
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-bots-"))
-    shutil.copytree(BOTS, folder, dirs_exist_ok=True)
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder)
-
-
-@pytest.fixture
-def python() -> str:
-    found = python_for_other_users()
-    if found is None:
-        pytest.skip("no Python interpreter that other users may run (bots run as another uid under root)")
-    return found
-
-
-@pytest.fixture
-def bot(bots_dir: Path, python: str) -> Iterator[Start]:
-    """Starts a procbot in ``bots_dir`` under an isolation; afterwards nothing may be left of it."""
-    started: list[BotProcess] = []
-
-    def start(isolation: Isolation, name: str, *args: str, limits: ResourceLimits | None = None) -> BotProcess:
-        interpreter = sys.executable if isolation.level == "bwrap" else python
-        command = BotCommand([interpreter, "-S", f"{name}.py", *args], cwd=bots_dir)
-        process = BotProcess(command, limits, isolation=isolation)
-        started.append(process)
-        return process
-
-    yield start
-    for process in started:
-        process.close()
-        uid, tmpdir = process.launched.uid, process.launched.tmpdir
-        if uid is not None:
-            assert eventually(lambda uid=uid: processes_of(uid) == []), f"processes of uid {uid} survived"
-        assert tmpdir is None or not os.path.exists(tmpdir), "the bot's TMPDIR was left behind"
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 
 # --- the default level ------------------------------------------------------------------------------------
 
 
-def test_the_default_isolation_is_the_process_level() -> None:
-    assert DEFAULT == Isolation() == isolation_for("process")
+def test_the_default_isolation_is_the_bwrap_level() -> None:
+    assert DEFAULT == Isolation() == isolation_for("bwrap")
     assert isolation_for("bwrap", ["/x/results.db"]).protected == ("/x/results.db",)
     with pytest.raises(ValueError, match="unknown sandbox 'docker': choose one of none, process, bwrap"):
         isolation_for("docker")
 
 
-@pytest.mark.parametrize("isolation", LEVELS)
-def test_each_bot_process_gets_a_private_tmpdir_it_can_write(bot: Start, isolation: Isolation) -> None:
-    with bot(isolation, "probe") as first, bot(isolation, "probe") as second:
+def test_each_bot_process_gets_a_private_tmpdir_it_can_write(bot: Start) -> None:
+    with bot(PROCESS, "probe") as first, bot(PROCESS, "probe") as second:
         tmpdir = ask(first, "env", "TMPDIR")
         assert ask(first, "write", f"{tmpdir}/scratch") == "ok"
         host = first.launched.tmpdir
-        assert host is not None and host != second.launched.tmpdir
-        assert "scratch" in os.listdir(host)  # (under bwrap, beside the mount points of binds under /tmp)
+        assert host is not None and host != second.launched.tmpdir and tmpdir == host
+        assert "scratch" in os.listdir(host)
         info = os.stat(host)
         assert stat.S_IMODE(info.st_mode) == 0o700
         assert info.st_uid == (first.launched.uid if IS_ROOT else os.geteuid())
-        if isolation.level == "process":
-            assert tmpdir == host
-            assert ask(second, "read", f"{host}/scratch") == ("EACCES" if IS_ROOT else "ok")
-        else:
-            assert tmpdir == "/tmp"
-            assert ask(second, "read", "/tmp/scratch") == "ENOENT"  # each sandbox has a /tmp of its own
+        assert ask(second, "read", f"{host}/scratch") == ("EACCES" if IS_ROOT else "ok")
     assert not os.path.exists(host)
+
+
+@needs_bwrap
+def test_under_bwrap_tmp_var_tmp_and_dev_shm_are_private_capped_tmpfs(bot: Start) -> None:
+    limits = ResourceLimits(file_size_mb=4)
+    with bot(BWRAP, "probe", limits=limits) as first, bot(BWRAP, "probe", limits=limits) as second:
+        assert ask(first, "env", "TMPDIR") == "/tmp"
+        assert first.launched.tmpdir is None  # nothing of the bot's on the referee's disk: nothing to leave
+        for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+            assert ask(first, "write", f"{folder}/scratch") == "ok"
+            assert ask(second, "read", f"{folder}/scratch") == "ENOENT"  # each sandbox has its own
+            assert ask(first, "size", folder) == 4 << 20  # the cap is file_size_mb, for the whole folder
 
 
 @root_only
@@ -234,11 +142,15 @@ def test_a_root_only_file_like_the_results_database_is_out_of_reach(bot: Start, 
 
 @pytest.mark.parametrize("isolation", LEVELS)
 def test_limits_and_the_parent_death_signal_apply_inside(bot: Start, isolation: Isolation) -> None:
+    require_cgroups("memory", "pids")
     limits = ResourceLimits(memory_mb=512, file_size_mb=8, open_files=64, cpu_seconds=30)
     with bot(isolation, "show_limits", limits=limits) as p:
         shown = p.read_line(soon()).split()
+        # memory is the whole tree's, in its control group: the per-process RLIMIT_DATA is not set then
+        assert int(cgroup_file(p, "memory.max", "memory.limit_in_bytes")) == 512 << 20
+        assert cgroup_file(p, "pids.max") == "256"
     nproc = b"256" if IS_ROOT else b"%d" % resource.getrlimit(resource.RLIMIT_NPROC)[0]  # own uid: 256 default
-    assert shown[:7] == [b"536870912", nproc, b"8388608", b"64", b"30", b"0", b"9"]
+    assert shown[:7] == [b"-1", nproc, b"8388608", b"64", b"30", b"0", b"9"]
 
 
 @root_only
@@ -276,8 +188,11 @@ def test_close_kills_a_grandchild_that_called_setsid(bot: Start, isolation: Isol
 
 @needs_pidns
 @pytest.mark.parametrize("isolation", LEVELS)
-def test_pause_stops_children_that_left_the_group_and_resume_lets_them_run(bot: Start,
-                                                                            isolation: Isolation) -> None:
+def test_without_a_freezer_pause_stops_children_that_left_the_group_and_resume_lets_them_run(
+        bot: Start, isolation: Isolation, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next best where a machine has no control groups: SIGSTOP to every process of the PID namespace (the
+    freezer itself is tested in test_confinement.py)."""
+    monkeypatch.setattr(launcher, "bot_cgroup", lambda limits, isolation: None)
     with bot(isolation, "fork_and_setsid", "setsid") as p:
         grandchild = int(p.read_line(soon()))
         p.pause()
@@ -354,29 +269,55 @@ def test_cpu_time_is_the_bots_own(bot: Start, isolation: Isolation) -> None:
 
 
 @root_only
-def test_files_the_bots_uid_cannot_read_keep_it_root_with_one_warning(bots_dir: Path, python: str,
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
-    """An interpreter or bot under a private folder (pyenv under /root, say) cannot run as another uid: the bot
-    keeps root, still in its own PID namespace with a private TMPDIR, and a warning says why, once."""
+def test_files_the_bots_uid_cannot_read_are_refused_unless_root_is_allowed(bots_dir: Path, python: str,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    """An interpreter or bot under a private folder (pyenv under /root, say) cannot run as another uid at the
+    process level: the launch is refused in one line; only ``allow_root`` (--bots-as-root, for trusted bots)
+    runs it as root, still in its own PID namespace with a private TMPDIR, and a warning says why, once."""
     private = Path(tempfile.mkdtemp(prefix="durak-test-private-"))  # mode 700, root's
     leases = set(os.listdir(LEASES)) if os.path.isdir(LEASES) else set()
+    command = BotCommand([python, "-S", "probe.py"], cwd=private)
     try:
         shutil.copy(bots_dir / "probe.py", private)
+        with pytest.raises(BotLaunchError) as refused:
+            BotProcess(command, isolation=PROCESS)
+        assert re.fullmatch(rf"bot working directory {private} is out of reach of an unprivileged uid \({private} is "
+                            r"mode 700, owner uid 0\): make it readable by other users, or use the default sandbox "
+                            r'"bwrap", which shows the bot its interpreter \(bots never run as root, unless '
+                            r"--bots-as-root allows it for trusted bots\)", refused.value.reason), refused.value.reason
         caplog.set_level(logging.WARNING, logger="durak")
         for _ in range(2):
-            with BotProcess(BotCommand([python, "-S", "probe.py"], cwd=private), isolation=PROCESS) as p:
+            with BotProcess(command, isolation=Isolation("process", allow_root=True)) as p:
                 uid, _, _ = json.loads(p.exchange(b'{"op": "ids"}', 5.0)[0])
                 tmpdir = json.loads(p.exchange(b'{"op": "env", "arg": "TMPDIR"}', 5.0)[0])
                 assert uid == 0 and tmpdir and tmpdir != tempfile.gettempdir()
-        warnings = [r.getMessage() for r in caplog.records if r.name == "durak"]
+        warnings = [r.getMessage() for r in caplog.records if r.name == "durak" and "as root" in r.getMessage()]
         assert len(warnings) == 1, warnings
-        assert re.fullmatch(rf"running this bot as root, not as an unprivileged user: bot working directory {private} "
-                            rf"is out of reach of an unprivileged uid \({private} is mode 700, owner uid 0\): make it "
-                            'readable by other users, or use sandbox "bwrap"', warnings[0]), warnings[0]
+        assert warnings[0].startswith("running this bot as root, not as an unprivileged user (trusted bots only): "
+                                      f"bot working directory {private} is out of reach")
     finally:
         shutil.rmtree(private)
     if os.path.isdir(LEASES):
         assert set(os.listdir(LEASES)) <= leases, "a uid lease was not given back"
+
+
+@root_only
+@needs_bwrap
+def test_under_bwrap_a_private_interpreter_is_shown_to_the_bots_own_uid(bots_dir: Path) -> None:
+    """Never root: an interpreter in a folder only root may enter (pyenv under /root) is bound into the
+    sandbox, whose folders above it are searchable, so the bot still runs as its own uid."""
+    private = Path(tempfile.mkdtemp(prefix="durak-test-private-"))  # mode 700, root's: like /root
+    try:
+        tree = private / "versions"  # mode 755, like /root/.pyenv/versions/3.11.7
+        tree.mkdir()
+        tree.chmod(0o755)
+        shutil.copy(bots_dir / "probe.py", tree)
+        isolation = Isolation("bwrap", ro_binds=(str(tree),))
+        with BotProcess(BotCommand([sys.executable, "-S", str(tree / "probe.py")]), isolation=isolation) as p:
+            uid = ask(p, "ids")[0]  # type: ignore[index]
+            assert uid == p.launched.uid and uid != 0
+    finally:
+        shutil.rmtree(private)
 
 
 @root_only
@@ -447,7 +388,7 @@ def test_the_sandbox_shows_neither_the_database_nor_the_checkout(bot: Start, bot
         fault_matrix.record("read the results database (bwrap)", "none: blocked", "the database is not in the sandbox")
         top = ask(p, "list", "/")
         assert isinstance(top, list)
-        shown = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp"}
+        shown = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "var"}
         shown |= {Path(path).parts[1] for path in sandbox_roots(BWRAP, str(bots_dir))}
         assert set(top) <= shown
         checkout = checkout_root()
@@ -506,8 +447,8 @@ def test_a_missing_bwrap_is_one_line_before_any_bot_starts(monkeypatch: pytest.M
     try:
         with pytest.raises(SandboxUnavailable) as caught:
             probe_bwrap()
-        assert str(caught.value) == ('sandbox "bwrap" unavailable: bwrap is not installed '
-                                     "(Debian/Ubuntu package bubblewrap)")
+        assert str(caught.value) == ('sandbox "bwrap" unavailable: bwrap is not installed (Debian/Ubuntu package '
+                                     "bubblewrap); install it, or opt in to the weaker --sandbox process")
         monkeypatch.undo()
         with pytest.raises(SandboxUnavailable):  # the verdict is cached
             BotProcess(BotCommand([sys.executable, "-c", ""]), isolation=BWRAP)
@@ -524,7 +465,11 @@ def test_preflight_makes_the_launchers_checks_without_starting_anything(bots_dir
     assert children() == []
     with pytest.raises(BotLaunchError, match="bot program 'no-such-bot' not found"):
         preflight(BotCommand(["no-such-bot"]), PROCESS)
-    preflight(BotCommand([python, "-c", ""], cwd=tmp_path), PROCESS)  # out of a uid's reach: root, with a warning
+    out_of_reach = BotCommand([python, "-c", ""], cwd=tmp_path)
+    if IS_ROOT:
+        with pytest.raises(BotLaunchError, match="out of reach of an unprivileged uid"):
+            preflight(out_of_reach, PROCESS)
+    preflight(out_of_reach, Isolation("process", allow_root=True))  # trusted: root, with a warning
     if PROBLEM is None:
         with pytest.raises(BotLaunchError, match=r"would show .*results\.db"):
             preflight(BotCommand([sys.executable, "-c", ""], cwd=tmp_path),

@@ -9,7 +9,7 @@ from typing import ClassVar
 class BotError(RuntimeError):
     """A bot failed; ``verdict`` names how, ``reason`` says so in one line."""
 
-    verdict: ClassVar[str]  # "crash", "timeout", "protocol" or "illegal": set by each subclass
+    verdict: ClassVar[str]  # "crash", "memory", "timeout", "protocol" or "illegal": set by each subclass
 
     @property
     def reason(self) -> str:
@@ -25,6 +25,12 @@ class BotCrashed(BotError):
     def __init__(self, message: str, stderr_tail: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.stderr_tail = tuple(stderr_tail)
+
+
+class BotOutOfMemory(BotError):
+    """The kernel killed a process of the bot's tree for going over the bot's memory limit."""
+
+    verdict = "memory"
 
 
 class BotLaunchError(BotError):

@@ -4,14 +4,18 @@
 
 * ``"none"``: the bot runs as the referee's user in the referee's namespaces, under rlimits only. For the
   referee's own helpers (tournament workers) and for comparison in benchmarks.
-* ``"process"`` (the default for bots): a private TMPDIR per bot process; when the referee runs as root, a
+* ``"process"`` (weaker, an explicit opt-in): a private TMPDIR per bot process; when the referee runs as root, a
   uid and gid of the bot's own (leased per bot from ``UID_BASE``), no supplementary groups, RLIMIT_NPROC;
   ``no_new_privs``; and a PID namespace per bot where the system allows one (root, or a user namespace),
   so that the bot's whole process tree dies with it and with the referee, even children that left its
   session. Files are protected by their permissions only.
-* ``"bwrap"``: the process level inside a bubblewrap sandbox: no network, a read-only view of the system
-  (``/usr``, ``/etc``), the referee's interpreter and the ``protocol`` package, the bot's own dir, a private
-  ``/tmp``, its own PID, IPC and UTS namespaces; nothing else (not the checkout, the database or replays).
+* ``"bwrap"`` (the default for bots): the process level inside a bubblewrap sandbox: no network, a read-only
+  view of the system (``/usr``, ``/etc``), the referee's interpreter and the ``protocol`` package, the bot's
+  own dir, private size-capped tmpfs at ``/tmp``, ``/var/tmp`` and ``/dev/shm``, its own PID, IPC, network
+  and UTS namespaces, a seccomp filter; nothing else (not the checkout, the database or replays).
+
+Both bot levels put each bot's tree in control groups of its own (:mod:`referee.bots.cgroups`): frozen while
+it is not its turn, memory and pids capped for the whole tree, held to its game's core.
 
 Everything here is computed before the fork: the launcher (:func:`referee.bots.launcher.launch`) turns it
 into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids are leased in
@@ -20,7 +24,6 @@ into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -46,6 +49,9 @@ DEFAULT_MAX_PROCESSES = 256
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
 _PROBE_TIMEOUT = 10.0
+_MIB = 1 << 20
+#: The private folders a bwrap bot may write: each a tmpfs of the bot's own, capped, charged to its memory.
+PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm")
 _R, _X = os.R_OK, os.X_OK
 
 
@@ -57,7 +63,7 @@ class SandboxUnavailable(RuntimeError):
 class Isolation:
     """How to isolate a bot; see the module docstring. Immutable and cheap: share one per run."""
 
-    level: Level = "process"
+    level: Level = "bwrap"
     #: Paths a sandboxed bot must never see, and must not be given as its dir (the results database, replay
     #: folders). The referee's checkout is always kept out (only ``protocol/`` of it is shown to bwrap bots).
     protected: tuple[str, ...] = ()
@@ -67,8 +73,11 @@ class Isolation:
     ro_binds: tuple[str, ...] = ()
     #: Root only: one fixed uid and gid (e.g. 65534) for every bot, instead of one leased per bot.
     uid: int | None = None
-    #: RLIMIT_NPROC for a bot that runs under a uid of its own and whose limits set none.
+    #: RLIMIT_NPROC (and the pids cap of its control group) for a bot whose limits set none.
     max_processes: int = DEFAULT_MAX_PROCESSES
+    #: Root, ``process`` level only: run a bot whose files an unprivileged uid cannot reach as root, with a
+    #: warning, instead of refusing it. For a user's own trusted bots (``--bots-as-root``).
+    allow_root: bool = False
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -84,11 +93,11 @@ class Isolation:
 #: No isolation: the launcher's behaviour before isolation existed.
 PLAIN = Isolation("none")
 #: The default for bots.
-DEFAULT = Isolation("process")
+DEFAULT = Isolation("bwrap")
 
 
 def isolation_for(sandbox: str, protected: Iterable[str | os.PathLike[str]] = (), *,
-                  writable_dir: bool = False) -> Isolation:
+                  writable_dir: bool = False, allow_root: bool = False) -> Isolation:
     """The isolation for a ``sandbox`` config value or ``--sandbox`` option: "none", "process" or "bwrap".
 
     ``protected``: the database and replay paths of this run. Raises ValueError (one line) for another value;
@@ -96,7 +105,8 @@ def isolation_for(sandbox: str, protected: Iterable[str | os.PathLike[str]] = ()
     """
     if sandbox not in LEVELS:
         raise ValueError(f"unknown sandbox {sandbox!r}: choose one of {', '.join(LEVELS)}")
-    return Isolation(cast(Level, sandbox), tuple(os.fspath(p) for p in protected), writable_dir=writable_dir)
+    return Isolation(cast(Level, sandbox), tuple(os.fspath(p) for p in protected), writable_dir=writable_dir,
+                     allow_root=allow_root)
 
 
 # --- probes -----------------------------------------------------------------------------------------------
@@ -130,21 +140,18 @@ def probe_bwrap_cache_clear() -> None:
 def _probe_bwrap() -> SandboxUnavailable | None:
     bwrap, true = shutil.which("bwrap"), shutil.which("true")
     if bwrap is None:
-        return SandboxUnavailable('sandbox "bwrap" unavailable: bwrap is not installed '
-                                  "(Debian/Ubuntu package bubblewrap)")
+        return SandboxUnavailable('sandbox "bwrap" unavailable: bwrap is not installed (Debian/Ubuntu package '
+                                  'bubblewrap); install it, or opt in to the weaker --sandbox process')
     if not sys.platform.startswith("linux") or true is None or shutil.which("setpriv") is None:
         return SandboxUnavailable('sandbox "bwrap" unavailable: it needs Linux with util-linux setpriv')
-    with tempfile.TemporaryDirectory(prefix="durak-probe-") as tmp:
-        uid = NOBODY if os.geteuid() == 0 and is_mapped(NOBODY, 1) else None
-        if uid is not None:
-            os.chown(tmp, uid, uid)
-        try:
-            options = bwrap_options(Isolation("bwrap"), tmpdir=tmp, bot_dir=None, chdir="/tmp", info_fd=None)
-            argv = [bwrap, *options, "--", *drop_to(shutil.which("setpriv") or "setpriv", uid), true]
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, timeout=_PROBE_TIMEOUT, check=False)
-        except (OSError, subprocess.SubprocessError, BotLaunchError) as exc:
-            return SandboxUnavailable(f'sandbox "bwrap" is unusable here: {_one_line(str(exc))}')
+    uid = NOBODY if os.geteuid() == 0 and is_mapped(NOBODY, 1) else None
+    try:
+        options = bwrap_options(Isolation("bwrap"), bot_dir=None, chdir="/tmp", info_fd=None, tmp_bytes=_MIB)
+        argv = [bwrap, *options, "--", *drop_to(shutil.which("setpriv") or "setpriv", uid), true]
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=_PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError, BotLaunchError) as exc:
+        return SandboxUnavailable(f'sandbox "bwrap" is unusable here: {_one_line(str(exc))}')
     if done.returncode != 0:
         said = _one_line(done.stderr.decode("utf-8", "replace")) or f"exit code {done.returncode}"
         return SandboxUnavailable(f'sandbox "bwrap" is unusable here: {said}')
@@ -204,22 +211,6 @@ def private_tmpdir(owner: int | None) -> str:
             os.rmdir(path)
             raise
     return path
-
-
-def remove_tree(path: str) -> None:
-    """Remove a bot's TMPDIR whatever the bot did to it (modes 000 included); errors are ignored."""
-
-    def unlock(_function: object, failed: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed), 0o700)
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, 0o700)
-                shutil.rmtree(failed, ignore_errors=True)
-            else:
-                os.unlink(failed)
-
-    shutil.rmtree(path, onerror=unlock)
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def inaccessible(path: str, uid: int, gid: int, want: int, roots: Sequence[str] | None = None) -> str | None:
@@ -329,12 +320,13 @@ def sandbox_roots(isolation: Isolation, bot_dir: str | None) -> list[str]:
     return [*roots, bot_dir] if bot_dir is not None else roots
 
 
-def bwrap_options(isolation: Isolation, *, tmpdir: str, bot_dir: str | None, chdir: str,
-                  info_fd: int | None) -> list[str]:
+def bwrap_options(isolation: Isolation, *, bot_dir: str | None, chdir: str, info_fd: int | None,
+                  tmp_bytes: int | None, seccomp_fd: int | None = None) -> list[str]:
     """bwrap's options for one bot (everything before ``--``); see docs/ISOLATION.md for the choices.
 
-    ``tmpdir`` (host side) becomes the private /tmp; ``bot_dir`` is shown at its own path, read-only unless
-    ``isolation.writable_dir``; ``chdir`` is the bot's working directory inside.
+    /tmp, /var/tmp and /dev/shm are private tmpfs of ``tmp_bytes`` each (None: the kernel's default, half
+    the memory); ``bot_dir`` is shown at its own path, read-only unless ``isolation.writable_dir``; ``chdir``
+    is the bot's working directory inside; ``seccomp_fd`` holds the filter (:mod:`referee.bots.seccomp`).
     :raises BotLaunchError: a bind would show the checkout or a protected path.
     """
     extra = [*interpreter_paths(), *isolation.ro_binds]
@@ -349,9 +341,13 @@ def bwrap_options(isolation: Isolation, *, tmpdir: str, bot_dir: str | None, chd
     options += ["--die-with-parent"]
     if info_fd is not None:
         options += ["--info-fd", str(info_fd)]
+    if seccomp_fd is not None:
+        options += ["--seccomp", str(seccomp_fd)]
     for option in system_binds():
         options += option
-    options += ["--proc", "/proc", "--dev", "/dev", "--bind", tmpdir, "/tmp"]
+    options += ["--proc", "/proc", "--dev", "/dev"]
+    for path in PRIVATE_TMPFS:
+        options += ["--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes else []), "--tmpfs", path]
     system = [option[2] for option in system_binds()]
     made: set[str] = set()
 

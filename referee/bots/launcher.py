@@ -2,38 +2,40 @@
 
 A bot runs under a chain of wrappers that each set something up and then exec the next, so that the referee
 needs no ``preexec_fn`` (which forces a plain fork, whose cost grows with the referee's memory). Each bot
-leads a new session and process group, so one signal reaches all it spawned that stayed in the group.
+leads a new session and process group.
 
-* ``Isolation("none")``: ``prlimit --data=... -- setpriv --pdeathsig KILL -- <argv>``: util-linux wrappers
-  set the rlimits and the parent-death signal.
-* ``Isolation("process")`` (the default for bots; :mod:`referee.bots.isolation`): a private TMPDIR, and
-  ``prlimit ... -- setpriv --pdeathsig KILL --no-new-privs -- unshare --pid --fork --kill-child
-  --mount-proc -- setpriv --reuid U --regid U --clear-groups --pdeathsig KILL -- <argv>`` as root (U leased
-  per bot); as another user, ``unshare --user --map-current-user ...`` and no change of uid. Without PID
-  namespaces on the machine, the same without ``unshare``.
-* ``Isolation("bwrap")``: ``prlimit ... -- setpriv ... -- bwrap <binds> -- setpriv --reuid U ... -- <argv>``.
+* ``Isolation("bwrap")`` (the default; :mod:`referee.bots.isolation`): ``sh -c <join the bot's control
+  groups> -- prlimit ... -- setpriv --pdeathsig KILL --no-new-privs -- bwrap <binds, tmpfs, --seccomp FD>
+  -- setpriv --reuid U --regid U --clear-groups --pdeathsig KILL -- <argv>`` (U leased per bot when root).
+* ``Isolation("process")`` (weaker, opt-in): the same control groups and uid, a private TMPDIR on the host and
+  ``unshare --pid --fork --kill-child --mount-proc`` instead of bwrap: no private file view, no seccomp.
+* ``Isolation("none")``: ``prlimit --data=... -- setpriv --pdeathsig KILL -- <argv>``, for trusted helpers.
 
-A PID namespace dies as a whole with its first process, which ``--kill-child`` (bwrap: ``--die-with-parent``)
-kills with the wrapper, which the parent-death signal kills with the referee: so a bot's process tree never
-outlives the referee, even children that called setsid(). :class:`LaunchedBot` signals such children too.
+The first wrapper moves itself into the bot's control groups (:mod:`referee.bots.cgroups`) before it execs
+anything of the bot's, so the kernel freezes, caps and kills the whole tree as one. A PID namespace dies as a
+whole with its first process, which ``--kill-child`` (bwrap: ``--die-with-parent``) kills with the wrapper,
+which the parent-death signal kills with the referee.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import functools
-import json
+import itertools
 import logging
 import os
 import shutil
-import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
+from referee.bots import seccomp
+from referee.bots.cgroups import BotCgroup, CgroupLimits, CgroupRun
+from referee.bots.cleanup import remove_tree
 from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.isolation import (
     PLAIN,
@@ -45,17 +47,14 @@ from referee.bots.isolation import (
     pid_namespace_options,
     private_tmpdir,
     probe_bwrap,
-    remove_tree,
     sandbox_roots,
 )
+from referee.bots.launched import LaunchedBot
 from referee.bots.limits import ResourceLimits
-from referee.bots.pidns import PidNamespace
 from referee.bots.uids import UidLease, drop_to, lease_uid, typical_uid, uid_options
 
 _MIB = 1 << 20
 LOGGER = logging.getLogger("durak")
-_CLOCK_TICK = 1.0 / os.sysconf("SC_CLK_TCK")
-_STOP_SWEEPS = 16  # rounds of stopping processes that left the group, each catching children forked meanwhile
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,176 +72,6 @@ class BotCommand:
         object.__setattr__(self, "argv", tuple(self.argv))
         if not self.argv or not self.argv[0]:
             raise ValueError("a bot command needs a program")
-
-
-Namespace = Literal["none", "unshare", "bwrap"]
-
-
-class LaunchedBot:
-    """A started bot: its ``popen`` (the first wrapper, whose pid leads the bot's session and process group)
-    and what its isolation set up; ``release()`` it once that process is reaped.
-
-    Under a PID namespace the bot proper is a child of that first process (``unshare``, or bwrap's init),
-    and ``signal``, ``cpu_seconds`` look into the namespace through its own /proc.
-    """
-
-    def __init__(self, popen: subprocess.Popen[bytes], isolation: Isolation, *, namespace: Namespace = "none",
-                 mount_proc: bool = False, tmpdir: str | None = None, lease: UidLease | None = None,
-                 info_fd: int | None = None) -> None:
-        self.popen = popen
-        self.isolation = isolation
-        #: The kind of PID namespace the bot got: "none", "unshare" (the bot is its pid 1) or "bwrap"
-        #: (bwrap's init is pid 1, the bot its child).
-        self.namespace: Namespace = namespace
-        #: The bot's private TMPDIR on the referee's side (under bwrap it is the bot's /tmp).
-        self.tmpdir = tmpdir
-        #: The uid (and gid) the bot runs under, when it is not the referee's.
-        self.uid = lease.uid if lease is not None else None
-        self._mount_proc = mount_proc
-        self._lease = lease
-        self._info_fd, self._info = info_fd, b""
-        self._holder: int | None = popen.pid if namespace == "unshare" else None
-        self._view: PidNamespace | None = None
-        self._bot_in_namespace: int | None = 1 if namespace == "unshare" else None
-        self._stopped: set[int] = set()  # processes that left the group, stopped one by one by the last pause
-        self._last_cpu = 0.0
-        self._helper = 1 if namespace == "bwrap" else 0  # bwrap's init: in the group for good, not the bot's
-        self._released = False
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def signal(self, signum: int) -> None:
-        """Signal the bot's process group; under a PID namespace SIGSTOP also stops every process inside that
-        left the group (setsid), and SIGCONT resumes those. SIGKILL needs no more: the namespace dies with
-        the first wrapper. Without a namespace view, processes that left the group are out of reach.
-
-        SIGTERM goes to the processes inside only, not to the wrappers: a wrapper dying of it would end the bot
-        with a signal that the bot itself may have chosen to ignore.
-        """
-        if signum == signal.SIGTERM and (view := self._namespace()) is not None:
-            for pid in view.pids():
-                if not (self.namespace == "bwrap" and pid == 1):  # bwrap's init, not the bot
-                    view.send(pid, signum)
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signum)
-        if signum == signal.SIGSTOP:
-            self._stop_escapees()
-        elif signum == signal.SIGCONT and self._stopped and (view := self._namespace()) is not None:
-            for pid in self._stopped:
-                view.send(pid, signal.SIGCONT)
-            self._stopped.clear()
-
-    def processes(self) -> dict[int, str]:
-        """The processes of the bot's PID namespace and their states ("S", "R", "T" for stopped...), by pid
-        as the namespace numbers them; empty without a namespace that the referee can see into."""
-        view = self._namespace()
-        if view is None:
-            return {}
-        states = {pid: fields[0].decode() for pid in view.pids() if (fields := view.stat(pid))}
-        return dict(sorted(states.items()))
-
-    def pid_namespace(self) -> str | None:
-        """The bot's PID namespace as its ``/proc/<pid>/ns/pid`` links name it ("pid:[4026532178]"), if seen."""
-        view = self._namespace()
-        if view is None:
-            return None
-        try:
-            return os.readlink("1/ns/pid", dir_fd=view.fd)
-        except OSError:
-            return None
-
-    def cpu_seconds(self) -> float:
-        """User plus system CPU seconds of the bot's own threads while it runs; 0.0 if it cannot be seen."""
-        if self.namespace == "none":
-            return _cpu_seconds(f"/proc/{self.pid}/stat")
-        view = self._namespace()
-        bot = self._bot_pid(view) if view is not None else None
-        fields = view.stat(bot) if view is not None and bot is not None else None
-        if fields:
-            self._last_cpu = _cpu_from(fields, children=False)
-        return self._last_cpu
-
-    def stopping(self) -> None:
-        """Note the bot's CPU time before it is stopped: once it exits, only its wrappers can tell, if at all."""
-        if self.namespace != "none":
-            self.cpu_seconds()
-
-    def final_cpu_seconds(self) -> float:
-        """CPU seconds once the first process exited (unreaped). Under a namespace: what it counted of the
-        tree it reaped (unshare does; bwrap's init does not tell), or the last look at the running bot."""
-        if self.namespace == "none":
-            return _cpu_seconds(f"/proc/{self.pid}/stat")
-        return max(self._last_cpu, _cpu_seconds(f"/proc/{self.pid}/stat", children=True))
-
-    def exit_code(self, code: int) -> int:
-        """The bot's exit code from the first process's: bwrap reports death by signal N as 128 + N."""
-        if self.namespace == "bwrap" and 128 < code <= 128 + 64:
-            return 128 - code
-        return code
-
-    def release(self) -> None:
-        """Free what the launch took: the namespace view, the TMPDIR, the uid. A second call does nothing."""
-        if self._released:
-            return
-        self._released = True
-        if self._view is not None:
-            self._view.close()
-        if self._info_fd is not None:
-            os.close(self._info_fd)
-            self._info_fd = None
-        if self.tmpdir is not None:
-            remove_tree(self.tmpdir)
-        if self._lease is not None:
-            self._lease.release()
-
-    def _stop_escapees(self) -> None:
-        view = self._namespace()
-        if view is None:
-            return
-        for _ in range(_STOP_SWEEPS):  # a process stopped on its own may have a fork in flight: sweep again
-            escaped = [pid for pid in view.pids() if pid not in self._stopped and pid != self._helper
-                       and (fields := view.stat(pid)) and fields[2] != b"0"]
-            if not escaped:
-                return
-            for pid in escaped:
-                view.send(pid, signal.SIGSTOP)
-            self._stopped.update(escaped)
-
-    def _namespace(self) -> PidNamespace | None:
-        """The bot's PID namespace as its /proc shows it, once it is there (None before, or without one)."""
-        if self._view is not None or not self._mount_proc or self._released:
-            return self._view
-        holder = self._holder if self.namespace == "unshare" else self._bwrap_child()
-        if holder is None:
-            return None
-        link = f"/proc/{holder}/ns/" + ("pid_for_children" if self.namespace == "unshare" else "pid")
-        self._view = PidNamespace.open(holder, link)
-        return self._view
-
-    def _bwrap_child(self) -> int | None:
-        """The pid (ours) of bwrap's init, from the JSON bwrap writes to its info fd just after the clone."""
-        if self._holder is None and self._info_fd is not None:
-            with contextlib.suppress(BlockingIOError):
-                while chunk := os.read(self._info_fd, 4096):
-                    self._info += chunk
-                os.close(self._info_fd)  # end of file: bwrap wrote all it will
-                self._info_fd = None
-            with contextlib.suppress(ValueError):
-                child = json.loads(self._info).get("child-pid")
-                self._holder = child if isinstance(child, int) else None
-        return self._holder
-
-    def _bot_pid(self, view: PidNamespace) -> int | None:
-        if self._bot_in_namespace is None:  # bwrap: the child of its init
-            children = [pid for pid in sorted(view.pids()) if (fields := view.stat(pid)) and fields[1] == b"1"]
-            self._bot_in_namespace = children[0] if children else None
-        return self._bot_in_namespace
-
-    def __repr__(self) -> str:
-        return f"<LaunchedBot pid={self.pid} {self.isolation.level} namespace={self.namespace} uid={self.uid}>"
 
 
 def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -275,30 +104,21 @@ def launch(command: BotCommand, limits: ResourceLimits, isolation: Isolation = P
             undo.callback(lease.release)
             if limits.max_processes is None:  # RLIMIT_NPROC counts per uid: now it bounds this bot alone
                 limits = dataclasses.replace(limits, max_processes=isolation.max_processes)
-        uid = lease.uid if lease is not None else None
+            if isolation.level == "process" and not _reachable_or_root(command, program, lease.uid, isolation):
+                lease.release()
+                lease = None
+        cgroup = bot_cgroup(limits, isolation)
+        if cgroup is not None:
+            undo.callback(cgroup.remove)
+            if cgroup.can("memory"):  # the whole tree's limit replaces the per-process one
+                limits = dataclasses.replace(limits, memory_mb=None)
+        head = [*(cgroup.join_prefix() if cgroup is not None else []), prlimit, *_prlimit_options(limits), "--",
+                setpriv, "--pdeathsig", "KILL", "--no-new-privs", "--"]
         env = dict(os.environ if command.env is None else command.env)
-        guard = [setpriv, "--pdeathsig", "KILL", "--no-new-privs"]
-        head = [prlimit, *_prlimit_options(limits), "--", *guard, "--"]
         if isolation.level == "process":
-            if uid is not None and not _reachable_or_warn(command, program, uid):
-                lease.release()  # type: ignore[union-attr]
-                lease = uid = None
-            tmpdir = private_tmpdir(uid)
-            undo.callback(remove_tree, tmpdir)
-            env["TMPDIR"] = tmpdir
-            unshare = pid_namespace_options()
-            if unshare is None:  # best effort: no PID namespace here
-                argv = [prlimit, *_prlimit_options(limits), "--", *guard, *uid_options(uid), "--", program, *rest]
-                launched = LaunchedBot(_start(argv, command.cwd, env), isolation, tmpdir=tmpdir, lease=lease)
-            else:
-                inner = drop_to(setpriv, uid)
-                if "--map-root-user" in unshare:  # old unshare: the bot would be root of its user namespace
-                    inner = [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"]
-                argv = [*head, *unshare, "--", *inner, program, *rest]
-                launched = LaunchedBot(_start(argv, command.cwd, env), isolation, namespace="unshare",
-                                       mount_proc="--mount-proc" in unshare, tmpdir=tmpdir, lease=lease)
+            launched = _launch_process(command, program, rest, isolation, head, env, lease, cgroup, undo)
         else:
-            launched = _launch_bwrap(command, program, rest, isolation, head, setpriv, env, lease, undo)
+            launched = _launch_bwrap(command, program, rest, isolation, head, limits, env, lease, cgroup, undo)
         undo.pop_all()
         return launched
 
@@ -318,7 +138,7 @@ def preflight(command: BotCommand, isolation: Isolation = PLAIN) -> None:
     uid = typical_uid(isolation)
     if isolation.level == "process":
         if uid is not None:
-            _reachable_or_warn(command, program, uid)
+            _reachable_or_root(command, program, uid, isolation)
         return
     probe_bwrap()
     if command.cwd is not None:
@@ -329,9 +149,30 @@ def preflight(command: BotCommand, isolation: Isolation = PLAIN) -> None:
     _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
 
 
+def _launch_process(command: BotCommand, program: str, rest: list[str], isolation: Isolation, head: list[str],
+                    env: dict[str, str], lease: UidLease | None, cgroup: BotCgroup | None,
+                    undo: contextlib.ExitStack) -> LaunchedBot:
+    _, setpriv = wrapper_paths()
+    uid = lease.uid if lease is not None else None
+    tmpdir = private_tmpdir(uid)
+    undo.callback(remove_tree, tmpdir)
+    env["TMPDIR"] = tmpdir
+    unshare = pid_namespace_options()
+    if unshare is None:  # best effort: no PID namespace here
+        argv = [*head[:-1], *uid_options(uid), "--", program, *rest]
+        return LaunchedBot(_start(argv, command.cwd, env), isolation, tmpdir=tmpdir, lease=lease, cgroup=cgroup)
+    inner = drop_to(setpriv, uid)
+    if "--map-root-user" in unshare:  # old unshare: the bot would be root of its user namespace
+        inner = [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"]
+    argv = [*head, *unshare, "--", *inner, program, *rest]
+    return LaunchedBot(_start(argv, command.cwd, env), isolation, namespace="unshare",
+                       mount_proc="--mount-proc" in unshare, tmpdir=tmpdir, lease=lease, cgroup=cgroup)
+
+
 def _launch_bwrap(command: BotCommand, program: str, rest: list[str], isolation: Isolation, head: list[str],
-                  setpriv: str, env: dict[str, str], lease: UidLease | None,
+                  limits: ResourceLimits, env: dict[str, str], lease: UidLease | None, cgroup: BotCgroup | None,
                   undo: contextlib.ExitStack) -> LaunchedBot:
+    _, setpriv = wrapper_paths()
     bwrap = shutil.which("bwrap") or "bwrap"
     bot_dir: str | None
     if command.cwd is not None:
@@ -342,20 +183,66 @@ def _launch_bwrap(command: BotCommand, program: str, rest: list[str], isolation:
         check_exposure([bot_dir], isolation)
     uid = lease.uid if lease is not None else None
     _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
-    tmpdir = private_tmpdir(uid)
-    undo.callback(remove_tree, tmpdir)
     env["TMPDIR"] = "/tmp"
     info_read, info_write = os.pipe()
     undo.callback(os.close, info_read)
+    fds = [info_write]
     try:
-        options = bwrap_options(isolation, tmpdir=tmpdir, bot_dir=bot_dir, chdir=chdir, info_fd=info_write)
+        seccomp = _seccomp_fd()
+        if seccomp is not None:
+            fds.append(seccomp)
+        options = bwrap_options(isolation, bot_dir=bot_dir, chdir=chdir, info_fd=info_write,
+                                tmp_bytes=_bytes(limits.file_size_mb), seccomp_fd=seccomp)
         argv = [*head, bwrap, *options, "--", *drop_to(setpriv, uid), program, *rest]
-        popen = _start(argv, command.cwd, env, pass_fds=(info_write,))
+        popen = _start(argv, command.cwd, env, pass_fds=tuple(fds))
     finally:
-        os.close(info_write)
+        for fd in fds:
+            os.close(fd)
     os.set_blocking(info_read, False)
-    return LaunchedBot(popen, isolation, namespace="bwrap", mount_proc=True, tmpdir=tmpdir, lease=lease,
-                       info_fd=info_read)
+    return LaunchedBot(popen, isolation, namespace="bwrap", mount_proc=True, lease=lease, info_fd=info_read,
+                       cgroup=cgroup)
+
+
+def _seccomp_fd() -> int | None:
+    """A fresh fd holding the seccomp filter for one bwrap, or None (said once) where it cannot be built."""
+    try:
+        return seccomp.filter_fd()
+    except seccomp.SeccompUnavailable as exc:
+        _warn_once(f"bots run without a seccomp filter (file locks and inotify stay open between bots): {exc}")
+        return None
+
+
+def bot_cgroup(limits: ResourceLimits, isolation: Isolation) -> BotCgroup | None:
+    """Control groups for one bot process tree, capped by ``limits`` and held to the cores the launching
+    thread may use (a tournament worker pins itself to its game's core); None without control groups here."""
+    run = cgroup_run()
+    if not run.features:
+        return None
+    memory = _bytes(limits.memory_mb)
+    pids = limits.max_processes or isolation.max_processes
+    cpus = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))
+    try:
+        return run.create(f"bot-{next(_bot_numbers)}", CgroupLimits(memory_bytes=memory, pids=pids, cpus=cpus))
+    except OSError as exc:
+        raise LauncherError(f"cannot make a control group for a bot: {exc}") from None
+
+
+_run_lock = threading.Lock()
+_run: CgroupRun | None = None
+_bot_numbers = itertools.count()
+
+
+def cgroup_run() -> CgroupRun:
+    """This process's control groups for its bots, opened (and stale ones of dead referees removed) on first
+    use; each missing feature is said once, in one line, and its next best used."""
+    global _run
+    with _run_lock:
+        if _run is None or _run.pid != os.getpid():  # a forked child makes its own
+            _run = CgroupRun.open()
+            atexit.register(_run.close)
+            for reason in _run.missing:
+                _warn_once(f"control groups: {reason}; using the next best (see docs/ISOLATION.md)")
+        return _run
 
 
 def _start(argv: list[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None,
@@ -402,18 +289,28 @@ def resolve_program(command: BotCommand) -> str:
     return name  # the child resolves it against cwd, as the check above did
 
 
-def _reachable_or_warn(command: BotCommand, program: str, uid: int) -> bool:
-    """Whether an unprivileged ``uid`` can run the bot. If not (an interpreter under /root, say), the bot
-    keeps the referee's uid, still in its own PID namespace with a private TMPDIR, and a warning says so
-    once: the run goes on, and ``sandbox = "bwrap"`` or readable files restore the separate uid."""
+def _reachable_or_root(command: BotCommand, program: str, uid: int, isolation: Isolation) -> bool:
+    """Whether an unprivileged ``uid`` can run the bot under the ``process`` level (which shows the bot the
+    real file system). If not (an interpreter under /root, say) the launch is refused, unless
+    ``isolation.allow_root`` says these are the user's own trusted bots: then it runs as root, with a warning.
+
+    :raises BotLaunchError: the uid cannot reach the bot's files and root is not allowed.
+    """
     try:
         _check_reach(command, program, uid, None, who="an unprivileged uid")
     except BotLaunchError as exc:
-        if exc.reason not in _warned:
-            _warned.add(exc.reason)
-            LOGGER.warning("running this bot as root, not as an unprivileged user: %s", exc.reason)
+        if not isolation.allow_root:
+            raise BotLaunchError(f"{exc.reason}, which shows the bot its interpreter (bots never run as root, "
+                                 "unless --bots-as-root allows it for trusted bots)") from None
+        _warn_once(f"running this bot as root, not as an unprivileged user (trusted bots only): {exc.reason}")
         return False
     return True
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        LOGGER.warning("%s", message)
 
 
 _warned: set[str] = set()
@@ -438,7 +335,7 @@ def _check_reach(command: BotCommand, program: str, uid: int, roots: list[str] |
         if roots is not None and why.endswith("not visible in the sandbox"):
             raise BotLaunchError(f"bot {what} {path} is outside the sandbox ({why.split(' is ')[0]} is not "
                                  "shown): move it into the bot's folder or add it to the sandbox's binds")
-        fix = "make it readable by other users" + (', or use sandbox "bwrap"' if roots is None else "")
+        fix = "make it readable by other users" + (', or use the default sandbox "bwrap"' if roots is None else "")
         raise BotLaunchError(f"bot {what} {path} is out of reach of {who or f'the bot uid {uid}'} ({why}): {fix}")
 
 
@@ -476,16 +373,3 @@ def _prlimit_options(limits: ResourceLimits) -> list[str]:
 
 def _bytes(mib: int | None) -> int | None:
     return None if mib is None else mib * _MIB
-
-
-def _cpu_seconds(path: str, children: bool = False) -> float:
-    with open(path, "rb") as stat:
-        fields = stat.read().rpartition(b")")[2].split()  # the command name before ")" may hold spaces
-    return _cpu_from(fields, children)
-
-
-def _cpu_from(fields: list[bytes], children: bool) -> float:
-    ticks = int(fields[11]) + int(fields[12])  # utime and stime, in clock ticks
-    if children:
-        ticks += int(fields[13]) + int(fields[14])  # cutime and cstime: the children it waited for
-    return ticks * _CLOCK_TICK

@@ -19,9 +19,10 @@ import subprocess
 import time
 from typing import IO, Self
 
-from referee.bots.errors import BotCrashed, BotError, BotProtocolError, BotTimeout
+from referee.bots.errors import BotCrashed, BotError, BotOutOfMemory, BotProtocolError, BotTimeout
 from referee.bots.isolation import PLAIN, Isolation
-from referee.bots.launcher import BotCommand, LaunchedBot, launch
+from referee.bots.launched import LaunchedBot
+from referee.bots.launcher import BotCommand, launch
 from referee.bots.limits import ResourceLimits
 from referee.bots.stderr_log import StderrLog
 
@@ -167,17 +168,19 @@ class BotProcess:
         return text
 
     def pause(self) -> None:
-        """Stop the bot's whole process group (SIGSTOP), e.g. so that it cannot think on others' time.
+        """Stop the bot's whole tree so that it cannot think on others' time: its control group frozen (this
+        returns once the kernel says so), or else SIGSTOP to its group and every process of its PID namespace.
 
-        Under a PID namespace (isolation "process" or "bwrap"), also every process in it that left the group.
+        :raises BotTimeout: the tree would not freeze. :raises BotOutOfMemory: one of its processes was
+            killed for memory.
         """
         self._require_open()
-        self._signal_group(signal.SIGSTOP)
+        self._bot.pause()
 
     def resume(self) -> None:
-        """Let a paused bot's process group run again (SIGCONT)."""
+        """Let a paused bot's tree run again."""
         self._require_open()
-        self._signal_group(signal.SIGCONT)
+        self._bot.resume()
 
     def cpu_time(self) -> float:
         """User plus system CPU seconds of the bot's threads (not its children), to a clock tick (10 ms).
@@ -291,17 +294,25 @@ class BotProcess:
             return self._crash()
         return BotProtocolError(f"bot {what}")
 
-    def _crash(self) -> BotCrashed:
+    def _crash(self) -> BotError:
         self._read_stderr()  # its last words may still be in the pipe
         tail = self.stderr_log.last_lines(_STDERR_LINES)
         message = f"bot exited: {self.describe_exit()}"
         if tail:
             message += f" (stderr: {tail[-1][:_QUOTE]})"
-        return BotCrashed(message, tail)
+        return self._memory_or(BotCrashed(message, tail))
 
-    def _no_reply(self) -> BotTimeout:
+    def _no_reply(self) -> BotError:
         unfinished = f" ({len(self._out)} bytes without a newline)" if self._out else ""
-        return BotTimeout(f"bot sent no line before the deadline{unfinished}")
+        return self._memory_or(BotTimeout(f"bot sent no line before the deadline{unfinished}"))
+
+    def _memory_or(self, error: BotError) -> BotError:
+        """``error``, unless the kernel killed a process of the bot for memory: that is the verdict then."""
+        try:
+            self._bot.check_memory()
+        except BotOutOfMemory as memory:
+            return memory
+        return error
 
     def _overflow(self) -> BotProtocolError:
         if self._out.find(b"\n", 0, self.max_line + 1) < 0:

@@ -24,7 +24,7 @@ from protocol.views import GameResult, PlayerView
 from referee.engine.errors import GameOverError, IllegalActionError
 
 # Verdicts that end a game by forfeit (RULES.md 6); the referee's bot layer produces them.
-VERDICTS = ("timeout", "crash", "illegal", "protocol", "disqualified")
+VERDICTS = ("timeout", "crash", "memory", "illegal", "protocol", "disqualified")
 
 
 class Game(ABC):
