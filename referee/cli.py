@@ -7,7 +7,6 @@ a traceback appears only with ``--debug``.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -108,8 +107,12 @@ def parse_set_options(pairs: list[str]) -> dict[str, object]:
 
 
 SandboxOption = Annotated[str | None, typer.Option(
-    "--sandbox", help="Bot isolation: process (default: own uid as root, PID namespace, private TMPDIR), "
-                      "bwrap (bubblewrap: also no network, read-only system), or none. See docs/ISOLATION.md.")]
+    "--sandbox", help="Bot isolation: bwrap (default: bubblewrap with its own uid, cgroups, seccomp, private "
+                      "files, no network), process (weaker, opt-in: no private files), or none (trusted bots). "
+                      "See docs/ISOLATION.md.")]
+RootOption = Annotated[bool, typer.Option(
+    "--bots-as-root", help="Trusted bots only: at the process level, run a bot as root (with a warning) where "
+                           "its own uid cannot reach its files, instead of refusing it.")]
 VariantArg = Annotated[str, typer.Option("--variant", "-v", help=f"One of {', '.join(VARIANTS)}.")]
 SetOption = Annotated[list[str] | None, typer.Option("--set", help="A rule option, OPTION=VALUE (repeatable).")]
 
@@ -184,6 +187,7 @@ def play(
     as_json: Annotated[bool, typer.Option("--json", help="Print one result record (JSON) per game.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print every action as it happens.")] = False,
     sandbox: SandboxOption = None,
+    bots_as_root: RootOption = False,
 ) -> None:
     """Play one game, or a series at fixed seats, between bot programs.
 
@@ -196,7 +200,7 @@ def play(
             rules=rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])}),
             bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, move_time=move_time,
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
-            sandbox=sandbox or "process",
+            sandbox=sandbox or "bwrap", bots_as_root=bots_as_root,
         )
         run_play(options, typer.echo)
 
@@ -210,6 +214,7 @@ def check_bot_command(
     startup_time: Annotated[float, typer.Option("--startup-time", min=0.001, help="Seconds to start.")] = 10.0,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Deal seed.")] = 1,
     sandbox: SandboxOption = None,
+    bots_as_root: RootOption = False,
 ) -> None:
     """Check that a bot speaks the protocol: handshake, then games of every variant in every seat
     against the sample random bot, every reply validated, move times reported.
@@ -220,7 +225,7 @@ def check_bot_command(
         _, argv = parse_bot_arg(command)
         report = check_bot(BotCommand(argv, env=scrubbed_env()), games_per_seat=games, players=players,
                            move_time=move_time, startup_time=startup_time, seed=seed,
-                           isolation=prepare_isolation(sandbox or "process", []))
+                           isolation=prepare_isolation(sandbox or "bwrap", [], allow_root=bots_as_root))
     for line in format_report(report):
         typer.echo(line)
     if not report.passed:
@@ -230,18 +235,20 @@ def check_bot_command(
 @app.command()
 def tournament(
     config: Annotated[str, typer.Argument(help="The tournament config (TOML), e.g. sample_bots/tournament.toml.")],
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Games in parallel (default: the cores).")
-                    ] = os.cpu_count() or 1,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, help="Games in parallel, each on a core of its own with its bots (default: one "
+                                    "per core; more than the cores warns).")] = None,
     db: Annotated[str | None, typer.Option("--db", help="The results database (default: CONFIG's name + .db).")
                   ] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start a new tournament in the database, keeping the old.")
                      ] = False,
     sandbox: Annotated[str | None, typer.Option(
-        "--sandbox", help="Override the config's sandbox key: process, bwrap or none.")] = None,
+        "--sandbox", help="Override the config's sandbox key: bwrap (default), process (weaker) or none.")] = None,
     seed_file: Annotated[str | None, typer.Option(
         "--seed-file", help="A new tournament's seed: a file holding one integer that only you can read (mode "
                             "600; others are refused). Default: drawn at the first run. Either way the database "
                             "keeps it (no config may hold it); durak seed DB prints it.")] = None,
+    bots_as_root: RootOption = False,
 ) -> None:
     """Run a tournament, resuming from the database, then print the leaderboard.
 
@@ -254,7 +261,7 @@ def tournament(
     with reported_errors():
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(db) if db is not None else Path(Path(config).stem + ".db")
-        summary = run_tournament(loaded, db_path, jobs, fresh,
+        summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
                                  seed_file=Path(seed_file) if seed_file is not None else None)
         typer.echo(f"tournament '{visible(summary.tournament.name)}' in {db_path}: {summary.played} games played "
                    f"now, {summary.stored_before + summary.played}/{summary.total_games} stored")

@@ -47,7 +47,8 @@ class PlayOptions:
     log: str | None = None
     as_json: bool = False
     verbose: bool = False
-    sandbox: str = "process"
+    sandbox: str = "bwrap"
+    bots_as_root: bool = False
 
 
 def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
@@ -55,7 +56,8 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     named = bot_commands(options.bots)
     players = len(named)
     check_table(options.rules, players)
-    isolation = prepare_isolation(options.sandbox, [options.log] if options.log else [])
+    isolation = prepare_isolation(options.sandbox, [options.log] if options.log else [],
+                                  allow_root=options.bots_as_root)
     for _, command in named:
         preflight(command, isolation)
     deck = parse_deal(options.deal, options.rules.deck) if options.deal is not None else None
@@ -86,9 +88,10 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     return records
 
 
-def prepare_isolation(sandbox: str, protected: list[str]) -> Isolation:
-    """The bots' isolation for ``--sandbox``; bwrap is probed here, before any game (SandboxUnavailable)."""
-    isolation = isolation_for(sandbox, protected)
+def prepare_isolation(sandbox: str, protected: list[str], *, allow_root: bool = False) -> Isolation:
+    """The bots' isolation for ``--sandbox`` (and ``--bots-as-root``); bwrap is probed here, before any game
+    (SandboxUnavailable)."""
+    isolation = isolation_for(sandbox, protected, allow_root=allow_root)
     if isolation.level == "bwrap":
         probe_bwrap()
     return isolation

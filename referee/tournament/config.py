@@ -119,7 +119,7 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     challengers: list[str] = []
     restart: Restart = "never"
     pause: bool = True
-    sandbox: Sandbox = "process"
+    sandbox: Sandbox = "bwrap"
     max_failures: int = 3
     rules: dict[str, bool | int | str | None] = {}
     time: TimeConfig = msgspec.field(default_factory=TimeConfig)
@@ -146,9 +146,10 @@ class LoadedConfig:
     rules: Rules
     bots: list[ResolvedBot]
 
-    def isolation(self, protected: Sequence[str | os.PathLike[str]]) -> Isolation:
-        """The bots' isolation (the ``sandbox`` key); ``protected``: the paths no bot may see (the database)."""
-        return isolation_for(self.config.sandbox, protected)
+    def isolation(self, protected: Sequence[str | os.PathLike[str]], *, allow_root: bool = False) -> Isolation:
+        """The bots' isolation (the ``sandbox`` key); ``protected``: the paths no bot may see (the database);
+        ``allow_root``: ``--bots-as-root``."""
+        return isolation_for(self.config.sandbox, protected, allow_root=allow_root)
 
     def time_control(self) -> TimeControl:
         time = self.config.time

@@ -7,6 +7,8 @@ killed at any moment loses at most the slots in flight, and resuming plays exact
 
 from __future__ import annotations
 
+import logging
+import os
 import queue
 import sys
 import threading
@@ -33,6 +35,7 @@ from referee.tournament.schedule import Slot, schedule
 from referee.tournament.secret import protected_path, read_seed_file
 from referee.tournament.worker import Job, SlotDone, WorkerSetup, bot_command
 
+LOGGER = logging.getLogger("durak")
 _NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
 _WORKER_LINE = 1 << 30  # a slot's records with their replays
 _SLOT_DEADLINE = 24 * 3600.0  # a worker always answers; this only bounds a referee bug
@@ -55,9 +58,11 @@ class RunSummary:
     disqualified: list[str] = field(default_factory=list)
 
 
-def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
-                   progress_stream: TextIO | None = None, *, seed_file: Path | None = None) -> RunSummary:
-    """Play every slot of the schedule not yet stored in ``db_path``.
+def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh: bool,
+                   progress_stream: TextIO | None = None, *, seed_file: Path | None = None,
+                   bots_as_root: bool = False) -> RunSummary:
+    """Play every slot of the schedule not yet stored in ``db_path``, in ``jobs`` workers (None: one per core),
+    each pinned with the bots of its games to a core of its own.
 
     A new tournament's seed is ``seed_file``'s (:func:`read_seed_file`), else drawn; it is kept in the
     database only. A stored tournament keeps its seed (``seed_file``, if given, must hold the same).
@@ -70,7 +75,7 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
     seed = read_seed_file(seed_file) if seed_file is not None else None
     protected = [str(db_path.resolve()) + suffix for suffix in DATABASE_SUFFIXES]
     protected += [protected_path(seed_file)] if seed_file is not None else []
-    isolation = loaded.isolation(protected)
+    isolation = loaded.isolation(protected, allow_root=bots_as_root)
     if isolation.level == "bwrap":
         probe_bwrap()
     for bot in loaded.bots:
@@ -89,7 +94,7 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int, fresh: bool,
         summary = RunSummary(tournament, total, store.count_games(tournament.id))
         disqualified = {name for name, row in store.bots(tournament.id).items() if row.disqualified}
         progress = Progress(total, summary.stored_before, stream=progress_stream)
-        with _WorkerPool(jobs, loaded, protected) as pool:
+        with _WorkerPool(worker_cores(jobs), loaded, protected, bots_as_root) as pool:
             _run(store, loaded, tournament, pending, pool, summary, disqualified, progress)
         progress.finish()
         summary.disqualified = sorted(disqualified)
@@ -181,21 +186,32 @@ def _newly_disqualified(games: list[GameRecord], streaks: dict[str, int], limit:
     return newly
 
 
-class _WorkerPool:
-    """Worker processes, each driven by a thread that sends it jobs and collects its answers."""
+def worker_cores(jobs: int | None) -> list[int]:
+    """The core of each worker: one per core this process may use, or ``jobs`` of them, round robin (more
+    workers than cores share cores, and so do their bots: a warning says so)."""
+    cores = sorted(os.sched_getaffinity(0))
+    if jobs is not None and jobs > len(cores):
+        LOGGER.warning("--jobs %d is more than the %d cores: games will share cores, and a bot's helpers may slow "
+                       "the bots of another game", jobs, len(cores))
+    return [cores[index % len(cores)] for index in range(len(cores) if jobs is None else jobs)]
 
-    def __init__(self, size: int, loaded: LoadedConfig, protected: list[str]) -> None:
-        self.size = size
+
+class _WorkerPool:
+    """Worker processes, each pinned to its core and driven by a thread that sends it jobs and collects its
+    answers."""
+
+    def __init__(self, cores: list[int], loaded: LoadedConfig, protected: list[str], bots_as_root: bool) -> None:
+        self.size = len(cores)
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._results: queue.Queue[SlotDone | BaseException] = queue.Queue()
         self._slots: dict[str, Slot] = {}
-        setup = msgspec.json.encode(WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox,
-                                                protected=protected))
         command = BotCommand([sys.executable, "-m", "referee.tournament.worker"])
         # launched from this thread: a worker's parent-death signal follows the thread that started it
-        self._workers = [BotProcess(command, _NO_LIMITS, max_line=_WORKER_LINE) for _ in range(size)]
-        for worker in self._workers:
-            worker.write_line(setup, time.monotonic() + 10)
+        self._workers = [BotProcess(command, _NO_LIMITS, max_line=_WORKER_LINE) for _ in cores]
+        for worker, core in zip(self._workers, cores, strict=True):
+            setup = WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox, protected=protected,
+                                core=core, bots_as_root=bots_as_root)
+            worker.write_line(msgspec.json.encode(setup), time.monotonic() + 10)
         self._threads = [threading.Thread(target=self._drive, args=(w,), daemon=True) for w in self._workers]
         for thread in self._threads:
             thread.start()

@@ -8,6 +8,7 @@ bot plays only rotation r, so no process ever meets the same deal twice.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import msgspec
@@ -26,6 +27,8 @@ class WorkerSetup(msgspec.Struct, frozen=True):
     config_path: str
     sandbox: str  # the config's, or --sandbox
     protected: list[str]  # paths no bot may see: the results database and its journal
+    core: int | None = None  # the CPU this worker and every bot of its games run on
+    bots_as_root: bool = False  # --bots-as-root
 
 
 class Job(msgspec.Struct, frozen=True):
@@ -102,8 +105,10 @@ def main() -> None:
     read = sys.stdin.buffer.readline
     out = sys.stdout.buffer
     setup = msgspec.json.decode(read(), type=WorkerSetup)
+    if setup.core is not None:  # before any bot starts: each bot's cpuset is the cores its launcher may use
+        os.sched_setaffinity(0, {setup.core})
     loaded = load_config(setup.config_path, sandbox=setup.sandbox)
-    player = SlotPlayer(loaded, loaded.isolation(setup.protected))
+    player = SlotPlayer(loaded, loaded.isolation(setup.protected, allow_root=setup.bots_as_root))
     job_decoder = msgspec.json.Decoder(Job)
     encoder = msgspec.json.Encoder()
     try:
