@@ -301,21 +301,28 @@ def test_files_the_bots_uid_cannot_read_are_refused_unless_root_is_allowed(bots_
         assert set(os.listdir(LEASES)) <= leases, "a uid lease was not given back"
 
 
+def interpreters_under_root() -> list[str]:
+    """Pythons installed where only root may enter (pyenv under /root), as on the project's machines."""
+    return sorted(str(path) for path in Path("/root").glob(".pyenv/versions/*/bin/python3") if path.is_file())
+
+
 @root_only
 @needs_bwrap
-def test_under_bwrap_a_private_interpreter_is_shown_to_the_bots_own_uid(bots_dir: Path) -> None:
-    """Never root: an interpreter in a folder only root may enter (pyenv under /root) is bound into the
-    sandbox, whose folders above it are searchable, so the bot still runs as its own uid."""
+def test_under_bwrap_an_interpreter_only_root_may_reach_is_shown_to_the_bots_own_uid(bots_dir: Path) -> None:
+    """Never root: a bot's interpreter in a tree under a folder only root may enter (pyenv under /root) is bound
+    into the sandbox read-only, the folders above it searchable, so the bot runs as its own uid."""
     private = Path(tempfile.mkdtemp(prefix="durak-test-private-"))  # mode 700, root's: like /root
     try:
-        tree = private / "versions"  # mode 755, like /root/.pyenv/versions/3.11.7
-        tree.mkdir()
-        tree.chmod(0o755)
-        shutil.copy(bots_dir / "probe.py", tree)
-        isolation = Isolation("bwrap", ro_binds=(str(tree),))
-        with BotProcess(BotCommand([sys.executable, "-S", str(tree / "probe.py")]), isolation=isolation) as p:
-            uid = ask(p, "ids")[0]  # type: ignore[index]
-            assert uid == p.launched.uid and uid != 0
+        prefix = private / "versions" / "1.0"  # mode 755, like /root/.pyenv/versions/3.11.7
+        (prefix / "bin").mkdir(parents=True)
+        for folder in (private / "versions", prefix, prefix / "bin"):
+            folder.chmod(0o755)
+        shell = shutil.copy(shutil.which("sh") or "/bin/sh", prefix / "bin" / "sh")
+        with BotProcess(BotCommand([str(shell), "-c", "read line; id -u"], cwd=bots_dir), isolation=BWRAP) as p:
+            assert p.exchange(b"uid?", 5.0)[0] == str(p.launched.uid).encode() != b"0"
+        for python in interpreters_under_root():  # the real thing, where this machine has it
+            with BotProcess(BotCommand([python, "-S", "probe.py"], cwd=bots_dir), isolation=BWRAP) as p:
+                assert ask(p, "ids")[0] == p.launched.uid != 0  # type: ignore[index]
     finally:
         shutil.rmtree(private)
 

@@ -24,6 +24,7 @@ into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shutil
@@ -371,6 +372,25 @@ def bwrap_options(isolation: Isolation, *, bot_dir: str | None, chdir: str, info
         folders(chdir, itself=True)  # an empty stand-in for the referee's working directory
     options += ["--chdir", chdir, "--remount-ro", "/"]
     return options
+
+
+def with_interpreter(isolation: Isolation, interpreter: str, bot_dir: str | None) -> Isolation:
+    """``isolation`` showing also the tree of a bot's interpreter (or binary) that the sandbox would not show:
+    for ``/root/.pyenv/versions/3.11.7/bin/python3``, its prefix ``/root/.pyenv/versions/3.11.7`` read-only,
+    the folders above it searchable, so that the bot runs as its own uid where only root could enter them.
+
+    :raises BotLaunchError: that tree would show the checkout or a protected path.
+    """
+    roots = sandbox_roots(isolation, bot_dir)
+    extra = []
+    for path in dict.fromkeys((interpreter, os.path.realpath(interpreter))):
+        folder = os.path.dirname(path)
+        if os.path.isabs(path) and os.path.basename(folder) == "bin" and not any(_within(path, r) for r in roots):
+            extra.append(os.path.dirname(folder))
+    if not extra:
+        return isolation
+    check_exposure(extra, isolation)
+    return dataclasses.replace(isolation, ro_binds=(*isolation.ro_binds, *dict.fromkeys(extra)))
 
 
 def bot_dir_for_sandbox(argv: Sequence[str], program: str, isolation: Isolation) -> str | None:

@@ -48,6 +48,7 @@ from referee.bots.isolation import (
     private_tmpdir,
     probe_bwrap,
     sandbox_roots,
+    with_interpreter,
 )
 from referee.bots.launched import LaunchedBot
 from referee.bots.limits import ResourceLimits
@@ -146,6 +147,7 @@ def preflight(command: BotCommand, isolation: Isolation = PLAIN) -> None:
     else:
         bot_dir = bot_dir_for_sandbox(command.argv, program, isolation)
     check_exposure([*sandbox_roots(isolation, None), *([bot_dir] if bot_dir is not None else [])], isolation)
+    isolation = with_interpreter(isolation, _interpreter_of(command, program), bot_dir)
     _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
 
 
@@ -181,6 +183,7 @@ def _launch_bwrap(command: BotCommand, program: str, rest: list[str], isolation:
         bot_dir, chdir = bot_dir_for_sandbox(command.argv, program, isolation), os.getcwd()
     if bot_dir is not None:
         check_exposure([bot_dir], isolation)
+    isolation = with_interpreter(isolation, _interpreter_of(command, program), bot_dir)
     uid = lease.uid if lease is not None else None
     _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
     env["TMPDIR"] = "/tmp"
@@ -337,6 +340,12 @@ def _check_reach(command: BotCommand, program: str, uid: int, roots: list[str] |
                                  "shown): move it into the bot's folder or add it to the sandbox's binds")
         fix = "make it readable by other users" + (', or use the default sandbox "bwrap"' if roots is None else "")
         raise BotLaunchError(f"bot {what} {path} is out of reach of {who or f'the bot uid {uid}'} ({why}): {fix}")
+
+
+def _interpreter_of(command: BotCommand, program: str) -> str:
+    """The interpreter a script bot runs under, or the program itself (absolute)."""
+    path = os.path.join(os.path.abspath(command.cwd if command.cwd is not None else os.getcwd()), program)
+    return _interpreter(path, command.env) or path
 
 
 def _interpreter(path: str, env: Mapping[str, str] | None) -> str | None:
