@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -224,3 +225,43 @@ def test_a_helper_spinning_during_its_bots_turn_runs_on_that_games_core_only(bot
     fault_matrix.record("helpers that spin to slow the bots of another game", "none: blocked",
                         "each game's worker and its bots are held to one core by a cpuset")
 
+
+
+# --- a tournament against vandals --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sandbox", "vandalism"), [
+    pytest.param("bwrap", "fill=/tmp", id="bwrap-fill-tmp", marks=needs_bwrap),
+    pytest.param("bwrap", "fill=/dev/shm deep=5000", id="bwrap-fill-shm-deep", marks=needs_bwrap),
+    pytest.param("process", "deep=5000", id="process-deep"),
+])
+def test_a_tournament_against_vandals_finishes_with_every_result(tmp_path: Path, sandbox: str, vandalism: str,
+                                                                fault_matrix: FaultMatrix) -> None:
+    """A bot that fills its writable folders to the cap, or builds a 5,000-deep folder chain, and otherwise
+    plays legally: every game is played and stored, nothing of it is left on the machine, the run exits 0."""
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.store import Store
+
+    hostile = Path(__file__).parent / "hostile"
+    config = tmp_path / "t.toml"
+    config.write_text(f'name = "vandals"\ndeals = 2\nsandbox = "{sandbox}"\n[limits]\nfile_size_mb = 8\n'
+                      f'[[bots]]\nname = "vandal"\ncommand = "{{python}} bot.py play {vandalism}"\ndir = "{hostile}"\n'
+                      f'[[bots]]\nname = "player"\ncommand = "{{python}} bot.py play"\ndir = "{hostile}"\n')
+    before = set(Path(tempfile.gettempdir()).glob("durak-bot-*"))
+    start = time.monotonic()
+    done = CliRunner().invoke(app, ["tournament", str(config), "--db", str(tmp_path / "t.db"), "--jobs", "2"])
+    assert done.exit_code == 0, done.output
+    with Store(tmp_path / "t.db", create=False) as store:
+        records = list(store.records())
+        stderr = " ".join(" ".join(store.replay(record.game)[1]) for record in records)
+    assert len(records) == 4 and not any(record.verdicts for record in records)
+    if "fill" in vandalism:
+        assert "MiB then No space left on device" in stderr
+    if "deep" in vandalism:
+        assert "deep 5000 folders" in stderr
+    assert set(Path(tempfile.gettempdir()).glob("durak-bot-*")) <= before  # nothing left behind
+    fault_matrix.record(f"{vandalism} in a tournament ({sandbox})", "none: contained",
+                        "the tournament finishes with every result; its folders are capped tmpfs (bwrap) or removed "
+                        "iteratively (process)", time.monotonic() - start)

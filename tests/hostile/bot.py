@@ -9,7 +9,9 @@ misbehave. ``crash_at_start``, ``mute`` and ``bad_version`` misbehave before or 
 
 ``log=FILE`` appends every line received. ``once=FILE`` misbehaves only in the first process to create
 FILE, so a restarted bot plays correctly. ``fork=1`` first forks a child that sleeps (and prints
-"forked PID" to stderr). ``term=ignore`` ignores SIGTERM, so only SIGKILL stops it. Standard library
+"forked PID" to stderr). ``fill=FOLDER`` first writes 1 MiB files there until a write fails; ``deep=N`` first
+builds a folder chain N deep in its TMPDIR (both print what they did to stderr). ``term=ignore`` ignores
+SIGTERM, so only SIGKILL stops it. Standard library
 only: it runs under ``python -S``.
 """
 import json
@@ -130,6 +132,32 @@ def flood() -> None:
     sys.stderr.buffer.flush()
 
 
+def fill(folder: str) -> str:
+    """Write 1 MiB files into ``folder`` until a write fails; how many, and why it stopped."""
+    written = 0
+    try:
+        while written < 1 << 14:
+            with open(os.path.join(folder, f"fill{written}"), "wb") as file:
+                file.write(b"x" * MIB)
+            written += 1
+    except OSError as exc:
+        return f"{written} MiB then {exc.strerror}"
+    return f"{written} MiB"
+
+
+def deep(depth: int) -> str:
+    """A chain of ``depth`` folders in TMPDIR, the last one read-only: cleanup's worst case."""
+    fd = os.open(os.environ["TMPDIR"], os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.fchmod(fd, 0o500)
+    os.close(fd)
+    return f"{depth} folders"
+
+
 def main() -> None:
     behaviour = sys.argv[1]
     options = dict(arg.split("=", 1) for arg in sys.argv[2:])
@@ -146,6 +174,10 @@ def main() -> None:
         sys.exit(3)
     if options.get("term") == "ignore":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if "fill" in options:
+        print(f"filled {fill(options['fill'])}", file=sys.stderr, flush=True)
+    if "deep" in options:
+        print(f"deep {deep(int(options['deep']))}", file=sys.stderr, flush=True)
     if behaviour == "fork" or options.get("fork") == "1":
         child = os.fork()
         if child == 0:
