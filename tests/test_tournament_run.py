@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import msgspec
 import pytest
@@ -21,7 +22,7 @@ from referee.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
 from referee.tournament.runner import TournamentError, run_tournament
-from referee.tournament.schedule import schedule
+from referee.tournament.schedule import Slot, schedule
 from referee.tournament.secret import write_seed_file
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -252,3 +253,43 @@ def test_a_full_disk_stops_the_run_with_one_line_and_keeps_every_committed_game(
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{360 - kept} games played now, 360/360 stored" in resumed.stdout
+
+
+def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path) -> None:
+    """Processes of one bot in two seats of a deal could tell each other hands over any channel that needs both
+    running; the coordinator never has two slots of one deal in flight, however many workers wait."""
+    from collections import deque
+
+    from referee.tournament import runner
+    from referee.tournament.worker import SlotDone
+
+    loaded = load_config(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=2))
+    slots = schedule(loaded.config, 7)
+
+    class Pool:  # finishes the oldest job in flight, checking what is in flight at each submit
+        size = 4
+
+        def __init__(self) -> None:
+            self.flying: deque[Slot] = deque()
+            self.most = 0
+
+        def submit(self, job: worker.Job) -> None:
+            assert job.slot.deal_key not in {slot.deal_key for slot in self.flying}
+            self.flying.append(job.slot)
+            self.most = max(self.most, len(self.flying))
+
+        def next_result(self) -> SlotDone:
+            return SlotDone(slot_key=self.flying[0].key, games=[])
+
+        def slot_of(self, key: str) -> Slot:
+            return self.flying.popleft()
+
+    class Nowhere:
+        def save_slot(self, *args: object) -> None:
+            pass
+
+    pool, tournament = Pool(), SimpleNamespace(id=1)
+    summary = runner.RunSummary(tournament, len(slots), 0)  # type: ignore[arg-type]
+    progress = runner.Progress(len(slots), 0, stream=io.StringIO())
+    runner._run(Nowhere(), loaded, tournament, slots, pool, summary, set(), progress)  # type: ignore[arg-type]
+    assert not pool.flying and pool.most == pool.size  # the pool stays full with the other deals' slots

@@ -148,15 +148,15 @@ def _run(store: Store, loaded: LoadedConfig, tournament: TournamentRow, pending:
          summary: RunSummary, disqualified: set[str], progress: Progress) -> None:
     waiting = deque(pending)
     streaks: dict[str, int] = {}
-    in_flight = 0
+    playing: set[str] = set()  # deal keys in flight
     try:
-        while waiting or in_flight:
-            while waiting and in_flight < pool.size:
-                pool.submit(Job(slot=waiting.popleft(), disqualified=sorted(disqualified)))
-                in_flight += 1
+        while waiting or playing:
+            while len(playing) < pool.size and (slot := _next_of_another_deal(waiting, playing)) is not None:
+                pool.submit(Job(slot=slot, disqualified=sorted(disqualified)))
+                playing.add(slot.deal_key)
             done = pool.next_result()
-            in_flight -= 1
             slot = pool.slot_of(done.slot_key)
+            playing.discard(slot.deal_key)
             store.save_slot(tournament.id, [_stored(slot, i, r) for i, r in enumerate(done.games)])
             summary.played += len(done.games)
             progress.advance(len(done.games))
@@ -166,6 +166,17 @@ def _run(store: Store, loaded: LoadedConfig, tournament: TournamentRow, pending:
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted: {summary.stored_before + summary.played} of {summary.total_games} games "
                           "stored; run the same command again to resume") from None
+
+
+def _next_of_another_deal(waiting: deque[Slot], playing: set[str]) -> Slot | None:
+    """Take the first waiting slot whose deal is not being played: two rotations of one deal never run at once,
+    so processes of one bot in different seats of a deal cannot tell each other hands over any channel that
+    needs both running (timing, shared caches, futexes), whatever the sandbox leaves open."""
+    for index, slot in enumerate(waiting):
+        if slot.deal_key not in playing:
+            del waiting[index]
+            return slot
+    return None
 
 
 def _stored(slot: Slot, index: int, record: GameRecord) -> StoredGame:
