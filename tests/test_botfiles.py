@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +15,6 @@ from referee.cli import app
 from referee.tournament.botfiles import BotFilesError, HashCaps, bot_files_sha256
 
 HOSTILE = Path(__file__).parent / "hostile"
-
-
-@pytest.fixture
-def open_tmp() -> Iterator[Path]:
-    """A folder every uid can search: bots never run as root, and pytest's tmp_path is private to root."""
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder)
 
 
 def line(path: bytes, digest: str) -> bytes:

@@ -8,15 +8,14 @@ reports come back through the stderr the database keeps for each seat of each ga
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import secrets
 import shutil
 import sqlite3
-import tempfile
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +48,6 @@ def level_marks(level: str) -> list[pytest.MarkDecorator]:
 BOT_LEVELS = [pytest.param(level, id=level, marks=level_marks(level)) for level in LEVELS if level != "none"]
 
 
-@pytest.fixture
-def arena() -> Iterator[Path]:
-    """A folder every uid can search (bots never run as root): config, seed file, database, the thief's dir."""
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-seed-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder)
-
-
 def write_config(arena: Path, env: dict[str, str], leak: str | None) -> Path:
     """The shipped sample, its bots' dirs made absolute, one deal, and the thief as a fourth bot (with ``leak``
     as a file of its folder, for the control)."""
@@ -79,7 +69,7 @@ def thief_reports(db: Path) -> tuple[Reports, Reports]:
     """The thief's walk reports and game reports, from each game's stored stderr of its seat."""
     walks: Reports = []
     games: Reports = []
-    with sqlite3.connect(db) as con:
+    with contextlib.closing(sqlite3.connect(db)) as con:
         for record, stderr in con.execute("SELECT record, stderr FROM games"):
             players = msgspec.json.decode(record)["players"]
             if "thief" not in players:
@@ -114,7 +104,8 @@ def play(arena: Path, level: str, seed: int, env: dict[str, str], leak: str | No
 
 
 @pytest.mark.parametrize("level", BOT_LEVELS)
-def test_a_bot_reading_every_file_it_can_predicts_no_hand(arena: Path, level: str) -> None:
+def test_a_bot_reading_every_file_it_can_predicts_no_hand(open_tmp: Path, level: str) -> None:
+    arena = open_tmp  # config, seed file, database, the thief's dir
     walks, games = play(arena, level, secrets.randbits(63), {})
     for walk in walks:
         probes = walk["probes"]
@@ -128,7 +119,8 @@ def test_a_bot_reading_every_file_it_can_predicts_no_hand(arena: Path, level: st
 
 
 @pytest.mark.parametrize("level", BOT_LEVELS)
-def test_control_handed_the_seed_the_same_bot_predicts_every_hand(arena: Path, level: str) -> None:
+def test_control_handed_the_seed_the_same_bot_predicts_every_hand(open_tmp: Path, level: str) -> None:
+    arena = open_tmp
     """Proves the walk and the derivation work: the real seed in its environment and in a file of its folder."""
     seed = secrets.randbits(63)
     _, games = play(arena, level, seed, {"THIEF_HINT": str(seed)}, leak=f"the organiser's notes: seed {seed}\n")

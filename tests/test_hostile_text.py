@@ -8,6 +8,7 @@ would hide a raw ESC here that a real terminal would receive.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import sqlite3
@@ -95,7 +96,7 @@ def test_tournament_replay_leaderboard_and_export_show_the_bots_words_escaped(ar
     db = str(arena / "t.db")
     done = run("tournament", str(config), "--db", db, "--jobs", "1")
     assert r"tournament 't\x1b[5m'" in done
-    with sqlite3.connect(db) as con:
+    with contextlib.closing(sqlite3.connect(db)) as con:
         games = [row[0] for row in con.execute("SELECT game_key FROM games")]
     told = run("replay", db, games[0])
     assert "verdict: escaper (seat " in told and f"crash: bot exited: exit code 3 (stderr: {FORGED})" in told
