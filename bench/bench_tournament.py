@@ -6,9 +6,10 @@ Run by hand from the project root::
     python bench/bench_tournament.py memory [--games 100000]
     python bench/bench_tournament.py leaderboard [--games 1000000]
 
-throughput: 4 Python random bots (sample_bots/python/random_bot.py), 2 players, round robin; games/s at
---jobs 1 and 2 with persistent processes (restart = "never") and with restart = "game", default time
-controls; counts timeout verdicts.
+throughput: 4 sample bots (--bots python: sample_bots/python/random_bot.py; --bots c: sample_bots/c/bot.c built
+with gcc -O2), 2 players, round robin; games/s at --jobs 1 and 2 with persistent processes
+(restart = "never") and with restart = "game", default time controls, at the --sandbox level (default: the
+config default); counts timeout verdicts. Each worker and the bots of its games share one core.
 memory: a long tournament of two C sample bots; the resident memory of the coordinator and its workers,
 sampled as the games go by.
 leaderboard: a database of synthetic result records (4-player games, 20 bots, with rules and move times
@@ -42,22 +43,31 @@ from referee.tournament.config import load_config  # noqa: E402
 from referee.tournament.runner import run_tournament  # noqa: E402
 
 
-def config_text(bots: dict[str, tuple[str, str]], deals: int, restart: str) -> str:
-    lines = [f'name = "bench"\nplayers = 2\ndeals = {deals}\nseed = 7\nrestart = "{restart}"\n']
+def config_text(bots: dict[str, tuple[str, str]], deals: int, restart: str, sandbox: str | None = None) -> str:
+    lines = [f'name = "bench"\nplayers = 2\ndeals = {deals}\nrestart = "{restart}"\n'
+             + (f'sandbox = "{sandbox}"\n' if sandbox else "")]
     for name, (folder, command) in bots.items():
         lines.append(f'[[bots]]\nname = "{name}"\ncommand = "{command}"\ndir = "{folder}"\n')
     return "\n".join(lines)
 
 
-def throughput(deals: int) -> None:
-    python = str(ROOT / "sample_bots" / "python")
-    bots = {f"random{i}": (python, f"{{python}} random_bot.py {i}") for i in range(4)}
+def throughput(deals: int, kind: str, sandbox: str | None, restarts: tuple[str, ...] = ("never", "game")) -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)  # the bots' uids must reach their folder
+        if kind == "c":  # in a folder of its own: the sandbox refuses a bot folder that holds the database
+            os.mkdir(f"{tmp}/c", 0o755)
+            subprocess.run(["gcc", "-O2", "-std=c99", "-o", f"{tmp}/c/bot", str(ROOT / "sample_bots" / "c" / "bot.c")],
+                           check=True)
+            bots = {f"c{i}": (f"{tmp}/c", f"./bot {i}") for i in range(4)}
+        else:
+            python = str(ROOT / "sample_bots" / "python")
+            bots = {f"random{i}": (python, f"{{python}} random_bot.py {i}") for i in range(4)}
         rates: dict[tuple[str, int], float] = {}
-        for restart in ("never", "game"):
+        print(f"{kind} bots, sandbox {sandbox or 'default'}, {deals} deals x 6 tables x 2 seatings")
+        for restart in restarts:
             for jobs in (1, 2):
                 path = Path(tmp) / f"{restart}{jobs}.toml"
-                path.write_text(config_text(bots, deals, restart))
+                path.write_text(config_text(bots, deals, restart, sandbox))
                 db = Path(tmp) / f"{restart}{jobs}.db"
                 start = time.perf_counter()
                 summary = run_tournament(load_config(path), db, jobs, False, io.StringIO())
@@ -91,6 +101,7 @@ def memory(games: int) -> None:
                        check=True)
         deals = games // 2
         path = Path(tmp) / "mem.toml"
+        os.chmod(tmp, 0o755)
         path.write_text(config_text({"c1": (tmp, "./bot 1"), "c2": (tmp, "./bot 2")}, deals, "never"))
         db = Path(tmp) / "mem.db"
         run = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(path), "--db", str(db),
@@ -148,9 +159,13 @@ def main() -> None:
     parser.add_argument("what", choices=("throughput", "memory", "leaderboard"))
     parser.add_argument("--deals", type=int, default=60)
     parser.add_argument("--games", type=int)
+    parser.add_argument("--bots", choices=("python", "c"), default="python")
+    parser.add_argument("--sandbox", choices=("none", "process", "bwrap"))
+    parser.add_argument("--restart", choices=("never", "game"), action="append",
+                        help="only these restart settings (repeatable; default both)")
     args = parser.parse_args()
     if args.what == "throughput":
-        throughput(args.deals)
+        throughput(args.deals, args.bots, args.sandbox, tuple(args.restart or ("never", "game")))
     elif args.what == "memory":
         memory(args.games or 100_000)
     else:

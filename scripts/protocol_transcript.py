@@ -50,8 +50,9 @@ def play(variant: str, seed: int, workdir: Path) -> list[Path]:
     me = shlex.quote(str(Path(__file__).resolve()))
     python = shlex.quote(sys.executable)
     bots = [f"{BOT_NAME}{seat}={python} {me} --bot {shlex.quote(str(log))}" for seat, log in enumerate(logs)]
-    subprocess.run([sys.executable, "-m", "referee", "play", *bots, "--variant", variant, "--seed", str(seed)],
-                   check=True, stdout=subprocess.DEVNULL)
+    # These bots are this script, trusted, and must write their logs where the referee reads them: no sandbox.
+    subprocess.run([sys.executable, "-m", "referee", "play", *bots, "--variant", variant, "--seed", str(seed),
+                    "--sandbox", "none"], check=True, stdout=subprocess.DEVNULL)
     return logs
 
 
