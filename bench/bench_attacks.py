@@ -25,11 +25,40 @@ HERE = Path(__file__).resolve().parent.parent
 BOTS = HERE / "tests" / "procbots"
 
 
+def measured_group() -> Path | None:
+    """A cgroup v2 group for this script and all it starts (the referee's bots included, however nested), to
+    read their CPU time while a bot is paused: the same meter for every referee compared."""
+    for root in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        try:
+            own = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line[:3] == "0::")
+            group = Path(root + own.rstrip("/"), f"bench-attacks-{os.getpid()}")
+            group.mkdir()
+            (group / "cgroup.procs").write_text("0")
+            return group
+        except (OSError, StopIteration):
+            continue
+    return None
+
+
+MEASURED: Path | None = None
+
+
+def group_cpu_us() -> int:
+    if MEASURED is None:
+        return 0
+    for line in (MEASURED / "cpu.stat").read_text().splitlines():
+        if line.startswith("usage_usec"):
+            return int(line.split()[1])
+    return 0
+
+
 def main() -> None:
+    global MEASURED
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--referee", type=Path, default=HERE, help="the checkout whose referee is attacked")
     args = parser.parse_args()
     sys.path.insert(0, str(args.referee.resolve()))
+    MEASURED = measured_group()
     from referee.bots import BotCommand, BotError, BotProcess, ResourceLimits
     from referee.bots.isolation import DEFAULT
 
@@ -64,14 +93,17 @@ def main() -> None:
         chain = start("fork_chain", os.environ.get("FORK_CHAIN_MIB", "256"))
         chain.read_line(time.monotonic() + 10)
         time.sleep(0.2)
-        during = 0
+        during, cpu = 0, 0
         for _ in range(5):
             before = int(chain.exchange(b"forks", 5.0)[0])
             chain.pause()
+            used = group_cpu_us()
             time.sleep(0.2)
+            cpu += group_cpu_us() - used  # the whole tree's (and the idle referee's) CPU while paused
             chain.resume()
             during += int(chain.exchange(b"forks", 5.0)[0]) - before  # forked while paused (and this reply)
-        return f"{during} forks in 5 pauses of 0.2 s (each pause+resume+reply window)"
+        shown = f"{cpu / 1000:.1f} ms of CPU while paused" if MEASURED is not None else "no CPU counter here"
+        return f"{shown}; {during} forks in 5 pauses of 0.2 s (counted from just before each pause to its reply)"
 
     def channels() -> str:
         writer, reader = start("probe"), start("probe")
@@ -93,7 +125,7 @@ def main() -> None:
         tmpdir = bot.launched.tmpdir
         bot.close()
         left = tmpdir is not None and os.path.exists(tmpdir)
-        if left:
+        if tmpdir is not None and left:
             shutil.rmtree(tmpdir, ignore_errors=True)
         return f"closed; TMPDIR left behind: {left}"
 
@@ -131,6 +163,10 @@ def main() -> None:
                        ("5 other cores", cores)]:
         attack(title, act)
     shutil.rmtree(folder, ignore_errors=True)
+    if MEASURED is not None:  # back to where this script came from, then the group can go
+        parent = MEASURED.parent
+        (parent / "cgroup.procs").write_text("0")
+        MEASURED.rmdir()
 
 
 if __name__ == "__main__":
