@@ -13,6 +13,7 @@ uid attacks; run with a Python that lives under /root (pyenv) to see the root fa
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -59,6 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(args.referee.resolve()))
     MEASURED = measured_group()
+    atexit.register(leave_measured_group)
     from referee.bots import BotCommand, BotError, BotProcess, ResourceLimits
     from referee.bots.isolation import DEFAULT
 
@@ -163,9 +165,13 @@ def main() -> None:
                        ("5 other cores", cores)]:
         attack(title, act)
     shutil.rmtree(folder, ignore_errors=True)
-    if MEASURED is not None:  # back to where this script came from, then the group can go
-        parent = MEASURED.parent
-        (parent / "cgroup.procs").write_text("0")
+
+
+def leave_measured_group() -> None:
+    """Back to where this script came from, then the group can go; registered before the referee's own exit
+    handler, so that it runs after it (the referee's groups are inside this one)."""
+    if MEASURED is not None:
+        (MEASURED.parent / "cgroup.procs").write_text("0")
         MEASURED.rmdir()
 
 
