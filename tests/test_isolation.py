@@ -320,6 +320,11 @@ def test_under_bwrap_an_interpreter_only_root_may_reach_is_shown_to_the_bots_own
         shell = shutil.copy(shutil.which("sh") or "/bin/sh", prefix / "bin" / "sh")
         with BotProcess(BotCommand([str(shell), "-c", "read line; id -u"], cwd=bots_dir), isolation=BWRAP) as p:
             assert p.exchange(b"uid?", 5.0)[0] == str(p.launched.uid).encode() != b"0"
+        script = bots_dir / "uid.sh"  # no dir: the script's folder is shown, not the interpreter's
+        script.write_text("read line; id -u\n")
+        with BotProcess(BotCommand([str(shell), str(script)]), isolation=BWRAP) as p:
+            assert p.exchange(b"uid?", 5.0)[0] == str(p.launched.uid).encode()
+        script.unlink()
         for python in interpreters_under_root():  # the real thing, where this machine has it
             with BotProcess(BotCommand([python, "-S", "probe.py"], cwd=bots_dir), isolation=BWRAP) as p:
                 assert ask(p, "ids")[0] == p.launched.uid != 0  # type: ignore[index]

@@ -394,12 +394,13 @@ def with_interpreter(isolation: Isolation, interpreter: str, bot_dir: str | None
 
 
 def bot_dir_for_sandbox(argv: Sequence[str], program: str, isolation: Isolation) -> str | None:
-    """The folder to show a sandboxed bot that has no dir: where its program is, if given with a slash and
-    not shown anyway (an interpreter), else where its first file argument is (``python bots/x.py`` shows
-    ``bots``); None if neither."""
+    """The folder to show a sandboxed bot that has no dir: where its first file argument is (``python
+    bots/x.py`` shows ``bots``, wherever ``python`` is), else where its program is if given with a slash and
+    not shown anyway (``./bots/x`` shows ``bots``); None if neither."""
     shown = sandbox_roots(isolation, None)
-    words = [program] if "/" in program and not any(_within(os.path.abspath(program), s) for s in shown) else []
-    words += [word for word in argv[1:] if not word.startswith("-")]
+    words = [word for word in argv[1:] if not word.startswith("-")]
+    if "/" in argv[0] and not any(_within(os.path.abspath(program), root) for root in shown):
+        words.append(program)
     for word in words:
         if os.path.isfile(word):
             return os.path.dirname(os.path.abspath(word))
