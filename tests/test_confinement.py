@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -235,8 +234,9 @@ def test_a_helper_spinning_during_its_bots_turn_runs_on_that_games_core_only(bot
     pytest.param("bwrap", "fill=/dev/shm deep=5000", id="bwrap-fill-shm-deep", marks=needs_bwrap),
     pytest.param("process", "deep=5000", id="process-deep"),
 ])
-def test_a_tournament_against_vandals_finishes_with_every_result(tmp_path: Path, sandbox: str, vandalism: str,
-                                                                fault_matrix: FaultMatrix) -> None:
+def test_a_tournament_against_vandals_finishes_with_every_result(tmp_path: Path, open_tmp: Path, sandbox: str,
+                                                                vandalism: str, fault_matrix: FaultMatrix,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot that fills its writable folders to the cap, or builds a 5,000-deep folder chain, and otherwise
     plays legally: every game is played and stored, nothing of it is left on the machine, the run exits 0."""
     from typer.testing import CliRunner
@@ -249,7 +249,7 @@ def test_a_tournament_against_vandals_finishes_with_every_result(tmp_path: Path,
     config.write_text(f'name = "vandals"\ndeals = 2\nsandbox = "{sandbox}"\n[limits]\nfile_size_mb = 8\n'
                       f'[[bots]]\nname = "vandal"\ncommand = "{{python}} bot.py play {vandalism}"\ndir = "{hostile}"\n'
                       f'[[bots]]\nname = "player"\ncommand = "{{python}} bot.py play"\ndir = "{hostile}"\n')
-    before = set(Path(tempfile.gettempdir()).glob("durak-bot-*"))
+    monkeypatch.setenv("TMPDIR", str(open_tmp))  # the workers' temp folder, where a bot's TMPDIR would be left
     start = time.monotonic()
     done = CliRunner().invoke(app, ["tournament", str(config), "--db", str(tmp_path / "t.db"), "--jobs", "2"])
     assert done.exit_code == 0, done.output
@@ -261,7 +261,7 @@ def test_a_tournament_against_vandals_finishes_with_every_result(tmp_path: Path,
         assert "MiB then No space left on device" in stderr
     if "deep" in vandalism:
         assert "deep 5000 folders" in stderr
-    assert set(Path(tempfile.gettempdir()).glob("durak-bot-*")) <= before  # nothing left behind
+    assert list(open_tmp.iterdir()) == []  # nothing left behind
     fault_matrix.record(f"{vandalism} in a tournament ({sandbox})", "none: contained",
                         "the tournament finishes with every result; its folders are capped tmpfs (bwrap) or removed "
                         "iteratively (process)", time.monotonic() - start)
