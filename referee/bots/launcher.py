@@ -142,13 +142,8 @@ def preflight(command: BotCommand, isolation: Isolation = PLAIN) -> None:
             _reachable_or_root(command, program, uid, isolation)
         return
     probe_bwrap()
-    if command.cwd is not None:
-        bot_dir: str | None = os.path.abspath(command.cwd)
-    else:
-        bot_dir = bot_dir_for_sandbox(command.argv, program, isolation)
-    check_exposure([*sandbox_roots(isolation, None), *([bot_dir] if bot_dir is not None else [])], isolation)
-    isolation = with_interpreter(isolation, _interpreter_of(command, program), bot_dir)
-    _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
+    check_exposure(sandbox_roots(isolation, None), isolation)
+    _sandbox_view(command, program, isolation, uid)
 
 
 def _launch_process(command: BotCommand, program: str, rest: list[str], isolation: Isolation, head: list[str],
@@ -176,16 +171,8 @@ def _launch_bwrap(command: BotCommand, program: str, rest: list[str], isolation:
                   undo: contextlib.ExitStack) -> LaunchedBot:
     _, setpriv = wrapper_paths()
     bwrap = shutil.which("bwrap") or "bwrap"
-    bot_dir: str | None
-    if command.cwd is not None:
-        bot_dir = chdir = os.path.abspath(command.cwd)
-    else:  # the bot sees where its program or script is, and starts where the referee is (an empty folder)
-        bot_dir, chdir = bot_dir_for_sandbox(command.argv, program, isolation), os.getcwd()
-    if bot_dir is not None:
-        check_exposure([bot_dir], isolation)
-    isolation = with_interpreter(isolation, _interpreter_of(command, program), bot_dir)
     uid = lease.uid if lease is not None else None
-    _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
+    isolation, bot_dir, chdir = _sandbox_view(command, program, isolation, uid)
     env["TMPDIR"] = "/tmp"
     info_read, info_write = os.pipe()
     undo.callback(os.close, info_read)
@@ -204,6 +191,26 @@ def _launch_bwrap(command: BotCommand, program: str, rest: list[str], isolation:
     os.set_blocking(info_read, False)
     return LaunchedBot(popen, isolation, namespace="bwrap", mount_proc=True, lease=lease, info_fd=info_read,
                        cgroup=cgroup)
+
+
+def _sandbox_view(command: BotCommand, program: str, isolation: Isolation,
+                  uid: int | None) -> tuple[Isolation, str | None, str]:
+    """What a bwrap bot is shown: ``isolation`` with its interpreter's tree, its folder, and its working
+    directory inside; checked before any fork.
+
+    :raises BotLaunchError: the folder would show the checkout or a protected path, or the bot's files are
+        outside the sandbox or out of reach of ``uid`` (None: the referee's).
+    """
+    bot_dir: str | None
+    if command.cwd is not None:
+        bot_dir = chdir = os.path.abspath(command.cwd)
+    else:  # the bot sees where its script or program is, and starts where the referee is (an empty folder)
+        bot_dir, chdir = bot_dir_for_sandbox(command.argv, program, isolation), os.getcwd()
+    if bot_dir is not None:
+        check_exposure([bot_dir], isolation)
+    isolation = with_interpreter(isolation, _interpreter_of(command, program), bot_dir)
+    _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
+    return isolation, bot_dir, chdir
 
 
 def _seccomp_fd() -> int | None:
@@ -322,7 +329,7 @@ _warned: set[str] = set()
 def _check_reach(command: BotCommand, program: str, uid: int, roots: list[str] | None, who: str = "") -> None:
     """Refuse, in one line, a bot whose files its uid cannot read or (``roots``: bwrap's binds) cannot see."""
     cwd = os.path.abspath(command.cwd if command.cwd is not None else os.getcwd())
-    program_path = os.path.join(cwd, program)
+    program_path = _program_path(command, program)
     wanted = [("working directory", cwd, os.X_OK)] if command.cwd is not None or roots is None else []
     wanted.append(("program", program_path, os.X_OK))
     interpreter = _interpreter(program_path, command.env)
@@ -342,9 +349,14 @@ def _check_reach(command: BotCommand, program: str, uid: int, roots: list[str] |
         raise BotLaunchError(f"bot {what} {path} is out of reach of {who or f'the bot uid {uid}'} ({why}): {fix}")
 
 
+def _program_path(command: BotCommand, program: str) -> str:
+    """The program's absolute path, relative to the bot's working directory."""
+    return os.path.join(os.path.abspath(command.cwd if command.cwd is not None else os.getcwd()), program)
+
+
 def _interpreter_of(command: BotCommand, program: str) -> str:
     """The interpreter a script bot runs under, or the program itself (absolute)."""
-    path = os.path.join(os.path.abspath(command.cwd if command.cwd is not None else os.getcwd()), program)
+    path = _program_path(command, program)
     return _interpreter(path, command.env) or path
 
 
