@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from derive import dealt_hand
+from derive import dealt
 
 SKIPPED = ("/proc", "/sys", "/dev")
 MAX_FILE = 1 << 20
@@ -118,14 +118,14 @@ def walk(seconds: float) -> None:
 def check(game: dict) -> None:
     """Does any candidate reproduce the hand this seat was dealt? Checked in the order found (the hint, then
     the nearest folders first) while the time allows."""
-    hand = sorted(game["view"]["hand"])
+    shown = (sorted(game["view"]["hand"]), game["view"]["trump"], game["dealer"])
     deadline = time.monotonic() + CHECK_SECONDS
     checked, hits = 0, []
     for seed in candidates:
         if time.monotonic() > deadline:
             break
         checked += 1
-        if dealt_hand(seed, game["game"], game["seat"], game["players"], game["rules"]["deck"]) == hand:
+        if dealt(seed, game["game"], game["seat"], game["players"], game["rules"]["deck"]) == shown:
             hits += candidates[seed]
     report(game={"id": game["game"], "predicted": bool(hits), "sources": hits, "checked": checked,
                  "candidates": len(candidates)})
