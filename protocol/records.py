@@ -27,6 +27,20 @@ class SeatTimes(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_ms: float
 
 
+class StderrChunk(msgspec.Struct, frozen=True, array_like=True, forbid_unknown_fields=True):
+    """What a bot wrote to stderr from one mark to the next: ``after`` is the number of game events there
+    were when the chunk began, so the chunk belongs beside ``events[after:]`` (the bot's move, or its start
+    at 0). On the wire and in the database it is ``[after, text]``."""
+
+    after: int
+    text: str
+
+
+def stderr_text(chunks: list[StderrChunk]) -> str:
+    """The chunks joined into one text, as the bot wrote it (with any note of bytes dropped)."""
+    return "".join(chunk.text for chunk in chunks)
+
+
 class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A finished game, as ratings and exports see it.
 

@@ -16,7 +16,7 @@ from protocol.actions import Action, InvalidActionError, parse_action
 from protocol.cards import CARD_NAMES
 from protocol.events import AnyEvent, event_for_seat
 from protocol.messages import GameOver, GameStart, Request
-from protocol.records import ResultRecord, SeatTimes, Verdict
+from protocol.records import ResultRecord, SeatTimes, StderrChunk, Verdict
 from protocol.rules import Rules
 from protocol.views import GameResult
 from referee.bots.errors import BotCrashed, BotError, BotIllegalAction, BotTimeout
@@ -40,7 +40,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     times: list[SeatTimes | None]
     events: list[AnyEvent]
     strikes: list[int] = []  # per seat: replies after the move time, inside the grace (the last may be the verdict)
-    stderr: list[str] = []  # what each seat's bot wrote to stderr during the game (capped)
+    stderr: list[list[StderrChunk]] = []  # per seat, what its bot wrote to stderr during the game (capped)
 
     def to_result_record(self) -> ResultRecord:
         """The rating-facing record (``durak play --json``, ``durak export``)."""
@@ -102,6 +102,7 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
     # The reason may quote the offender's stderr or name its cards: only the offender is told it.
     others_result = msgspec.structs.replace(result, reason=None)
     for seat, client in enumerate(clients):
+        client.mark_stderr(len(game.events))
         offender = seat == result.forfeit_seat
         client.game_over(GameOver(game=game_id, result=result if offender else others_result,
                                   events=_take_events(game, seat, delivered)), offender=offender)
@@ -123,6 +124,7 @@ def _ask(game: Game, client: BotClient, game_id: str, events: list[AnyEvent]) ->
     by_text = {str(action): action for action in legal}
     request = Request(id=client.next_request_id(), game=game_id, view=game.view(seat), legal=list(by_text),
                       time_ms=int(client.time_for_move() * 1000), events=events)
+    client.mark_stderr(len(game.events))
     text = client.ask(request)
     action = by_text.get(text)
     if action is None:

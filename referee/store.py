@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from protocol.records import ResultRecord
+from protocol.records import ResultRecord, StderrChunk
 from referee.outcomes import Outcomes, outcome_text, outcomes_from_rows
 
 SCHEMA_VERSION = 1
@@ -104,7 +104,7 @@ class StoredGame:
     rotation: int
     record: ResultRecord
     replay: bytes
-    stderr: list[str]
+    stderr: list[list[StderrChunk]]
 
 
 #: The files of a database: SQLite's journals are named after it.
@@ -130,6 +130,15 @@ def is_database(path: str | Path) -> bool:
             return file.read(16) == b"SQLite format 3\x00"
     except OSError:
         return False
+
+
+_stderr_decoder = msgspec.json.Decoder(list[list[StderrChunk] | str])
+
+
+def decode_stderr(data: bytes) -> list[list[StderrChunk]]:
+    """A game's stored stderr per seat: chunks by move, or (databases before chunks) one text per seat."""
+    seats = _stderr_decoder.decode(data)
+    return [([StderrChunk(0, text)] if text else []) if isinstance(text, str) else text for text in seats]
 
 
 class Store:
@@ -249,7 +258,7 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read {str(self.path)!r}: {_why(exc)}") from None
 
-    def replay(self, game: str) -> tuple[bytes, list[str]]:
+    def replay(self, game: str) -> tuple[bytes, list[list[StderrChunk]]]:
         """A game's replay (JSON lines) and per-seat stderr, by game key or numeric id."""
         row = self._query_one("SELECT replay, stderr FROM games WHERE game_key = ? ORDER BY id DESC LIMIT 1",
                               (game,))
@@ -257,7 +266,7 @@ class Store:
             row = self._query_one("SELECT replay, stderr FROM games WHERE id = ?", (int(game),))
         if row is None:
             raise StoreError(f"no game {game!r} in {str(self.path)!r}")
-        return zlib.decompress(row[0]), msgspec.json.decode(zlib.decompress(row[1]))
+        return zlib.decompress(row[0]), decode_stderr(zlib.decompress(row[1]))
 
     # -- plumbing ------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ from protocol.events import (
     event_for_seat,
 )
 from protocol.messages import GameOver, GameStart, Message, Request, encoder, referee_decoder
+from protocol.records import StderrChunk
 from protocol.rules import HAND_SIZE, VARIANTS, Rules
 from protocol.views import PlayerView
 from referee.engine import Game, SeededRng, new_game, next_in_series, parse_deal
@@ -120,8 +121,11 @@ class RecordingClient:
     def stop(self, grace: float = 0.5) -> None:
         self.stopped += 1
 
-    def take_stderr(self) -> str:
-        return ""
+    def take_stderr(self) -> list[StderrChunk]:
+        return []
+
+    def mark_stderr(self, after: int) -> None:
+        pass
 
 
 # -- what each seat may know, from the deck order and the rules ----------------------------------------

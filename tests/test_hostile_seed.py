@@ -23,9 +23,10 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from protocol.records import stderr_text
 from referee.bots.isolation import LEVELS, SandboxUnavailable, probe_bwrap
 from referee.cli import app
-from referee.store import Store
+from referee.store import Store, decode_stderr
 from referee.tournament.secret import write_seed_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +76,7 @@ def thief_reports(db: Path) -> tuple[Reports, Reports]:
             if "thief" not in players:
                 continue
             seat = players.index("thief")
-            for line in msgspec.json.decode(zlib.decompress(stderr))[seat].splitlines():
+            for line in stderr_text(decode_stderr(zlib.decompress(stderr))[seat]).splitlines():
                 if line.startswith("THIEF "):
                     report = json.loads(line.removeprefix("THIEF "))
                     (walks if "walk" in report else games).append(report.get("walk") or report["game"])

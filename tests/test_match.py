@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from protocol.events import AnyEvent, CardKept, CardsDrawn, event_for_seat
 from protocol.messages import GameOver, GameStart, Hello, Request, Shutdown, referee_decoder
-from protocol.records import ResultRecord, Verdict
+from protocol.records import ResultRecord, Verdict, stderr_text
 from protocol.rules import Rules
 from protocol.views import GameResult
 from referee.bots import session
@@ -231,7 +231,7 @@ def test_hostile_bot_forfeits_with_its_verdict(client: MakeClient, tmp_path: Pat
                         f"\"{verdict.reason[:90]}\"", elapsed)
     assert not hostile.is_running and hostile.starts == 1  # killed at once, never asked again
     if quoted := re.search(r"\(stderr: (.*)\)$", record.verdicts[0].reason):  # a crash quotes its last words
-        assert quoted.group(1) in record.stderr[seat]
+        assert quoted.group(1) in stderr_text(record.stderr[seat])
     if correct.starts:  # the other seat, if it was started, is told the game is over and kept running
         assert correct.is_running
         correct.stop()  # so that it has read (and logged) all it was sent
@@ -334,6 +334,20 @@ def test_missing_bot_program_forfeits_as_a_crash(client: MakeClient) -> None:
 
 
 @pytest.mark.parametrize("pause", [True, False], ids=["paused", "running"])
+def test_stderr_is_kept_beside_the_move_it_was_written_during(client: MakeClient, pause: bool) -> None:
+    """Each of its requests the bot answers with "saw N" on stderr, N the events it had been sent: the record
+    keeps each line as its own chunk, marked with the same N (the events that came before that move)."""
+    teller = client("teller", "play", pause=pause, saw=1)
+    record, _ = play([client("quiet", "play", pause=pause), teller])
+    chunks = record.stderr[1]
+    times = record.times[1]
+    assert times is not None and len(chunks) == times.moves > 3
+    assert [chunk.text for chunk in chunks] == [f"saw {chunk.after}\n" for chunk in chunks]
+    assert [chunk.after for chunk in chunks] == sorted({chunk.after for chunk in chunks})
+    assert chunks[-1].after < len(record.events) and record.stderr[0] == []
+
+
+@pytest.mark.parametrize("pause", [True, False], ids=["paused", "running"])
 def test_stderr_flood_is_no_failure(client: MakeClient, pause: bool, fault_matrix: FaultMatrix) -> None:
     """8 MiB to stderr during its move and 8 MiB more between turns, then it plays on: no verdict."""
     flooder = client("flooder", "stderr_flood", pause=pause, after=1)
@@ -341,9 +355,9 @@ def test_stderr_flood_is_no_failure(client: MakeClient, pause: bool, fault_matri
     assert record.verdicts == [] and record.result.end == "fool"
     assert ranks_every_seat(record.result, 2)
     assert elapsed < 5.0
-    stderr = record.stderr[0]  # capped: the first 64 KiB, a note, the last 4 KiB
+    stderr = stderr_text(record.stderr[0])  # capped: the first 64 KiB, a note, the last 4 KiB
     assert re.search(r"\n\[\.\.\. \d+ bytes dropped \.\.\.\]\n", stderr) and len(stderr) < 70 * 1024
-    assert stderr.startswith("thinking...") and record.stderr[1] == ""
+    assert stderr.startswith("thinking...") and record.stderr[1] == []
     fault_matrix.record("stderr flood (16 MiB)", "none", "drained all the time; the game record keeps the first "
                         "64 KiB and the last 4 KiB", elapsed)
 
@@ -352,7 +366,7 @@ def test_a_forked_child_does_not_outlive_its_bot(client: MakeClient, fault_matri
     forker = client("forker", "fork")
     record, elapsed = play([client("correct", "play"), forker])
     assert record.verdicts == [] and record.result.end == "fool"
-    grandchild = int(re.findall(r"forked (\d+)", record.stderr[1])[0])
+    grandchild = int(re.findall(r"forked (\d+)", stderr_text(record.stderr[1]))[0])
     assert not gone(grandchild)  # it lived through the game
     forker.stop()
     assert eventually(partial(gone, grandchild))

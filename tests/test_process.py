@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from proctools import children, eventually, gone, group_gone, stat_fields
 
+from protocol.records import StderrChunk
 from referee.bots import (
     BotCommand,
     BotCrashed,
@@ -181,6 +182,23 @@ def test_stderr_log_keeps_head_and_tail_and_counts_the_rest() -> None:
     assert (log.size, log.dropped) == (23, 7)
     assert log.text() == "0123456789\n[... 7 bytes dropped ...]\n\nlast\n"
     assert log.last_lines(2) == ["last"]
+
+
+def test_stderr_log_cuts_at_marks_and_tells_of_the_gap_once() -> None:
+    """Marks cut the stream by move; an empty stretch takes the later mark; the dropped bytes are noted once,
+    in the chunk that reaches them."""
+    log = StderrLog(cap=10, tail_cap=6)
+    log.append(b"start\n")
+    log.mark(3)
+    log.append(b"mv3\n")  # the head is full from here
+    log.mark(7)
+    log.mark(9)  # nothing written since the mark at 7: it becomes 9
+    log.append(b"abcdefghijklmnop")
+    log.mark(12)
+    log.append(b"end\n")
+    assert log.chunks() == [StderrChunk(0, "start\n"), StderrChunk(3, "mv3\n"),
+                            StderrChunk(9, "\n[... 14 bytes dropped ...]\nop"), StderrChunk(12, "end\n")]
+    assert log.text() == "start\nmv3\n\n[... 14 bytes dropped ...]\nopend\n"
 
 
 def test_second_line_waits_for_the_layer_above(bot: Start) -> None:

@@ -18,6 +18,7 @@ import pytest
 from proctools import children, eventually
 
 from protocol.messages import PROTOCOL_VERSION, BotHello, GameStart, Reply, Request, encoder, referee_decoder
+from protocol.records import StderrChunk
 from protocol.rules import Rules
 from referee.bots import session
 from referee.bots.errors import BotTimeout
@@ -82,8 +83,11 @@ class FakeProcess:
 
     def close(self, grace: float = 0.5) -> None: ...
 
-    def take_stderr(self) -> str:
-        return ""
+    def take_stderr(self) -> list[StderrChunk]:
+        return []
+
+    def mark_stderr(self, after: int) -> None:
+        pass
 
 
 @pytest.fixture

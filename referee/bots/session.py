@@ -28,6 +28,7 @@ from protocol.messages import (
     bot_decoder,
     encoder,
 )
+from protocol.records import StderrChunk
 from referee import __version__
 from referee.bots.errors import BotError, BotProtocolError, BotTimeout
 from referee.bots.isolation import PLAIN, Isolation
@@ -58,7 +59,7 @@ class BotClient:
         self.move_times: list[float] = []  # seconds per decision in the current game
         self.strikes: list[int] = []  # the current game's moves (1 = its first) answered inside the grace
         self.starts = 0  # how many processes were started for this bot
-        self.last_stderr = ""  # what the last process stopped wrote to stderr and nobody took yet
+        self.last_stderr: list[StderrChunk] = []  # what the last process stopped wrote and nobody took yet
         self._process: BotProcess | None = None
         self._queue: list[bytes] = []
         self._bank = 0.0
@@ -74,12 +75,18 @@ class BotClient:
     def is_running(self) -> bool:
         return self._process is not None
 
-    def take_stderr(self) -> str:
-        """The (capped) stderr the bot wrote since the last call, also from a process stopped since."""
-        text, self.last_stderr = self.last_stderr, ""
+    def mark_stderr(self, after: int) -> None:
+        """What the bot writes to stderr from now on belongs beside ``events[after:]`` of its game (the match
+        marks each of the bot's moves, and the game's end)."""
         if self._process is not None:
-            text += self._process.take_stderr()
-        return text
+            self._process.mark_stderr(after)
+
+    def take_stderr(self) -> list[StderrChunk]:
+        """The (capped) stderr the bot wrote since the last call, also from a process stopped since."""
+        chunks, self.last_stderr = self.last_stderr, []
+        if self._process is not None:
+            chunks += self._process.take_stderr()
+        return chunks
 
     def start(self) -> BotHello:
         """Launch the bot (if it is not running) and complete the handshake within the startup time.

@@ -1,12 +1,15 @@
-"""A bounded record of what a bot writes to stderr."""
+"""A bounded record of what a bot writes to stderr, marked by the move it was written during."""
 
 from __future__ import annotations
+
+from protocol.records import StderrChunk, stderr_text
 
 
 class StderrLog:
     """Keeps the first ``cap`` bytes of a stream and its last ``tail_cap``, counting those dropped between.
 
     The head shows how the bot started; the tail keeps its last words (a traceback) however much it wrote.
+    :meth:`mark` notes where in the stream a move began, so :meth:`chunks` can tell what was written when.
     """
 
     def __init__(self, cap: int = 64 * 1024, tail_cap: int = 4 * 1024) -> None:
@@ -15,6 +18,7 @@ class StderrLog:
         self.dropped = 0
         self._head = bytearray()
         self._tail = bytearray()
+        self._marks: list[tuple[int, int]] = [(0, 0)]  # (stream offset, events before it), offsets rising
 
     @property
     def size(self) -> int:
@@ -31,12 +35,35 @@ class StderrLog:
             del self._tail[:excess]
             self.dropped += excess
 
+    def mark(self, after: int) -> None:
+        """What is written from now on belongs beside ``events[after:]``; a mark with nothing written since the
+        last one replaces it."""
+        offset = self.size
+        if self._marks[-1][0] == offset:
+            self._marks[-1] = (offset, after)
+        else:
+            self._marks.append((offset, after))
+
     def text(self) -> str:
         """The log for people: head, a note of what was dropped, tail; bytes that are not UTF-8 replaced."""
-        if not self.dropped:
-            return (self._head + self._tail).decode(errors="replace")
-        head, tail = self._head.decode(errors="replace"), self._tail.decode(errors="replace")
-        return f"{head}\n[... {self.dropped} bytes dropped ...]\n{tail}"
+        return stderr_text(self.chunks())
+
+    def chunks(self) -> list[StderrChunk]:
+        """The kept bytes cut at the marks, each piece with its mark; a note where bytes were dropped."""
+        kept_tail_from = len(self._head) + self.dropped  # stream offset where the kept tail starts
+        ends = [offset for offset, _ in self._marks[1:]] + [self.size]
+        chunks = []
+        noted = not self.dropped
+        for (start, after), end in zip(self._marks, ends, strict=True):
+            piece = bytes(self._head[start:min(end, len(self._head))])
+            note = ""
+            if not noted and end > len(self._head):  # the first chunk that reaches the gap tells of it
+                note, noted = f"\n[... {self.dropped} bytes dropped ...]\n", True
+            tail = self._tail[max(start, kept_tail_from) - kept_tail_from:max(0, end - kept_tail_from)]
+            text = piece.decode(errors="replace") + note + bytes(tail).decode(errors="replace")
+            if text:
+                chunks.append(StderrChunk(after, text))
+        return chunks
 
     def last_lines(self, count: int) -> list[str]:
         """The last ``count`` non-blank lines kept, for crash reports."""

@@ -11,7 +11,8 @@ misbehave. ``crash_at_start``, ``mute`` and ``bad_version`` misbehave before or 
 FILE, so a restarted bot plays correctly. ``fork=1`` first forks a child that sleeps (and prints
 "forked PID" to stderr). ``fill=FOLDER`` first writes 1 MiB files there until a write fails; ``deep=N`` first
 builds a folder chain N deep in its TMPDIR (both print what they did to stderr). ``term=ignore`` ignores
-SIGTERM, so only SIGKILL stops it. Standard library
+SIGTERM, so only SIGKILL stops it. ``saw=1`` writes "saw N" to stderr at each request, N the game's events
+it has been sent so far (this request's too), and "over N" at game over. Standard library
 only: it runs under ``python -S``.
 """
 import json
@@ -184,7 +185,8 @@ def main() -> None:
             time.sleep(3600)
             os._exit(0)
         print(f"forked {child}", file=sys.stderr, flush=True)
-    requests = 0
+    requests = seen = 0
+    saw = options.get("saw") == "1"
     for line in sys.stdin.buffer:
         if log is not None:
             log.write(line)
@@ -196,6 +198,9 @@ def main() -> None:
             send(message(type="hello", protocol=version, name=behaviour, version="1"))
         elif received["type"] == "request":
             requests += 1
+            if saw:
+                seen += len(received["events"])
+                print(f"saw {seen}", file=sys.stderr, flush=True)
             reply = None
             if armed and requests > after and strikes_at(behaviour, received):
                 armed = False
@@ -203,6 +208,9 @@ def main() -> None:
             send(reply if reply is not None else action(received, received["legal"][0]))
             if behaviour == "stderr_flood" and requests == after + 1:
                 flood()  # between turns too, when it may be paused
+        elif received["type"] == "game_over" and saw:
+            print(f"over {seen + len(received['events'])}", file=sys.stderr, flush=True)
+            seen = 0
         elif received["type"] == "game_over" and armed and behaviour == "quit_after_game":
             sys.exit(0)
         elif received["type"] == "game_over" and armed and behaviour == "ack_game_over":
