@@ -42,6 +42,9 @@ class Hello(Message, tag="hello", frozen=True):
 class GameStart(Message, tag="game", frozen=True):
     """A new game: the bot's ``seat`` of ``players``, the rules, and its first view.
 
+    ``names`` are the referee's names of the seats' bots (config or command line), not their hello names.
+    ``seed`` is for the bot's own randomness in this game (reseed from it, and the same game plays the
+    same way again): derived for this game and seat from the run's secret, it tells nothing of the cards.
     Sent with the bot's first request of the game (or with game over); needs no reply.
     """
 
@@ -52,6 +55,7 @@ class GameStart(Message, tag="game", frozen=True):
     rules: Rules
     dealer: int
     view: PlayerView
+    seed: int
 
 
 class Request(Message, tag="request", frozen=True):

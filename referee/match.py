@@ -58,19 +58,21 @@ ActionHook = Callable[[Game, Sequence[AnyEvent]], None]
 
 
 def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
-              on_events: ActionHook | None = None) -> GameRecord:
+              on_events: ActionHook | None = None, bot_seeds: Sequence[int] | None = None) -> GameRecord:
     """Play ``game`` to its end with ``clients[seat]`` at each seat.
 
     Args:
         deal: the cluster key of this deal (shared by its seat rotations).
         on_events: called with the new events after each step (progress, ``--verbose``).
+        bot_seeds: per seat, the seed its ``game`` message gives the bot for its own randomness (default 0).
     """
     names = [client.name for client in clients]
     verdicts: list[Verdict] = []
     for seat, client in enumerate(clients):
         client.new_game()
         client.send_later(GameStart(game=game_id, seat=seat, players=game.players, names=names,
-                                    rules=game.rules, dealer=game.dealer, view=game.view(seat)))
+                                    rules=game.rules, dealer=game.dealer, view=game.view(seat),
+                                    seed=bot_seeds[seat] if bot_seeds is not None else 0))
     for seat, client in enumerate(clients):
         try:
             client.start()
@@ -163,23 +165,32 @@ def _seat_times(times: list[float]) -> SeatTimes | None:
 
 def play_series(rules: Rules, clients: Sequence[BotClient], games: int, seed: int, *,
                 deck: Sequence[int] | None = None, dealer: int | None = None, series_id: str = "g",
-                deal_key: str | None = None, on_events: ActionHook | None = None,
+                deal_key: str | None = None, bot_seed: int | None = None, on_events: ActionHook | None = None,
                 on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
     """Play ``games`` games at fixed seats; each next dealer and first move follow the last fool.
 
     Game i deals from ``derive_seed(seed, "game", i)`` (RULES.md 8), or from ``deck`` (one game),
     and is called ``f"{series_id}{i + 1}"``. Its deal key (the rating cluster) is ``deal_key``, or
-    ``f"{seed}:{i}"`` without one.
+    ``f"{seed}:{i}"`` without one. The bot at seat s is given :func:`bot_seed_for` ``(bot_seed, i, s)``, with
+    ``bot_seed`` by default ``derive_seed(seed, "bots")``.
     """
     records: list[GameRecord] = []
     fool: int | None = None
+    bots = bot_seed if bot_seed is not None else derive_seed(seed, "bots")
     for index in range(games):
         rng = SeededRng(derive_seed(seed, "game", index))
         game = new_game(rules, len(clients), rng, deck=deck, dealer=dealer, fool=fool)
         record = play_game(game, clients, f"{series_id}{index + 1}", deal=deal_key or f"{seed}:{index}",
-                           on_events=on_events)
+                           on_events=on_events,
+                           bot_seeds=[bot_seed_for(bots, index, seat) for seat in range(len(clients))])
         records.append(record)
         if on_game is not None:
             on_game(record)
         dealer, fool = next_in_series(record.result, game.dealer, len(clients))
     return records
+
+
+def bot_seed_for(bot_seed: int, game: int, seat: int) -> int:
+    """The seed in the ``game`` message of game ``game`` of a series, at ``seat``: SHA-256 derived
+    (:func:`derive_seed`), so it reveals neither ``bot_seed`` nor the deal seed it came from."""
+    return derive_seed(bot_seed, "game", game, "seat", seat)

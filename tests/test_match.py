@@ -31,7 +31,8 @@ from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
-from referee.match import GameRecord, play_game, play_series
+from referee.engine.rng import derive_seed
+from referee.match import GameRecord, bot_seed_for, play_game, play_series
 
 BOT = Path(__file__).parent / "hostile" / "bot.py"
 MOVE = 0.5  # a hostile bot's seconds per move: ample for a Python bot on a loaded machine, yet cheap to time out
@@ -164,7 +165,8 @@ FAULTS = {  # the fault matrix's words for the behaviours of tests/hostile/bot.p
 }
 
 ANY_REQUEST = r"\d+"
-NO_LINE = r"^bot sent no line before the deadline$"
+NO_LINE = (r"^bot sent no line before the deadline \(nothing received: is stdout flushed after each line\?\); "
+           r"(move \d+|the handshake) had \d+ ms \+ 50 ms grace$")
 HOSTILE = [  # id, behaviour, bot options, verdict, reason (a regex)
     ("crash_at_start", "crash_at_start", {}, "crash", r"^bot exited: exit code 3 \(stderr: bot\.py: crash_at_start\)$"),
     ("crash", "crash", {"after": 2}, "crash", r"^bot exited: exit code 3 \(stderr: bot\.py: crashing on purpose\)$"),
@@ -176,7 +178,7 @@ HOSTILE = [  # id, behaviour, bot options, verdict, reason (a regex)
     ("late", "late", {"after": 1}, "timeout", NO_LINE),
     ("sigstop", "sigstop", {"after": 1}, "timeout", NO_LINE),
     ("no_newline", "no_newline", {"after": 1}, "timeout",
-     r"^bot sent no line before the deadline \(\d+ bytes without a newline\)$"),
+     r"^bot sent no line before the deadline \(\d+ bytes without a newline\); move \d+ had 500 ms \+ 50 ms grace$"),
     ("garbage", "garbage", {"after": 1}, "protocol", r"^invalid message 'this is not JSON': "),
     ("wrong_shape", "wrong_shape", {"after": 1}, "protocol",
      r"^invalid message '.*': Expected `str`, got `int` - at `\$\.action`$"),
@@ -632,3 +634,26 @@ def test_durak_play_log_writes_json_lines(tmp_path: Path) -> None:
         assert result.end == "forfeit" and result.fools == [1]
         verdicts = msgspec.convert(lines[end]["verdicts"], list[Verdict])
         assert [(v.seat, v.kind) for v in verdicts] == [(1, "illegal")]
+
+
+def test_each_seat_of_each_game_gets_its_own_seed_and_the_deck_does_not_follow_it(client: MakeClient,
+                                                                                   tmp_path: Path) -> None:
+    """PROTOCOL.md 4.2: the seeds of a series are bot_seed_for(bot_seed, game, seat), none of them a deal
+    seed; another bot seed (another rotation, in a tournament) changes every seed and no deck."""
+    logs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    seeds: list[int] = []
+    decks: list[list[str]] = []
+    for bot_seed in (11, 12):
+        for log in logs:
+            log.unlink(missing_ok=True)
+        clients = [client(f"p{seat}", "play", log=log) for seat, log in enumerate(logs)]
+        records = play_series(Rules(), clients, 2, 5, bot_seed=bot_seed)
+        for one in clients:
+            one.stop()
+        decks.append([card for record in records for card in record.deck])
+        starts = [[m.seed for m in received(log) if isinstance(m, GameStart)] for log in logs]
+        assert starts == [[bot_seed_for(bot_seed, game, seat) for game in range(2)] for seat in range(2)]
+        seeds += [seed for per_seat in starts for seed in per_seat]
+    assert decks[0] == decks[1]
+    assert len(set(seeds)) == 8
+    assert not {derive_seed(5, "game", game) for game in range(2)} & set(seeds)

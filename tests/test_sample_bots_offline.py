@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,6 +41,7 @@ from protocol.messages import (
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, Rules
 from protocol.views import GameResult
 from referee.engine import SeededRng, new_game
+from referee.match import bot_seed_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_bots"
@@ -62,20 +63,20 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(params=BOT_NAMES)
-def bot_argv(request: pytest.FixtureRequest) -> Callable[[int], list[str]]:
-    """The bot's command line, given a seed (the js bot takes none)."""
+def bot_argv(request: pytest.FixtureRequest) -> list[str]:
+    """The bot's command line."""
     name = request.param
     if name == "python-random":
-        return lambda seed: [sys.executable, str(SAMPLES / "python" / "random_bot.py"), str(seed)]
+        return [sys.executable, str(SAMPLES / "python" / "random_bot.py")]
     if name == "python-heuristic":
-        return lambda seed: [sys.executable, str(SAMPLES / "python" / "heuristic_bot.py"), str(seed)]
+        return [sys.executable, str(SAMPLES / "python" / "heuristic_bot.py")]
     if name == "js":
         node = shutil.which("node")
         if node is None:
             pytest.skip("node is not installed: cannot run sample_bots/js/bot.js")
-        return lambda seed: [node, str(SAMPLES / "js" / "bot.js")]
+        return [node, str(SAMPLES / "js" / "bot.js")]
     binary = request.getfixturevalue("c_bot")
-    return lambda seed: [str(binary), str(seed)]
+    return [str(binary)]
 
 
 class Bot:
@@ -162,7 +163,7 @@ def play(bots: list[Bot], rules: Rules, seed: int, game_id: str) -> tuple[GameRe
         if not started[seat]:
             started[seat] = True
             start = GameStart(game=game_id, seat=seat, players=len(bots), names=[f"seat{i}" for i in range(len(bots))],
-                              rules=rules, dealer=game.dealer, view=game.view(seat))
+                              rules=rules, dealer=game.dealer, view=game.view(seat), seed=bot_seed_for(seed, 0, seat))
             bots[seat].send(start, loose=seat % 2 == 1)
         events = [event_for_seat(event, seat) for event in game.events[sent[seat]:]]
         sent[seat] = len(game.events)
@@ -190,11 +191,11 @@ def play(bots: list[Bot], rules: Rules, seed: int, game_id: str) -> tuple[GameRe
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_bot_plays_every_table_size(bot_argv: Callable[[int], list[str]], variant: str, tmp_path: Path) -> None:
+def test_bot_plays_every_table_size(bot_argv: list[str], variant: str, tmp_path: Path) -> None:
     """Handshake, one game at each table size 2-6 (the same bot processes stay up), and shutdown. In the bout
     variants the bots also answer requests whose only legal action is pass (protocol 2)."""
     forced = 0
-    with running(bot_argv(1), MAX_PLAYERS, tmp_path) as bots:
+    with running(bot_argv, MAX_PLAYERS, tmp_path) as bots:
         for players in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             result, _, asked = play(bots[:players], Rules(variant=variant), seed=100 + players, game_id=f"g{players}")
             assert result.end in ("fool", "draw")
@@ -208,22 +209,25 @@ def test_bot_plays_every_table_size(bot_argv: Callable[[int], list[str]], varian
 
 
 @pytest.mark.parametrize("script", ["python/random_bot.py", "c"])
-def test_random_bot_seed_repeats_its_choices(script: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """The random bots' optional seed argument makes a game repeatable."""
+def test_random_bot_reseeds_from_each_game(script: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The random bots reseed from the game's seed: the same game plays the same way in a new process and
+    again in the same one, after another game; another seed plays it otherwise."""
     program = [str(request.getfixturevalue("c_bot"))] if script == "c" else [sys.executable, str(SAMPLES / script)]
     runs = []
     for attempt in range(2):
-        with running([*program, "42"], 2, tmp_path / str(attempt)) as bots:
+        with running(program, 2, tmp_path / str(attempt)) as bots:
             runs.append(play(bots, Rules(variant="perevodnoy"), seed=3, game_id="g")[1])
-    assert runs[0] == runs[1]
+            other = play(bots, Rules(variant="perevodnoy"), seed=4, game_id="h")[1]
+            runs.append(play(bots, Rules(variant="perevodnoy"), seed=3, game_id="i")[1])
+    assert runs[0] == runs[1] == runs[2] == runs[3] != other
 
 
 def test_heuristic_bot_beats_random(tmp_path: Path) -> None:
     """The heuristic bot is the fool far less often than the random bot, seats alternating (2 players)."""
-    heuristic = [sys.executable, str(SAMPLES / "python" / "heuristic_bot.py"), "5"]
+    heuristic = [sys.executable, str(SAMPLES / "python" / "heuristic_bot.py")]
     games, fools = 0, 0
     with running(heuristic, 1, tmp_path / "h") as (smart,), \
-            running([sys.executable, str(SAMPLES / "python" / "random_bot.py"), "5"], 1, tmp_path / "r") as (rnd,):
+            running([sys.executable, str(SAMPLES / "python" / "random_bot.py")], 1, tmp_path / "r") as (rnd,):
         for variant in VARIANTS:
             for game in range(10):
                 seats = [smart, rnd] if game % 2 == 0 else [rnd, smart]

@@ -542,7 +542,7 @@ def test_sample_bots_run_unchanged_under_the_filter(bwrap: str, name: str, reque
     legal = [str(action) for action in game.legal_actions()]
     messages = [Hello(protocol=PROTOCOL_VERSION, referee="seccomp test", time_ms=10_000),
                 GameStart(game="g", seat=seat, players=2, names=["a", "b"], rules=game.rules, dealer=game.dealer,
-                          view=game.view(seat)),
+                          view=game.view(seat), seed=7),
                 Request(id=4242, game="g", view=game.view(seat), legal=legal, time_ms=10_000),
                 Shutdown(grace_ms=1000)]
     stdin = "".join(encoder.encode(message).decode() + "\n" for message in messages)

@@ -166,7 +166,7 @@ def test_the_strike_limit_is_part_of_the_time_control() -> None:
 @pytest.mark.usefixtures("fake_processes")
 def test_a_reply_after_the_grace_is_still_a_plain_timeout() -> None:
     record = play([fake("hung", 1.06), fake("prompt", 0.0)])
-    assert the_verdict(record, 0) == "bot sent no line before the deadline"
+    assert the_verdict(record, 0) == "bot sent no line before the deadline; move 1 had 1000 ms + 50 ms grace"
     assert record.strikes == [0, 0]
 
 

@@ -64,7 +64,7 @@ def test_sample_loads() -> None:
     assert loaded.path == SAMPLE
     assert [bot.name for bot in loaded.bots] == ["random", "heuristic", "js"]
     random, heuristic, js = loaded.bots
-    assert random.argv == [sys.executable, "random_bot.py", "7"]
+    assert random.argv == [sys.executable, "random_bot.py"]
     assert heuristic.argv == [sys.executable, "heuristic_bot.py"]
     assert js.argv == ["node", "bot.js"]
     assert random.dir == heuristic.dir == SAMPLE.parent / "python"

@@ -313,8 +313,9 @@ class BotProcess:
         return self._memory_or(BotCrashed(message, tail))
 
     def _no_reply(self) -> BotError:
-        unfinished = f" ({len(self._out)} bytes without a newline)" if self._out else ""
-        return self._memory_or(BotTimeout(f"bot sent no line before the deadline{unfinished}"))
+        detail = (f"{len(self._out)} bytes without a newline" if self._out
+                  else "nothing received: is stdout flushed after each line?")
+        return self._memory_or(BotTimeout(f"bot sent no line before the deadline ({detail})"))
 
     def _memory_or(self, error: BotError) -> BotError:
         """``error``, unless the kernel killed a process of the bot for memory: that is the verdict then."""

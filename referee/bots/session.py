@@ -100,7 +100,10 @@ class BotClient:
         try:
             hello = Hello(protocol=PROTOCOL_VERSION, referee=f"durak-referee {__version__}",
                           time_ms=int(self.clock.startup_time * 1000))
-            line, _ = self._process.exchange(encoder.encode(hello), self.clock.startup_time + self.clock.grace)
+            try:
+                line, _ = self._process.exchange(encoder.encode(hello), self.clock.startup_time + self.clock.grace)
+            except BotTimeout as exc:
+                raise BotTimeout(f"{exc.reason}; the handshake {self._allowed(self.clock.startup_time)}") from None
             reply = self._decode(line)
             if not isinstance(reply, BotHello):
                 raise BotProtocolError("expected a hello reply to the handshake, got an action")
@@ -143,13 +146,16 @@ class BotClient:
         if unasked:
             raise BotProtocolError(f"sent a line nobody asked for: {_quote(unasked[0])}")
         deadline = self._now() + allowed + self.clock.grace
-        for line in self._queue:
-            process.write_line(line, deadline)
-        self._queue = []
-        payload = encoder.encode(request)
-        sent = self._now()  # before the write: on one core the bot may run, and answer, inside it
-        process.write_line(payload, sent + allowed + self.clock.grace)
-        answer = process.read_line(sent + allowed + self.clock.grace)
+        try:
+            for line in self._queue:
+                process.write_line(line, deadline)
+            self._queue = []
+            payload = encoder.encode(request)
+            sent = self._now()  # before the write: on one core the bot may run, and answer, inside it
+            process.write_line(payload, sent + allowed + self.clock.grace)
+            answer = process.read_line(sent + allowed + self.clock.grace)
+        except BotTimeout as exc:
+            raise BotTimeout(f"{exc.reason}; move {len(self.move_times) + 1} {self._allowed(allowed)}") from None
         elapsed = self._now() - sent
         self._set_paused(True)
         self.move_times.append(elapsed)
@@ -162,6 +168,10 @@ class BotClient:
         if reply.id != request.id:
             raise BotProtocolError(f"replied to request {reply.id} while request {request.id} was asked")
         return reply.action
+
+    def _allowed(self, seconds: float) -> str:
+        """"had 1000 ms + 50 ms grace": the limit a timeout reason names."""
+        return f"had {seconds * 1000:.0f} ms + {self.clock.grace * 1000:.0f} ms grace"
 
     def _strike(self, elapsed: float, allowed: float) -> None:
         """A reply after the time allowed but inside the grace is a strike; the ``clock.strikes``-th in

@@ -18,6 +18,7 @@ from referee.bots.errors import BotError
 from referee.bots.isolation import Isolation
 from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.bots.session import BotClient
+from referee.engine.rng import derive_seed
 from referee.match import GameRecord, play_series
 from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
 from referee.tournament.schedule import Slot, instance_for
@@ -88,7 +89,7 @@ class SlotPlayer:
         clients = [DisqualifiedClient(name, failures) if name in disqualified else self.client(name, instance)
                    for name in slot.table]
         records = play_series(self.loaded.rules, clients, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
-                              deal_key=slot.deal_key,
+                              deal_key=slot.deal_key, bot_seed=derive_seed(slot.deal_seed, "bots", slot.rotation),
                               on_game=(lambda _record: self._stop(clients)) if restart else None)
         return records
 

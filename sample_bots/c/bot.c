@@ -2,11 +2,11 @@
  *
  * Build:  gcc -O2 -std=c99 -Wall -Wextra -o bot bot.c
  * Run:    durak play "c=./sample_bots/c/bot" "python sample_bots/python/random_bot.py"
- *         (an optional argument seeds the choices: ./bot 42; without it the seed is the time and pid)
+ *         (it reseeds its choices from each game's "seed", so a game replays the same way)
  *
- * Protocol: one JSON object per line each way. The bot needs only three fields of what it reads:
- * "type" (hello, game, request, game_over, shutdown), and of a request its "id" and its "legal"
- * array of action strings. It answers hello with its own hello and a request with
+ * Protocol: one JSON object per line each way. The bot needs only four fields of what it reads:
+ * "type" (hello, game, request, game_over, shutdown), of a game its "seed", and of a request its "id"
+ * and its "legal" array of action strings. It answers hello with its own hello and a request with
  * {"type":"action","id":ID,"action":"ONE OF legal"}; it exits on shutdown and ignores the rest.
  *
  * The scanner below is not a JSON parser. It assumes that:
@@ -21,12 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 typedef struct {
     char type[32];   /* the message type, "" if missing */
     long long id;    /* the request id */
+    unsigned long long seed; /* a game's seed for the bot's own randomness */
     char **legal;    /* the legal action strings, pointing into the line buffer */
     size_t n_legal, cap_legal;
 } Message;
@@ -111,6 +110,11 @@ static int scan(char *p, Message *m) {
             m->id = strtoll(p, &end, 10);
             if (end == p) return -1;
             p = end;
+        } else if (key_len == 4 && !strncmp(key, "seed", 4)) {
+            char *end;
+            m->seed = strtoull(p, &end, 10);
+            if (end == p) return -1;
+            p = end;
         } else if (key_len == 5 && !strncmp(key, "legal", 5) && *p == '[') {
             p = read_legal(p, m);
         } else {
@@ -123,8 +127,7 @@ static int scan(char *p, Message *m) {
     }
 }
 
-int main(int argc, char **argv) {
-    srand(argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : (unsigned)time(NULL) ^ (unsigned)getpid());
+int main(void) {
     Message m = {0};
     char *line = NULL;
     size_t line_cap = 0;
@@ -138,6 +141,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(m.type, "request") && m.n_legal > 0) {
             /* The legal strings hold no quotes or backslashes, so they are copied out as they are. */
             printf("{\"type\":\"action\",\"id\":%lld,\"action\":\"%s\"}\n", m.id, m.legal[(size_t)rand() % m.n_legal]);
+        } else if (!strcmp(m.type, "game")) {
+            srand((unsigned)(m.seed ^ (m.seed >> 32))); /* the same game, the same choices */
         } else if (!strcmp(m.type, "shutdown")) {
             break;
         } /* game, game_over and newer message types need no reply */

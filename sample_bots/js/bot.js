@@ -15,6 +15,20 @@ const RANKS = '23456789TJQKA'; // T is the ten
 const TRUMP_BONUS = 100;
 const LONG_GAME = 250; // own decisions in one game
 let moves = 0; // this bot's decisions in the current game
+let random = seeded(0); // reseeded from each game's "seed": the same game, the same choices
+
+// mulberry32: a small seeded generator of floats in [0, 1). The game's seed may exceed 2^53, where
+// JSON.parse rounds it; it still rounds the same way every time, which is all a reseed needs.
+function seeded(seed) {
+  let state = seed % 4294967296 >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 function worth(card, trumpSuit) {
   return RANKS.indexOf(card[0]) + (card[1] === trumpSuit ? TRUMP_BONUS : 0);
@@ -33,7 +47,7 @@ function choose(legal, view) {
   moves += 1;
   // Fixed rules can go round in circles (the same cards taken and led again and again) until the
   // referee's action cap calls a draw: in a long game, an occasional random move breaks the loop.
-  if (moves > LONG_GAME && Math.random() < 0.2) return legal[Math.floor(Math.random() * legal.length)];
+  if (moves > LONG_GAME && random() < 0.2) return legal[Math.floor(random() * legal.length)];
   let best = legal[0];
   let bestCost = cost(best, view);
   for (const action of legal.slice(1)) {
@@ -72,6 +86,7 @@ input.on('line', (line) => {
       break;
     case 'game':
       moves = 0;
+      random = seeded(message.seed);
       break;
     default: // game_over and any newer message type need no reply
       break;

@@ -114,7 +114,7 @@ def send(message: dict) -> None:
 
 
 def main() -> None:
-    rng = random.Random(sys.argv[1] if len(sys.argv) > 1 else None)  # an optional seed argument
+    rng = random.Random(0)  # reseeded from each game's seed: the same game, the same choices
     variant, moves = "podkidnoy", 0
     for line in sys.stdin:
         message = json.loads(line)
@@ -123,6 +123,7 @@ def main() -> None:
             send({"type": "hello", "protocol": 2, "name": "heuristic", "version": "1.0"})
         elif kind == "game":
             variant, moves = message["rules"]["variant"], 0
+            rng.seed(message["seed"])
         elif kind == "request":
             moves += 1
             action = choose(message["view"], message["legal"], variant, moves, rng)

@@ -4,19 +4,28 @@
 Run it with a Python that has durak-referee installed (it decodes and encodes with the protocol's
 own msgspec Structs, the single source of truth of the wire format):
 
-    durak play "python sample_bots/python/random_bot.py 42" "python sample_bots/python/random_bot.py"
+    durak play "python sample_bots/python/random_bot.py" "python sample_bots/python/random_bot.py"
 
-The optional argument seeds the bot's choices; without it the seed comes from os.urandom.
-stdout carries protocol lines only: debug output goes to stderr.
+It reseeds its choices from each game's ``seed``, so the same game (deal and seeds) plays the same way
+again. stdout carries protocol lines only: debug output goes to stderr.
 """
 
-import os
 import random
 import sys
 
 import msgspec
 
-from protocol.messages import PROTOCOL_VERSION, BotHello, Hello, Reply, Request, Shutdown, encoder, referee_decoder
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    BotHello,
+    GameStart,
+    Hello,
+    Reply,
+    Request,
+    Shutdown,
+    encoder,
+    referee_decoder,
+)
 
 
 def send(message: BotHello | Reply) -> None:
@@ -26,8 +35,7 @@ def send(message: BotHello | Reply) -> None:
 
 
 def main() -> None:
-    seed = int(sys.argv[1]) if len(sys.argv) > 1 else int.from_bytes(os.urandom(8), "big")
-    rng = random.Random(seed)
+    rng = random.Random(0)
     for line in sys.stdin.buffer:
         try:
             message = referee_decoder.decode(line)
@@ -37,11 +45,13 @@ def main() -> None:
         match message:
             case Hello():
                 send(BotHello(protocol=PROTOCOL_VERSION, name="random", version="1.0"))
+            case GameStart():
+                rng.seed(message.seed)
             case Request():
                 send(Reply(id=message.id, action=rng.choice(message.legal)))
             case Shutdown():
                 return
-            case _:  # game and game_over need no reply
+            case _:  # game over needs no reply
                 pass
 
 

@@ -1,0 +1,71 @@
+"""Reproducible games: the same config and tournament seed give the same stored games, whatever the workers.
+
+The referee gives each bot a seed per game and seat (PROTOCOL.md 4.2, ``game.seed``); the sample bots reseed
+from it, so a game is a function of the config, the seed and the bots' files. Timing fields (``times``,
+``strikes``) are the only ones allowed to differ.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sqlite3
+import zlib
+from contextlib import closing
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from referee.tournament.config import load_config
+from referee.tournament.runner import run_tournament
+from referee.tournament.secret import write_seed_file
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
+TIMING = ("times", "strikes")
+
+
+def sample_config(folder: Path) -> Path:
+    """Three sample bots that each draw random numbers (random; heuristic and js in long games), 4 deals."""
+    for bot in ("random", "heuristic"):
+        (folder / bot).mkdir()
+        shutil.copy(SAMPLES / "python" / f"{bot}_bot.py", folder / bot)
+    shutil.copytree(SAMPLES / "js", folder / "js")
+    config = folder / "t.toml"
+    config.write_text('name = "reproducible"\nplayers = 3\ndeals = 4\nrotations = "all"\n'
+                      '[[bots]]\nname = "random"\ncommand = "{python} random_bot.py"\ndir = "random"\n'
+                      '[[bots]]\nname = "random2"\ncommand = "{python} random_bot.py"\ndir = "random"\n'
+                      '[[bots]]\nname = "heuristic"\ncommand = "{python} heuristic_bot.py"\ndir = "heuristic"\n'
+                      '[[bots]]\nname = "js"\ncommand = "node bot.js"\ndir = "js"\n')
+    return config
+
+
+def untimed(fields: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in fields.items() if key not in TIMING}
+
+
+def stored_games(db: Path) -> dict[str, tuple[dict[str, object], list[dict[str, object]]]]:
+    """Per game key: its record and its replay's lines (every event), without the timing fields."""
+    games = {}
+    with closing(sqlite3.connect(db)) as con:
+        for key, record, replay in con.execute("SELECT game_key, record, replay FROM games"):
+            lines = [untimed(msgspec.json.decode(line)) for line in zlib.decompress(replay).splitlines()]
+            games[key] = (untimed(msgspec.json.decode(record)), lines)
+    return games
+
+
+def test_the_same_config_and_seed_store_the_same_games_at_any_jobs(tmp_path: Path) -> None:
+    if shutil.which("node") is None:
+        pytest.fail("node is needed for the JavaScript sample bot")
+    config = sample_config(tmp_path)
+    seed_file = tmp_path / "seed"
+    write_seed_file(seed_file, 20261201)
+    runs = []
+    for name, jobs in (("one", 1), ("two", 2), ("two-again", 2)):
+        db = tmp_path / f"{name}.db"
+        summary = run_tournament(load_config(config), db, jobs, False, io.StringIO(), seed_file=seed_file)
+        assert summary.played == 4 * 6 * 4  # C(4, 3) tables x 4 deals x 3! seatings
+        runs.append(stored_games(db))
+    assert runs[0] == runs[1] == runs[2]
+    fools = {tuple(record["fools"]) for record, _ in runs[0].values()}  # type: ignore[arg-type]
+    assert len(fools) > 2, "the games should not all end alike"
