@@ -63,3 +63,5 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     times: list[SeatTimes | None] | None = None  # per seat, for games between bot processes
     #: per seat, replies after the move time but inside the grace (PROTOCOL.md 8); None when not timed
     strikes: list[int] | None = None
+    #: per seat, what its bot wrote to stderr, by move: only in the organizer's ``durak export --stderr``
+    stderr: list[list[StderrChunk]] | None = None

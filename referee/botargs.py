@@ -46,8 +46,36 @@ def unique_names(names: list[str]) -> list[str]:
     return unique
 
 
-def bot_commands(args: list[str]) -> list[tuple[str, BotCommand]]:
-    """Named commands for ``durak play``-style arguments, names made unique."""
+def bot_commands(args: list[str], env: list[str] | None = None) -> list[tuple[str, BotCommand]]:
+    """Named commands for ``durak play``-style arguments, names made unique; ``env`` as :func:`seat_env`."""
     parsed = [parse_bot_arg(arg) for arg in args]
     names = unique_names([name or default_name(argv) for name, argv in parsed])
-    return [(name, BotCommand(argv, env=scrubbed_env())) for name, (_, argv) in zip(names, parsed, strict=True)]
+    extra = seat_env(env or [], names)
+    return [(name, BotCommand(argv, env=scrubbed_env(extra[seat])))
+            for seat, (name, (_, argv)) in enumerate(zip(names, parsed, strict=True))]
+
+
+def seat_of_bot(names: list[str], which: str) -> int:
+    """A seat named by its index (``"0"``) or its bot's name; BotArgError if there is none."""
+    if which.isdigit() and int(which) < len(names):
+        return int(which)
+    if which in names:
+        return names.index(which)
+    raise BotArgError(f"no seat {which!r}: the seats are 0-{len(names) - 1} ({', '.join(names)})")
+
+
+def seat_env(options: list[str], names: list[str]) -> list[dict[str, str]]:
+    """Per seat, the variables of ``--env`` options: ``NAME=VALUE`` for every seat, ``SEAT:NAME=VALUE`` (a seat
+    index or bot name) for one."""
+    env: list[dict[str, str]] = [{} for _ in names]
+    for option in options:
+        assignment = _ENV.match(option)
+        if assignment is None:
+            raise BotArgError(f"--env takes NAME=VALUE or SEAT:NAME=VALUE, not {option!r}")
+        seat, name, value = assignment.groups()
+        for target in range(len(names)) if seat is None else [seat_of_bot(names, seat)]:
+            env[target][name] = value
+    return env
+
+
+_ENV = re.compile(r"^(?:([A-Za-z0-9_.+-]+):)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)

@@ -1,7 +1,8 @@
 """``durak check-bot``: a conformance check for bot authors.
 
-The bot under test shakes hands, then plays a few games of every variant against the sample
-random bot, in every seat; the match layer validates every reply. Any verdict fails the check.
+The bot under test shakes hands, then plays a few games of every chosen variant and deck (by default all
+four variants, 36 and 52 cards) against the sample random bot, in every seat; the match layer validates
+every reply. Any verdict fails the check. The report says what was played.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol.rules import VARIANTS, Rules
+import msgspec
+
+from protocol.rules import VARIANTS, Rules, RulesError, applicable_options, rules_from_options
 from referee.bots.errors import BotError
 from referee.bots.isolation import PLAIN, Isolation
 from referee.bots.launcher import BotCommand, preflight
@@ -30,7 +33,7 @@ class CheckSetupError(RuntimeError):
 
 @dataclass
 class VariantCheck:
-    variant: str
+    rules: Rules
     games: int = 0
     verdicts: list[str] = field(default_factory=list)
     move_times: list[float] = field(default_factory=list)
@@ -42,6 +45,7 @@ class CheckReport:
     version: str
     startup_seconds: float | None
     handshake_error: str | None = None
+    players: int = 2
     variants: list[VariantCheck] = field(default_factory=list)
 
     @property
@@ -49,9 +53,24 @@ class CheckReport:
         return self.handshake_error is None and not any(v.verdicts for v in self.variants)
 
 
+def rules_to_check(variants: list[str], decks: list[int], options: dict[str, object]) -> list[Rules]:
+    """The rule sets a check plays: each variant (default: all) with each deck (default: 36 and 52) and the
+    ``options``. Unless variants are named, a variant that some option does not apply to is left out.
+
+    :raises RulesError: an unknown variant or option, a bad value, or options that fit no chosen variant.
+    """
+    chosen = variants or [v for v in VARIANTS if set(options) <= set(applicable_options(v))]
+    if not chosen:
+        raise RulesError(f"no variant takes every option of --set ({', '.join(options)})")
+    return [rules_from_options(variant, {**options, "deck": deck}) for variant in chosen
+            for deck in decks or (36, 52)]
+
+
 def check_bot(command: BotCommand, *, games_per_seat: int = 1, players: int = 2, move_time: float = 1.0,
-              startup_time: float = 10.0, seed: int = 1, isolation: Isolation = PLAIN) -> CheckReport:
-    """Run the handshake, then ``games_per_seat`` games per seat of every variant; stop at nothing."""
+              startup_time: float = 10.0, seed: int = 1, isolation: Isolation = PLAIN,
+              rules: list[Rules] | None = None) -> CheckReport:
+    """Run the handshake, then ``games_per_seat`` games per seat of each of ``rules`` (default
+    :func:`rules_to_check` of everything); stop at nothing."""
     preflight(command, isolation)
     if not SAMPLE_RANDOM_BOT.is_file():
         raise CheckSetupError(f"the sample opponent {SAMPLE_RANDOM_BOT} is missing")
@@ -62,13 +81,12 @@ def check_bot(command: BotCommand, *, games_per_seat: int = 1, players: int = 2,
         hello = subject.start()
     except BotError as exc:
         return CheckReport("?", "?", None, handshake_error=f"{exc.verdict}: {exc.reason}")
-    report = CheckReport(hello.name, hello.version, time.monotonic() - start)
+    report = CheckReport(hello.name, hello.version, time.monotonic() - start, players=players)
     opponents = [BotClient(f"random{i}", BotCommand([sys.executable, str(SAMPLE_RANDOM_BOT), str(seed + i)]),
                            time_control=TimeControl(startup_time=startup_time)) for i in range(players - 1)]
     try:
-        for variant in VARIANTS:
-            report.variants.append(_check_variant(Rules(variant=variant), subject, opponents, games_per_seat,
-                                                  seed))
+        for checked in rules or rules_to_check([], [], {}):
+            report.variants.append(_check_variant(checked, subject, opponents, games_per_seat, seed))
     finally:
         for client in (subject, *opponents):
             client.stop()
@@ -77,11 +95,12 @@ def check_bot(command: BotCommand, *, games_per_seat: int = 1, players: int = 2,
 
 def _check_variant(rules: Rules, subject: BotClient, opponents: list[BotClient], games_per_seat: int,
                    seed: int) -> VariantCheck:
-    check = VariantCheck(rules.variant)
+    check = VariantCheck(rules)
     table_size = len(opponents) + 1
     for seat in range(table_size):
         clients = [*opponents[:seat], subject, *opponents[seat:]]
-        records = play_series(rules, clients, games_per_seat, seed + seat, series_id=f"{rules.variant}-s{seat}-",
+        records = play_series(rules, clients, games_per_seat, seed + seat,
+                              series_id=f"{rules.variant}-{rules.deck}-s{seat}-",
                               on_game=lambda _record: check.move_times.extend(subject.move_times))
         for record in records:
             check.games += 1
@@ -95,12 +114,29 @@ def format_report(report: CheckReport) -> list[str]:
         return [f"FAIL handshake: {visible(report.handshake_error)}"]
     lines = [f"bot '{visible(report.name)}' version '{visible(report.version)}': handshake in "
              f"{report.startup_seconds or 0:.3f} s"]
+    if report.variants:
+        per_seat = report.variants[0].games // report.players
+        lines.append(f"played: {per_seat} game(s) in each seat of a {report.players}-player table against the "
+                     f"sample random bot, for each variant and deck below")
     for check in report.variants:
         times = check.move_times
         timing = (f"move median {statistics.median(times) * 1000:.2f} ms, max {max(times) * 1000:.2f} ms"
                   if times else "no moves")
         status = "ok  " if not check.verdicts else "FAIL"
-        lines.append(f"{status} {check.variant:<11} {check.games} games, {timing}")
+        lines.append(f"{status} {check.rules.variant:<11} {check.rules.deck} cards  {check.games} games, {timing}"
+                     f"{_changed_options(check.rules)}")
         lines += [f"       {visible(verdict)}" for verdict in check.verdicts]
     lines.append("PASS" if report.passed else "FAIL: the bot misbehaved (see above)")
     return lines
+
+
+def _changed_options(rules: Rules) -> str:
+    """The options that differ from the variant's defaults, as ``" (first_bout_limit=5)"``; "" for none."""
+    defaults = msgspec.structs.asdict(Rules(variant=rules.variant, deck=rules.deck))
+    changed = [f"{name}={_json(value)}" for name, value in msgspec.structs.asdict(rules).items()
+               if value != defaults[name]]
+    return f" ({', '.join(changed)})" if changed else ""
+
+
+def _json(value: object) -> str:
+    return msgspec.json.encode(value).decode()

@@ -17,6 +17,7 @@ import msgspec
 import typer
 from tabulate import tabulate
 
+from protocol.messages import PROTOCOL_VERSION
 from protocol.rules import (
     OPTIONS,
     VARIANT_TITLES,
@@ -26,11 +27,12 @@ from protocol.rules import (
     parse_option_value,
     rules_from_options,
 )
+from referee import __version__
 from referee.botargs import BotArgError, parse_bot_arg
 from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.isolation import SandboxUnavailable
 from referee.bots.launcher import BotCommand, scrubbed_env
-from referee.checkbot import CheckSetupError, check_bot, format_report
+from referee.checkbot import CheckSetupError, check_bot, format_report, rules_to_check
 from referee.engine import InvalidDealError
 from referee.exitcodes import ExitCode
 from referee.leaderboard import render
@@ -58,10 +60,27 @@ app = typer.Typer(
 _debug = False
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+def version_text() -> str:
+    """``durak-referee 0.1.0, protocol 2, Python 3.11.2``: what a bug report needs."""
+    return (f"durak-referee {__version__}, protocol {PROTOCOL_VERSION}, "
+            f"Python {'.'.join(map(str, sys.version_info[:3]))}")
+
+
 @app.callback()
-def _options(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False) -> None:
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors (before or after the command)."
+                                        )] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the referee's version and protocol, and exit.")] = False,
+) -> None:
     global _debug
-    _debug = debug
+    _debug = _debug or debug
 
 
 def fail(message: str, code: ExitCode) -> typer.Exit:
@@ -186,6 +205,13 @@ def play(
                    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one result record (JSON) per game.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print every action as it happens.")] = False,
+    stderr: Annotated[list[str] | None, typer.Option(
+        "--stderr", help="Print what this seat's bot writes to stderr (a seat number, a bot name, or all; "
+                         "repeatable): after each game, or live beside its moves with --verbose. A bot that "
+                         "forfeits has its last lines printed anyway.")] = None,
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", help="Give the bots an environment variable, NAME=VALUE, or to one seat SEAT:NAME=VALUE (a seat "
+                      "number or bot name); repeatable. Bots get nothing else of this environment.")] = None,
     sandbox: SandboxOption = None,
     bots_as_root: RootOption = False,
 ) -> None:
@@ -200,7 +226,7 @@ def play(
             rules=rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])}),
             bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, move_time=move_time,
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
-            sandbox=sandbox or "bwrap", bots_as_root=bots_as_root,
+            sandbox=sandbox or "bwrap", bots_as_root=bots_as_root, stderr=tuple(stderr or ()), env=tuple(env or ()),
         )
         run_play(options, typer.echo)
 
@@ -208,7 +234,12 @@ def play(
 @app.command(name="check-bot")
 def check_bot_command(
     command: Annotated[str, typer.Argument(help="The bot's command, split like a shell.")],
-    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games per seat and variant.")] = 1,
+    variants: Annotated[list[str] | None, typer.Option(
+        "--variant", "-v", help=f"Check this variant (repeatable; default: all of {', '.join(VARIANTS)}).")] = None,
+    decks: Annotated[list[int] | None, typer.Option(
+        "--deck", help="Check this deck, 36 or 52 (repeatable; default: both).")] = None,
+    set_: SetOption = None,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games per seat, variant and deck.")] = 1,
     players: Annotated[int, typer.Option("--players", "-n", min=2, max=6, help="Players at the table.")] = 2,
     move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
     startup_time: Annotated[float, typer.Option("--startup-time", min=0.001, help="Seconds to start.")] = 10.0,
@@ -216,15 +247,17 @@ def check_bot_command(
     sandbox: SandboxOption = None,
     bots_as_root: RootOption = False,
 ) -> None:
-    """Check that a bot speaks the protocol: handshake, then games of every variant in every seat
-    against the sample random bot, every reply validated, move times reported.
+    """Check that a bot speaks the protocol: handshake, then games of every variant and deck (or those
+    chosen) in every seat against the sample random bot, every reply validated, move times reported.
 
-    Exits 0 when the bot passes and 7 when it misbehaves, with the reasons.
+    With --set, variants that an option does not apply to are left out unless named with --variant.
+    The report says what was played. Exits 0 when the bot passes and 7 when it misbehaves, with the reasons.
     """
     with reported_errors():
         _, argv = parse_bot_arg(command)
+        checked = rules_to_check(variants or [], decks or [], parse_set_options(set_ or []))
         report = check_bot(BotCommand(argv, env=scrubbed_env()), games_per_seat=games, players=players,
-                           move_time=move_time, startup_time=startup_time, seed=seed,
+                           move_time=move_time, startup_time=startup_time, seed=seed, rules=checked,
                            isolation=prepare_isolation(sandbox or "bwrap", [], allow_root=bots_as_root))
     for line in format_report(report):
         typer.echo(line)
@@ -295,6 +328,9 @@ def leaderboard(
 def export(
     db: Annotated[str, typer.Argument(help="A results database.")],
     output: Annotated[str | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")] = None,
+    stderr: Annotated[bool, typer.Option(
+        "--stderr", help="The organizer's export: add each seat's stderr, by move, to its record (`stderr`). "
+                         "Each bot's stderr is its author's: do not publish it.")] = False,
 ) -> None:
     """Write the result records of a database's tournament as JSON lines (one game per line)."""
     with reported_errors():
@@ -302,7 +338,9 @@ def export(
             raise ResultsReadError(f"{db!r} is not a results database")
         try:
             with Store(db, create=False) as store:
-                lines = "".join(json_line(text) + "\n" for text in store.record_texts()).encode()
+                texts = ((msgspec.json.encode(r).decode() for r in store.records_with_stderr()) if stderr
+                         else store.record_texts())
+                lines = "".join(json_line(text) + "\n" for text in texts).encode()
         except StoreError as exc:
             raise ResultsReadError(str(exc)) from None
         if output is None:
@@ -346,18 +384,22 @@ def seed(
 def replay(
     db: Annotated[str, typer.Argument(help="A results database.")],
     game: Annotated[str, typer.Argument(help="A game key (as in durak export) or the game's number.")],
-    seat: Annotated[str | None, typer.Option("--seat", help="Tell only what this bot saw.")] = None,
+    seat: Annotated[str | None, typer.Option(
+        "--seat", help="Tell only what this bot saw, with what it wrote to stderr beside its moves.")] = None,
+    stderr: Annotated[bool, typer.Option(
+        "--stderr", help="The organizer's view: every seat's stderr beside its moves.")] = False,
 ) -> None:
-    """Tell a stored game as a person would read it, every hand shown; --seat BOT shows that bot's view."""
+    """Tell a stored game as a person would read it, every hand shown; --seat BOT shows that bot's view and its
+    own stderr (no other bot's), --stderr every bot's."""
     with reported_errors():
         try:
             with Store(db, create=False) as store:
-                data, _ = store.replay(game)
+                data, written = store.replay(game)
         except StoreError as exc:
             raise ResultsReadError(str(exc)) from None
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
-        for line in tell(data, seat_index):
+        for line in tell(data, seat_index, written if seat is not None or stderr else None):
             typer.echo(line)
 
 
@@ -388,8 +430,14 @@ def main() -> None:
     if not sys.platform.startswith("linux"):
         typer.echo("durak: note: the referee targets Linux (rlimits, signals, bubblewrap); "
                    "bot games may not work here.", err=True)
+    args = sys.argv[1:]
+    cut = args.index("--") if "--" in args else len(args)
+    if "--debug" in args[:cut]:  # accepted after the command too: `durak play ... --debug`
+        global _debug
+        _debug = True
+        args = [arg for index, arg in enumerate(args) if arg != "--debug" or index > cut]
     try:
-        app()
+        app(args=args, prog_name="durak")
     except Exception as exc:
         if _debug:
             raise

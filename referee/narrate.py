@@ -50,9 +50,11 @@ def describe_event(event: Event, names: Sequence[str]) -> str | None:
             return f"-- {names[a]} attacks {names[d]}"
         case ActionTaken(seat=seat, action=action):
             return "   " + describe_action(names[seat], action)
-        case CardsDrawn(seat=seat, count=count, cards=cards):
-            shown = f": {' '.join(cards)}" if cards is not None else ""
-            return f"   {names[seat]} draws {count}{shown}"
+        case CardsDrawn(seat=seat, count=count, cards=cards, shown=face_up):
+            if cards is not None:
+                return f"   {names[seat]} draws {count}: {' '.join(cards)}"
+            seen = f", the last the face-up trump card {' '.join(face_up)}" if face_up else ""
+            return f"   {names[seat]} draws {count}{seen}"
         case BoutEnded(outcome="taken", defender=d, cards=cards):
             return f"   {names[d]} picks up {' '.join(cards)}"
         case BoutEnded(cards=cards):
@@ -77,8 +79,8 @@ def describe_event(event: Event, names: Sequence[str]) -> str | None:
 
 def describe_result(result: GameResult, names: Sequence[str]) -> str:
     if result.end == "forfeit" and result.forfeit_seat is not None:
-        reason = visible(str(result.reason))
-        return f"{names[result.forfeit_seat]} forfeits ({result.verdict}: {reason}) and is the fool"
+        reason = f": {visible(result.reason)}" if result.reason is not None else ""
+        return f"{names[result.forfeit_seat]} forfeits ({result.verdict}{reason}) and is the fool"
     if not result.fools:
         return "draw (action cap reached)" if result.end == "action_cap" else "draw"
     chases = f"; chases {', '.join(f'{names[s]} {c}' for s, c in enumerate(result.chases))}" if result.chases else ""

@@ -14,8 +14,9 @@ from tabulate import tabulate
 
 from protocol.cards import CARD_NAMES, card_list
 from protocol.events import AnyEvent
+from protocol.records import stderr_text
 from protocol.rules import Rules
-from referee.botargs import bot_commands
+from referee.botargs import bot_commands, seat_of_bot
 from referee.bots.isolation import Isolation, isolation_for, probe_bwrap
 from referee.bots.launcher import preflight
 from referee.bots.limits import TimeControl
@@ -49,11 +50,19 @@ class PlayOptions:
     verbose: bool = False
     sandbox: str = "bwrap"
     bots_as_root: bool = False
+    stderr: tuple[str, ...] = ()  # seats (index or bot name, or "all") whose stderr is printed
+    env: tuple[str, ...] = ()  # --env NAME=VALUE or SEAT:NAME=VALUE
+
+
+#: Lines of an offender's stderr printed after its forfeit (when its stderr is not printed anyway).
+FORFEIT_STDERR_LINES = 10
 
 
 def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     """Check the arguments, play the games, report each, and always stop the bots."""
-    named = bot_commands(options.bots)
+    named = bot_commands(options.bots, list(options.env))
+    names = [name for name, _ in named]
+    shown = stderr_seats(options.stderr, names)
     players = len(named)
     check_table(options.rules, players)
     isolation = prepare_isolation(options.sandbox, [options.log] if options.log else [],
@@ -73,7 +82,7 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     if not options.as_json:
         echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
              f"{options.games} game(s), seed {seed}")
-    reporter = _Reporter(options, echo, log, [name for name, _ in named])
+    reporter = _Reporter(options, echo, log, clients, shown)
     try:
         records = play_series(options.rules, clients, options.games, seed, deck=deck, dealer=options.dealer,
                               on_events=reporter.on_events if options.verbose else None,
@@ -86,6 +95,13 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     if not options.as_json:
         echo(summary_table(records))
     return records
+
+
+def stderr_seats(selected: Sequence[str], names: list[str]) -> set[int]:
+    """The seats whose stderr ``--stderr`` asks for: seat indices, bot names, or ``all``."""
+    if "all" in selected:
+        return set(range(len(names)))
+    return {seat_of_bot(names, which) for which in selected}
 
 
 def prepare_isolation(sandbox: str, protected: list[str], *, allow_root: bool = False) -> Isolation:
@@ -107,13 +123,17 @@ def _open_log(path: str | None) -> IO[bytes] | None:
 
 
 class _Reporter:
-    """Prints progress, verbose narration, JSON records, and writes the replay log."""
+    """Prints progress, verbose narration (with the chosen seats' stderr live), JSON records, the chosen seats'
+    stderr and an offender's last words after each game, and writes the replay log."""
 
-    def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None, names: list[str]) -> None:
-        self.labels = [f"{seat}:{visible(name)}" for seat, name in enumerate(names)]  # "0:alice" in --verbose
+    def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None, clients: Sequence[BotClient],
+                 shown: set[int]) -> None:
+        self.labels = [f"{seat}:{visible(c.name)}" for seat, c in enumerate(clients)]  # "0:alice" in --verbose
         self.options = options
         self.echo = echo
         self.log = log
+        self.clients = clients
+        self.shown = shown
         self.games_done = 0
         self._started: Game | None = None
 
@@ -124,6 +144,11 @@ class _Reporter:
             self.echo(f"== deal: dealer {names[game.dealer]}")
             for seat, hand in enumerate(game.hands):
                 self.echo(f"   {names[seat]} holds {' '.join(CARD_NAMES[c] for c in card_list(hand))}")
+            if (trump := game.view(game.dealer).trump) is not None:
+                self.echo(f"   trump card {trump}")
+        for seat in sorted(self.shown):  # written while deciding the move these events tell
+            for written in self.clients[seat].take_new_stderr().splitlines():
+                self.echo(f"   {names[seat]} stderr| {visible(written)}")
         for event in events:
             line = describe_event(event, names)
             if line is not None:
@@ -140,6 +165,17 @@ class _Reporter:
         verdicts = "".join(f"; {visible(v.bot)}: {v.kind} ({visible(v.reason)})" for v in record.verdicts)
         self.echo(f"game {self.games_done}/{self.options.games} ({visible(record.game)}): "
                   f"{describe_result(record.result, names)} [{record.actions} actions]{verdicts}")
+        if not self.options.verbose:  # verbose printed it live
+            for seat in sorted(self.shown):
+                self._print_stderr(seat, stderr_text(record.stderr[seat]).splitlines(), "stderr")
+        for seat in sorted({v.seat for v in record.verdicts} - self.shown):
+            lines = [line for line in stderr_text(record.stderr[seat]).splitlines() if line.strip()]
+            self._print_stderr(seat, lines[-FORFEIT_STDERR_LINES:], "last stderr")
+
+    def _print_stderr(self, seat: int, lines: list[str], what: str) -> None:
+        if lines:
+            self.echo(f"   {what} of {self.labels[seat]}:")
+            self.echo("\n".join(f"   {self.labels[seat]} stderr| {visible(line)}" for line in lines))
 
 
 def write_replay(out: IO[bytes], record: GameRecord) -> None:

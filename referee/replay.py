@@ -10,7 +10,7 @@ import msgspec
 
 from protocol.cards import CARD_NAMES, parse_cards
 from protocol.events import AnyEvent, event_for_seat
-from protocol.records import SeatTimes, Verdict
+from protocol.records import SeatTimes, StderrChunk, Verdict
 from protocol.rules import HAND_SIZE, Rules
 from protocol.views import GameResult
 from referee.match import GameRecord
@@ -61,22 +61,43 @@ def parse_replay(data: bytes) -> tuple[ReplayHeader, list[AnyEvent], ReplayResul
     return lines[0], lines[1:-1], lines[-1]  # type: ignore[return-value]
 
 
-def tell(data: bytes, seat: int | None = None) -> list[str]:
-    """The game for a reader: every hand and draw, or (``seat``) only what that seat was told."""
+def tell(data: bytes, seat: int | None = None, stderr: Sequence[Sequence[StderrChunk]] | None = None) -> list[str]:
+    """The game for a reader: every hand and draw, or (``seat``) only what that seat was told.
+
+    With ``stderr`` (per seat), what the bots wrote there is told beside the moves it was written during:
+    only ``seat``'s own with a seat, every seat's without one (the organizer's view).
+    """
     header, events, end = parse_replay(data)
     names = [visible(name) for name in header.names]
     lines = [f"game {visible(header.game)} ({header.rules.variant}, {len(names)} players, {header.rules.deck} "
              f"cards), dealer {names[header.dealer]}"]
     lines += _opening_hands(header, names, seat)
-    for event in events:
+    written = _stderr_by_event(stderr or [], seat)
+    for index, event in enumerate(events):
+        lines += [f"   {names[s]} stderr| {visible(line)}" for s, line in written.pop(index, [])]
         shown = event if seat is None else event_for_seat(event, seat)
         line = describe_event(shown, names)
         if line is not None:
             lines.append(line)
-    lines.append("result: " + describe_result(end.result, names))
-    lines += [f"verdict: {visible(v.bot)} (seat {v.seat}) {visible(v.kind)}: {visible(v.reason)}"
-              for v in end.verdicts]
+    lines += [f"   {names[s]} stderr| {visible(line)}" for index in sorted(written) for s, line in written[index]]
+    result = end.result
+    if seat is not None and seat != result.forfeit_seat:  # the reason may quote the offender's stderr
+        result = msgspec.structs.replace(result, reason=None)
+    lines.append("result: " + describe_result(result, names))
+    lines += [f"verdict: {visible(v.bot)} (seat {v.seat}) {visible(v.kind)}"
+              + (f": {visible(v.reason)}" if seat is None or seat == v.seat else "") for v in end.verdicts]
     return lines
+
+
+def _stderr_by_event(stderr: Sequence[Sequence[StderrChunk]], seat: int | None) -> dict[int, list[tuple[int, str]]]:
+    """Event index -> (seat, line) of the stderr written just before it; only ``seat``'s with a seat."""
+    by_event: dict[int, list[tuple[int, str]]] = {}
+    for s, chunks in enumerate(stderr):
+        if seat is not None and s != seat:
+            continue
+        for chunk in chunks:
+            by_event.setdefault(chunk.after, []).extend((s, line) for line in chunk.text.splitlines())
+    return by_event
 
 
 def _opening_hands(header: ReplayHeader, names: Sequence[str], seat: int | None) -> list[str]:

@@ -241,6 +241,18 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read {str(self.path)!r}: {_why(exc)}") from None
 
+    def records_with_stderr(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
+        """The result records of a tournament (default: the active one), each with its seats' stderr."""
+        tournament_id = self._chosen(tournament_id)
+        decoder = msgspec.json.Decoder(ResultRecord)
+        try:
+            cursor = self._db.execute("SELECT record, stderr FROM games WHERE tournament_id = ? ORDER BY id",
+                                      (tournament_id,))
+            for text, stderr in cursor:
+                yield msgspec.structs.replace(decoder.decode(text), stderr=decode_stderr(zlib.decompress(stderr)))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read {str(self.path)!r}: {_why(exc)}") from None
+
     def records(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
         """The result records of a tournament (default: the active one), in the order stored."""
         decoder = msgspec.json.Decoder(ResultRecord)

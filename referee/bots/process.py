@@ -30,7 +30,7 @@ from referee.bots.stderr_log import StderrLog
 _CHUNK = 64 * 1024  # the default pipe capacity: one read empties a full pipe
 _EXIT_SETTLE = 0.05  # a bot whose pipe closed gets this long to exit, and so be judged crashed
 _TERM_WAIT = 0.1  # how long close() waits after SIGTERM before SIGKILL
-_MARK_READS = 16  # pipe reads at most when a mark takes what is waiting
+_MARK_READS = 16  # pipe reads at most when a mark (or a live view) takes what is waiting
 _STDERR_LINES = 5  # stderr lines kept in a BotCrashed
 _QUOTE = 200  # characters of the last stderr line quoted in a crash message
 
@@ -166,10 +166,18 @@ class BotProcess:
     def mark_stderr(self, after: int) -> None:
         """Take what is in the stderr pipe now, then mark the log (:meth:`StderrLog.mark`): what the bot wrote
         before this call is told with the move before, what it writes after with the move to come."""
+        self._drain_stderr()
+        self.stderr_log.mark(after)
+
+    def take_new_stderr(self) -> str:
+        """What the bot wrote to stderr since the last call, for a live view (:meth:`StderrLog.take_new`)."""
+        self._drain_stderr()
+        return self.stderr_log.take_new()
+
+    def _drain_stderr(self) -> None:
         for _ in range(_MARK_READS):  # bounded: a bot that is not paused may write on and on
             if self._closed or not self._read_stderr():
                 break
-        self.stderr_log.mark(after)
 
     def take_stderr(self) -> list[StderrChunk]:
         """The stderr logged since launch or the last call, for one game's record; the log starts afresh."""

@@ -81,6 +81,10 @@ class BotClient:
         if self._process is not None:
             self._process.mark_stderr(after)
 
+    def take_new_stderr(self) -> str:
+        """What the bot wrote to stderr since the last call, for a live view; the game's record keeps it too."""
+        return self._process.take_new_stderr() if self._process is not None else ""
+
     def take_stderr(self) -> list[StderrChunk]:
         """The (capped) stderr the bot wrote since the last call, also from a process stopped since."""
         chunks, self.last_stderr = self.last_stderr, []

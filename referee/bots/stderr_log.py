@@ -19,6 +19,7 @@ class StderrLog:
         self._head = bytearray()
         self._tail = bytearray()
         self._marks: list[tuple[int, int]] = [(0, 0)]  # (stream offset, events before it), offsets rising
+        self._peeked = 0  # stream offset up to which take_new() has returned the text
 
     @property
     def size(self) -> int:
@@ -50,20 +51,25 @@ class StderrLog:
 
     def chunks(self) -> list[StderrChunk]:
         """The kept bytes cut at the marks, each piece with its mark; a note where bytes were dropped."""
-        kept_tail_from = len(self._head) + self.dropped  # stream offset where the kept tail starts
         ends = [offset for offset, _ in self._marks[1:]] + [self.size]
-        chunks = []
-        noted = not self.dropped
-        for (start, after), end in zip(self._marks, ends, strict=True):
-            piece = bytes(self._head[start:min(end, len(self._head))])
-            note = ""
-            if not noted and end > len(self._head):  # the first chunk that reaches the gap tells of it
-                note, noted = f"\n[... {self.dropped} bytes dropped ...]\n", True
-            tail = self._tail[max(start, kept_tail_from) - kept_tail_from:max(0, end - kept_tail_from)]
-            text = piece.decode(errors="replace") + note + bytes(tail).decode(errors="replace")
-            if text:
-                chunks.append(StderrChunk(after, text))
-        return chunks
+        pieces = [(after, self._between(start, end)) for (start, after), end in zip(self._marks, ends, strict=True)]
+        return [StderrChunk(after, text) for after, text in pieces if text]
+
+    def take_new(self) -> str:
+        """The text written since the last call (for a live view); the record keeps it all the same."""
+        text = self._between(self._peeked, self.size)
+        self._peeked = self.size
+        return text
+
+    def _between(self, start: int, end: int) -> str:
+        """The kept bytes of stream offsets [start, end), with a note of the dropped ones if the range starts
+        before the gap and reaches past it (so each cut of the stream tells of the gap once)."""
+        head_end = len(self._head)
+        tail_start = head_end + self.dropped  # the stream offset where the kept tail starts
+        head = bytes(self._head[start:min(end, head_end)]).decode(errors="replace")
+        note = f"\n[... {self.dropped} bytes dropped ...]\n" if self.dropped and start <= head_end < end else ""
+        tail = bytes(self._tail[max(start, tail_start) - tail_start:max(0, end - tail_start)])
+        return head + note + tail.decode(errors="replace")
 
     def last_lines(self, count: int) -> list[str]:
         """The last ``count`` non-blank lines kept, for crash reports."""
