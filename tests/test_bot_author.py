@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,8 +16,10 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from protocol.events import CardsDrawn, event_for_seat
 from protocol.records import ResultRecord, stderr_text
 from referee.cli import app
+from referee.narrate import describe_event
 from referee.store import Store
 from referee.tournament.config import load_config
 from referee.tournament.runner import run_tournament
@@ -99,6 +102,13 @@ def test_play_env_gives_settings_to_every_seat_or_one_and_nothing_else(tmp_path:
     assert stderr_lines(out, "0:a") == ["DEPTH=3 SECRET=-"] and stderr_lines(out, "1:b") == ["DEPTH=4 SECRET=-"]
     code, _, err = durak("play", command, command, "--env", "no equals sign")
     assert code == 3 and "--env takes NAME=VALUE or SEAT:NAME=VALUE, not 'no equals sign'" in err
+
+
+def test_a_seat_is_told_the_face_up_trump_card_another_seat_draws() -> None:
+    """The trump card lies face up: when another seat draws it, a seat's view of the game names it."""
+    drawn = CardsDrawn(seat=1, count=2, cards=["7H", "TD"], shown=["TD"])
+    assert describe_event(event_for_seat(drawn, 0), ["a", "b"]) == "   b draws 2, the last the face-up trump card TD"
+    assert describe_event(event_for_seat(drawn, 1), ["a", "b"]) == "   b draws 2: 7H TD"
 
 
 # -- stored games: replay and export ---------------------------------------------------------------------
@@ -203,3 +213,22 @@ def test_debug_is_accepted_after_the_command_and_shows_the_traceback() -> None:
     assert quiet.returncode == 3 and quiet.stderr == ("durak: error: unknown variant 'nosuch': expected one of "
                                                       "podkidnoy, perevodnoy, chase, fools_fool\n")
     assert loud.returncode != 0 and "Traceback" in loud.stderr and "RulesError" in loud.stderr
+
+
+def test_the_protocol_quick_start_works_as_written(tmp_path: Path) -> None:
+    """PROTOCOL.md 1: its bot saved where it says, its commands run as they stand (the virtual environment's
+    bin first on PATH is what `source .venv/bin/activate` does), from a copy of the repository root."""
+    text = (ROOT / "protocol" / "PROTOCOL.md").read_text().split("## 2. Framing")[0]
+    bot = re.search(r"```python\n(.*?)```", text, re.S)
+    commands = re.search(r"```bash\n(.*?)```", text, re.S)
+    assert bot and commands and "Save it as\n`mybot/my_bot.py`" in text
+    (tmp_path / "mybot").mkdir(mode=0o755)
+    (tmp_path / "mybot" / "my_bot.py").write_text(bot.group(1))
+    shutil.copytree(ROOT / "sample_bots" / "python", tmp_path / "sample_bots" / "python")
+    lines = commands.group(1).splitlines()
+    assert lines[0] == "source .venv/bin/activate"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for line in lines[1:]:
+        run = subprocess.run(line, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert run.returncode == 0, (line, run.stdout[-2000:], run.stderr)
+    assert run.stdout.rstrip().endswith("PASS")
