@@ -27,6 +27,7 @@ from referee.bots.cgroupfs import (
     run_name,
     sweep,
     wait_event,
+    wait_event_fd,
     wait_v1_frozen,
     write_ok,
     write_text,
@@ -197,6 +198,31 @@ class BotCgroup:
         self._at = dict(served)  # feature -> (cgroup version, the group that serves it)
         self._forget = forget
         self._removed = False
+        self._files: dict[str, int] = {}  # control files read or written at every pause, kept open
+
+    def _file(self, path: str, flags: int) -> int | None:
+        """An open fd of one of the bot's control files (opened at first use), or None if it cannot be."""
+        fd = self._files.get(path)
+        if fd is None:
+            try:
+                fd = self._files[path] = os.open(path, flags | os.O_CLOEXEC)
+            except OSError as error:
+                LOGGER.debug("cgroups: cannot open %s: %s", path, error.strerror)
+                return None
+        return fd
+
+    def _write(self, path: str, data: bytes) -> bool:
+        fd = self._file(path, os.O_WRONLY)
+        try:
+            return fd is not None and os.pwrite(fd, data, 0) == len(data)
+        except OSError as error:
+            LOGGER.debug("cgroups: cannot write %r to %s: %s", data, path, error.strerror)
+            return False
+
+    def _close_files(self) -> None:
+        for fd in self._files.values():
+            os.close(fd)
+        self._files.clear()
 
     @property
     def features(self) -> frozenset[str]:
@@ -227,8 +253,9 @@ class BotCgroup:
             return False
         version, group = at
         if version == 2:
-            return (write_ok(os.path.join(group, "cgroup.freeze"), "1")
-                    and wait_event(os.path.join(group, "cgroup.events"), "frozen", 1, timeout))
+            events = self._file(os.path.join(group, "cgroup.events"), os.O_RDONLY)
+            return (self._write(os.path.join(group, "cgroup.freeze"), b"1") and events is not None
+                    and wait_event_fd(events, "frozen", 1, timeout))
         state = os.path.join(group, "freezer.state")
         return write_ok(state, "FROZEN") and wait_v1_frozen(state, timeout)
 
@@ -238,7 +265,7 @@ class BotCgroup:
         if at is not None:
             version, group = at
             if version == 2:
-                write_ok(os.path.join(group, "cgroup.freeze"), "0")
+                self._write(os.path.join(group, "cgroup.freeze"), b"0")
             else:
                 write_ok(os.path.join(group, "freezer.state"), "THAWED")
 
@@ -281,8 +308,13 @@ class BotCgroup:
         if at is None:
             return 0
         version, group = at
-        text = read_text(os.path.join(group, "memory.events" if version == 2 else "memory.oom_control"))
-        return keyed(text, "oom_kill") or 0
+        fd = self._file(os.path.join(group, "memory.events" if version == 2 else "memory.oom_control"), os.O_RDONLY)
+        if fd is None:
+            return 0
+        try:
+            return keyed(os.pread(fd, 4096, 0), "oom_kill") or 0
+        except OSError:
+            return 0
 
     def cpu_ns(self) -> int:
         """CPU time used by the bot's processes, dead ones included, in nanoseconds; 0 if unknown."""
@@ -304,6 +336,7 @@ class BotCgroup:
             deadline = time.monotonic() + timeout
             if not self.kill(timeout):
                 LOGGER.warning("cgroups: processes of bot %s outlived SIGKILL for %.1f s", self.name, timeout)
+            self._close_files()
             left = [group for group in self._groups.values() if not remove_groups(group, deadline)]
         except Exception as error:  # a bug here must not end the game that cleans up
             LOGGER.warning("cgroups: removing the groups of bot %s failed: %r", self.name, error)

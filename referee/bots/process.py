@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
+import select
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from typing import IO, Self
 
 from protocol.records import StderrChunk
@@ -63,7 +64,8 @@ class BotProcess:
         self._stdout_eof = self._stderr_eof = self._exited = self._closed = False
         self._final_cpu: float | None = None
         with contextlib.ExitStack() as undo:
-            self._selector = undo.enter_context(selectors.DefaultSelector())
+            self._poller = _Poller()
+            undo.callback(self._poller.close)
             self._bot: LaunchedBot = launch(command, limits or ResourceLimits(), isolation)
             undo.callback(self._bot.release)  # last: TMPDIR and uid go once the bot is reaped
             self._popen = undo.enter_context(self._bot.popen)
@@ -72,9 +74,9 @@ class BotProcess:
             undo.callback(os.close, self._pidfd)
             self._pipes = _pipes(self._popen)
             self._stdin, self._stdout, self._stderr = (_nonblocking(pipe) for pipe in self._pipes)
-            self._selector.register(self._stdout, selectors.EVENT_READ, self._read_stdout)
-            self._selector.register(self._stderr, selectors.EVENT_READ, self._read_stderr)
-            self._selector.register(self._pidfd, selectors.EVENT_READ, self._on_exit)
+            self._poller.register(self._stdout, select.EPOLLIN, self._read_stdout)
+            self._poller.register(self._stderr, select.EPOLLIN, self._read_stderr)
+            self._poller.register(self._pidfd, select.EPOLLIN, self._on_exit)
             undo.pop_all()
 
     @property
@@ -118,11 +120,11 @@ class BotProcess:
         line = memoryview(data + b"\n")
         sent = self._write(line)
         if sent < len(line):
-            self._selector.register(self._stdin, selectors.EVENT_WRITE)
+            self._poller.register(self._stdin, select.EPOLLOUT, None)
             try:
                 self._finish_write(line, sent, deadline)
             finally:
-                self._selector.unregister(self._stdin)
+                self._poller.unregister(self._stdin)
 
     def read_line(self, deadline: float) -> bytes:
         """The bot's next line, without its newline and otherwise untouched; waits until ``deadline`` at most.
@@ -221,7 +223,7 @@ class BotProcess:
         try:
             self._stop(grace)
         finally:
-            self._selector.close()
+            self._poller.close()
             os.close(self._pidfd)
             for pipe in self._pipes:
                 pipe.close()
@@ -242,16 +244,14 @@ class BotProcess:
 
     def _pump(self, deadline: float) -> None:
         """Wait until some pipe is ready or the deadline passes, and service what is ready."""
-        for key, _ in self._selector.select(max(deadline - time.monotonic(), 0.0)):
-            if key.data is not None:  # stdin has no handler: the writer just retries
-                key.data()
+        self._poller.service(max(deadline - time.monotonic(), 0.0))
 
     def _read_stdout(self) -> bool:
         """Buffer what the bot wrote to stdout; False if there was nothing (yet, or ever again)."""
         chunk = None if self._stdout_eof else _read_chunk(self._stdout)
         if chunk == b"":
             self._stdout_eof = True
-            self._selector.unregister(self._stdout)
+            self._poller.unregister(self._stdout)
         if not chunk:
             return False
         self._out += chunk
@@ -264,7 +264,7 @@ class BotProcess:
         chunk = None if self._stderr_eof else _read_chunk(self._stderr)
         if chunk == b"":
             self._stderr_eof = True
-            self._selector.unregister(self._stderr)
+            self._poller.unregister(self._stderr)
         if not chunk:
             return False
         self.stderr_log.append(chunk)
@@ -272,7 +272,7 @@ class BotProcess:
 
     def _on_exit(self) -> None:
         self._exited = True
-        self._selector.unregister(self._pidfd)
+        self._poller.unregister(self._pidfd)
 
     def _take_line(self) -> bytes | None:
         end = self._out.find(b"\n")
@@ -347,7 +347,7 @@ class BotProcess:
         stdin, stdout, _ = self._pipes
         stdin.close()  # EOF: a well-behaved bot exits now
         if not self._stdout_eof:
-            self._selector.unregister(self._stdout)
+            self._poller.unregister(self._stdout)
             self._stdout_eof = True
         stdout.close()
         if not self._wait_for_exit(time.monotonic() + grace):
@@ -369,6 +369,32 @@ def _nonblocking(pipe: IO[bytes]) -> int:
     fd = pipe.fileno()
     os.set_blocking(fd, False)
     return fd
+
+
+class _Poller:
+    """epoll over the bot's fds, each with its handler (None: the caller retries what it waited for)."""
+
+    def __init__(self) -> None:
+        self._epoll = select.epoll()
+        self._handlers: dict[int, Callable[[], object] | None] = {}
+
+    def register(self, fd: int, events: int, handler: Callable[[], object] | None) -> None:
+        self._epoll.register(fd, events)
+        self._handlers[fd] = handler
+
+    def unregister(self, fd: int) -> None:
+        self._epoll.unregister(fd)
+        del self._handlers[fd]
+
+    def service(self, timeout: float) -> None:
+        """Wait at most ``timeout`` seconds for a ready fd, and call the handlers of those ready."""
+        for fd, _ in self._epoll.poll(timeout):
+            handler = self._handlers.get(fd)
+            if handler is not None:
+                handler()
+
+    def close(self) -> None:
+        self._epoll.close()
 
 
 def _read_chunk(fd: int) -> bytes | None:
