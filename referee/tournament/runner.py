@@ -20,6 +20,7 @@ from typing import TextIO
 
 import msgspec
 
+from referee.bots.cleanup import MAX_SECONDS
 from referee.bots.errors import BotError
 from referee.bots.isolation import Isolation, probe_bwrap
 from referee.bots.launcher import BotCommand, preflight
@@ -39,6 +40,7 @@ LOGGER = logging.getLogger("durak")
 _NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
 _WORKER_LINE = 1 << 30  # a slot's records with their replays
 _SLOT_DEADLINE = 24 * 3600.0  # a worker always answers; this only bounds a referee bug
+_WORKER_CLEANUP = MAX_SECONDS + 10.0  # seconds a worker has to stop its bots and remove their folders at the end
 
 
 class TournamentError(RuntimeError):
@@ -258,12 +260,15 @@ class _WorkerPool:
     def __enter__(self) -> _WorkerPool:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         for _ in self._threads:
             self._jobs.put(None)
         for thread in self._threads:  # idle threads end at once; one mid-slot is cut short by close()
             thread.join(timeout=0.1)
+        # At the end of a run a worker still stops its bots and removes their folders (a bot may leave a deep
+        # tree: cleanup is bounded by MAX_SECONDS); it is not cut short then, only when the run was broken off.
+        grace = 2.0 if exc_type is not None else _WORKER_CLEANUP
         for worker in self._workers:
-            worker.close(grace=2.0)
+            worker.close(grace=grace)
         for thread in self._threads:
             thread.join(timeout=5)
