@@ -126,8 +126,7 @@ def _ask(game: Game, client: BotClient, game_id: str, events: list[AnyEvent]) ->
     by_text = {str(action): action for action in legal}
     request = Request(id=client.next_request_id(), game=game_id, view=game.view(seat), legal=list(by_text),
                       time_ms=int(client.time_for_move() * 1000), events=events)
-    client.mark_stderr(len(game.events))
-    text = client.ask(request)
+    text = client.ask(request, stderr_mark=len(game.events))
     action = by_text.get(text)
     if action is None:
         raise BotIllegalAction(_why_illegal(game, text))

@@ -110,7 +110,7 @@ class RecordingClient:
     def time_for_move(self) -> float:
         return 1.0
 
-    def ask(self, request: Request) -> str:
+    def ask(self, request: Request, **_: object) -> str:  # stderr_mark=
         self.wire.record(self.seat, request)
         self.move_times.append(0.0)
         return self.choose(self.seat, request)

@@ -86,7 +86,7 @@ class FakeProcess:
     def take_stderr(self) -> list[StderrChunk]:
         return []
 
-    def mark_stderr(self, after: int) -> None:
+    def mark_stderr(self, after: int, *, drain: bool = True) -> None:
         pass
 
 

@@ -165,10 +165,12 @@ class BotProcess:
             lines.append(line)
         return lines
 
-    def mark_stderr(self, after: int) -> None:
-        """Take what is in the stderr pipe now, then mark the log (:meth:`StderrLog.mark`): what the bot wrote
-        before this call is told with the move before, what it writes after with the move to come."""
-        self._drain_stderr()
+    def mark_stderr(self, after: int, *, drain: bool = True) -> None:
+        """Take what is in the stderr pipe now (unless the caller just has, ``drain=False``), then mark the log
+        (:meth:`StderrLog.mark`): what the bot wrote before is told with the move before, what it writes
+        after with the move to come."""
+        if drain:
+            self._drain_stderr()
         self.stderr_log.mark(after)
 
     def take_new_stderr(self) -> str:

@@ -136,8 +136,9 @@ class BotClient:
         """Seconds the bot may use on its next decision: the move time plus what is left in its bank."""
         return self.clock.move_time + self._bank
 
-    def ask(self, request: Request) -> str:
-        """Send ``request`` (after any queued messages) and return the action string the bot chose.
+    def ask(self, request: Request, *, stderr_mark: int | None = None) -> str:
+        """Send ``request`` (after any queued messages) and return the action string the bot chose. With
+        ``stderr_mark``, what the bot writes to stderr from now on is marked so (:meth:`mark_stderr`).
 
         :raises BotError: timeout (no reply by the deadline, or the last of ``clock.strikes`` replies
             inside the grace), crash, or a protocol error (not JSON, wrong shape, wrong id, a line the
@@ -146,7 +147,9 @@ class BotClient:
         process = self._running()
         allowed = self.time_for_move()
         self._set_paused(False)
-        unasked = process.drain_pending()
+        unasked = process.drain_pending()  # which also takes in what waits on its stderr
+        if stderr_mark is not None:
+            process.mark_stderr(stderr_mark, drain=False)
         if unasked:
             raise BotProtocolError(f"sent a line nobody asked for: {_quote(unasked[0])}")
         deadline = self._now() + allowed + self.clock.grace
