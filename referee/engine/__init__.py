@@ -73,7 +73,7 @@ def new_game(rules: Rules, players: int, rng: SeededRng | None = None, *, deck: 
     game: Game
     if rules.variant == "fools_fool":
         leader = None if fool is None else first_after_fool(rules, fool, players)
-        game = FoolsFoolGame(rules, players, dealer, cards, leader)
+        game = FoolsFoolGame.dealt(rules, players, dealer, cards, leader)
     else:
         game = _deal_bout_game(rules, players, cards, dealer, fool, rng)
     game.deck = tuple(cards)
@@ -95,6 +95,6 @@ def _deal_bout_game(rules: Rules, players: int, cards: list[Card], dealer: int, 
         attacker, by_lot = lowest_trump_leader(hands, suit_of(trump_card), dealer, rng)
     else:
         attacker = first_after_fool(rules, fool, players)
-    game = BoutGame(rules, players, dealer, hands, stock, trump_card, attacker)
+    game = BoutGame.dealt(rules, players, dealer, hands, stock, trump_card, attacker)
     game.first_attacker_by_lot = by_lot
     return game

@@ -23,43 +23,92 @@ RANK_MASKS = tuple(rank_mask(r) for r in range(2, 15))
 
 
 class BoutGame(Game):
-    """A game of podkidnoy, perevodnoy or chase. Build it with :func:`referee.engine.new_game`."""
+    """A game of podkidnoy, perevodnoy or chase. Build it with :func:`referee.engine.new_game`.
 
-    def __init__(self, rules: Rules, players: int, dealer: int, hands: list[list[Card]],
-                 stock: list[Card], trump_card: Card, attacker: int) -> None:
-        self._init_common(rules, players, dealer)
-        for seat, cards in enumerate(hands):
-            for card in cards:
-                self.hands[seat] |= 1 << card
-        self.trump_card = trump_card
-        self.trump = suit_of(trump_card)
-        self._beaters = BEATERS[self.trump]
-        self.stock = stock[::-1]  # drawn with pop(): the top card is last, the trump card first
-        if not stock:  # 36 cards, 6 players: the dealer's last card was shown (RULES.md 1, Deal)
-            self.known[dealer] |= 1 << trump_card
+    ``BoutGame(rules, players, dealer)`` is the table before the deal; :meth:`dealt` deals it.
+    """
+
+    def __init__(self, rules: Rules, players: int, dealer: int) -> None:
+        super().__init__(rules, players, dealer)
+        self.trump_card = 0
+        self.trump = 0
+        self._beaters = BEATERS[0]
+        self.stock: list[Card] = []  # drawn with pop(): the top card is last, the trump card first
         self.chases = [0] * players
+        self._is_chase = rules.variant == "chase"
         self._has_transfers = rules.has_transfers
         self._transfer_after_beat = bool(rules.transfer_after_beat)
         self._discard_pairs_on_transfer = rules.transfer_beaten_pairs == "discard"
-        self._limit_active = rules.first_bout_limit is not None
+        self._throw_in_after_take = bool(rules.throw_in_after_take)
+        self._defender_draws_last = bool(rules.defender_draws_last)
         self._ask_forced_passes = bool(rules.ask_forced_passes)
-        self._start_bout(attacker)
+        self._first_bout_limit = rules.first_bout_limit
+        self._limit_active = rules.first_bout_limit is not None
+        self.attacker = 0  # the primary attacker: first in throw-in priority
+        self.defender = 0
+        self.leader = 0  # who led the bout's first card: the refill starts with him
+        self.taking = False
+        self._phase = LEAD
+        self._throw_order: list[int] = []
+        self._throw_index = 0
+        self._clear_table()
+
+    @classmethod
+    def dealt(cls, rules: Rules, players: int, dealer: int, hands: list[list[Card]], stock: list[Card],
+              trump_card: Card, attacker: int) -> BoutGame:
+        """The game with ``hands`` dealt, ``stock`` left (top first, the face-up ``trump_card`` last, or
+        empty when the dealer's last card fixed trump) and ``attacker`` leading the first bout."""
+        game = cls(rules, players, dealer)
+        for seat, cards in enumerate(hands):
+            for card in cards:
+                game.hands[seat] |= 1 << card
+        game.trump_card = trump_card
+        game.trump = suit_of(trump_card)
+        game._beaters = BEATERS[game.trump]
+        game.stock = stock[::-1]
+        if not stock:  # 36 cards, 6 players: the dealer's last card was shown (RULES.md 1, Deal)
+            game.known[dealer] |= 1 << trump_card
+        game._start_bout(attacker)
+        return game
+
+    def copy(self) -> BoutGame:
+        twin = BoutGame(self.rules, self.players, self.dealer)
+        self._copy_common(twin)
+        twin.trump_card = self.trump_card
+        twin.trump = self.trump
+        twin._beaters = self._beaters
+        twin.stock = list(self.stock)
+        twin.chases = list(self.chases)
+        twin._limit_active = self._limit_active
+        twin.attacker = self.attacker
+        twin.defender = self.defender
+        twin.leader = self.leader
+        twin.taking = self.taking
+        twin._phase = self._phase
+        twin._throw_order = list(self._throw_order)
+        twin._throw_index = self._throw_index
+        twin.attacks = list(self.attacks)
+        twin.defences = list(self.defences)
+        twin.unbeaten = self.unbeaten
+        twin.table_cards = self.table_cards
+        twin.table_ranks = self.table_ranks
+        return twin
 
     # -- bout state ----------------------------------------------------------------------
 
     def _start_bout(self, attacker: int) -> None:
         defender = self.next_seat_with_cards(attacker)
         assert defender is not None and defender != attacker
-        self.attacker = attacker  # the primary attacker: first in throw-in priority
+        self.attacker = attacker
         self.defender = defender
-        self.leader = attacker  # who led the bout's first card: the refill starts with him
+        self.leader = attacker
         self._clear_table()
         self.taking = False
         self._phase = LEAD
         self.to_move = attacker
-        self._throw_order: list[int] = []
+        self._throw_order = []
         self._throw_index = 0
-        self.events.append(BoutStarted(attacker=attacker, defender=defender))
+        self.events.append(BoutStarted(attacker, defender))
 
     def _clear_table(self) -> None:
         self.attacks: list[Card] = []
@@ -75,11 +124,11 @@ class BoutGame(Game):
     @property
     def bout_limit(self) -> int:
         """Attack cards allowed on the table in this bout (RULES.md 5b.4)."""
-        limit = self.rules.first_bout_limit
+        limit = self._first_bout_limit
         return limit if self._limit_active and limit is not None else BOUT_CARD_LIMIT
 
     def _throw_capacity(self) -> int:
-        return min(self.bout_limit - len(self.attacks), self.hand_size(self.defender) - self.unbeaten)
+        return min(self.bout_limit - len(self.attacks), self.hands[self.defender].bit_count() - self.unbeaten)
 
     def _transfer_target(self) -> int | None:
         """The seat a transfer would pass to, if a transfer is possible at all (RULES.md 5b.5)."""
@@ -96,9 +145,10 @@ class BoutGame(Game):
         seat = self.to_move
         assert seat is not None
         hand = self.hands[seat]
-        if self.phase == LEAD:
-            return group_actions(ATTACK, hand, min(self.bout_limit, self.hand_size(self.defender)))
-        if self.phase == THROW_IN:
+        phase = self._phase
+        if phase == LEAD:
+            return group_actions(ATTACK, hand, min(self.bout_limit, self.hands[self.defender].bit_count()))
+        if phase == THROW_IN:
             return [*self._throw_ins(hand), PASS_ACTION]
         return self._defences(hand)
 
@@ -139,7 +189,7 @@ class BoutGame(Game):
     def _apply(self, action: Action) -> None:
         seat = self.to_move
         assert seat is not None
-        self.events.append(ActionTaken(seat=seat, action=str(action)))
+        self.events.append(ActionTaken(seat, str(action)))
         kind = action.kind
         if kind == BEAT:
             self._beat(action.cards[0], action.cards[1])
@@ -170,7 +220,7 @@ class BoutGame(Game):
         self.attacks.extend(cards)
         self.defences.extend([None] * len(cards))
         self.unbeaten += len(cards)
-        if len(cards) >= 2 and self.rules.variant == "chase":
+        if len(cards) >= 2 and self._is_chase:
             self.chases[seat] += len(cards) // 2
 
     def _after_attack_cards(self) -> None:
@@ -190,7 +240,7 @@ class BoutGame(Game):
 
     def _take(self) -> None:
         self.taking = True
-        if self.rules.throw_in_after_take:
+        if self._throw_in_after_take:
             self._start_throw_round()
         else:
             self._end_bout()
@@ -221,11 +271,12 @@ class BoutGame(Game):
     def _start_throw_round(self) -> None:
         """Offer throw-ins from the primary attacker clockwise (RULES.md 1, 5b.1-3)."""
         self._phase = THROW_IN
-        self._throw_order = [
-            (self.attacker + step) % self.players for step in range(self.players)
-            if (self.attacker + step) % self.players != self.defender
-            and not self._is_out((self.attacker + step) % self.players)
-        ]
+        order = []
+        for step in range(self.players):
+            seat = (self.attacker + step) % self.players
+            if seat != self.defender and not self._is_out(seat):
+                order.append(seat)
+        self._throw_order = order
         self._throw_index = 0
         self._advance_throw_round()
 
@@ -239,14 +290,15 @@ class BoutGame(Game):
         order = self._throw_order
         has_room = self._throw_capacity() > 0
         ask_all = has_room and self._ask_forced_passes
+        throwable = self.table_ranks if has_room else 0  # a seat holding one of these has a throw-in
         while self._throw_index < len(order):
             seat = order[self._throw_index]
             hand = self.hands[seat]
             if hand:
-                if ask_all or (has_room and self._throw_ins(hand)):
+                if ask_all or hand & throwable:
                     self.to_move = seat
                     return
-                self.events.append(ActionTaken(seat=seat, action=PASS))
+                self.events.append(ActionTaken(seat, PASS))
             self._throw_index += 1
         self._end_bout()
 
@@ -259,11 +311,11 @@ class BoutGame(Game):
         if self.taking:
             self.hands[defender] |= table
             self.known[defender] |= table
-            self.events.append(BoutEnded(outcome="taken", defender=defender, cards=cards))
+            self.events.append(BoutEnded("taken", defender, cards))
         else:
             self.discard |= table
             self._limit_active = False
-            self.events.append(BoutEnded(outcome="discarded", defender=defender, cards=cards))
+            self.events.append(BoutEnded("discarded", defender, cards))
         self._clear_table()
         self._refill()
         if not self.stock:
@@ -281,7 +333,7 @@ class BoutGame(Game):
     def _refill(self) -> None:
         """Draw up to 6, the bout's first attacker first, then clockwise (RULES.md 1, Refill)."""
         order = [(self.leader + step) % self.players for step in range(self.players)]
-        if self.rules.defender_draws_last:
+        if self._defender_draws_last:
             order.remove(self.defender)
             order.append(self.defender)
         for seat in order:
@@ -297,17 +349,16 @@ class BoutGame(Game):
             if not self.stock and drawn[-1] == self.trump_card:
                 self.known[seat] |= 1 << self.trump_card
                 shown.append(CARD_NAMES[self.trump_card])
-            self.events.append(CardsDrawn(seat=seat, count=len(drawn), cards=[CARD_NAMES[c] for c in drawn],
-                                          shown=shown))
+            self.events.append(CardsDrawn(seat, len(drawn), [CARD_NAMES[c] for c in drawn], shown))
 
     def _end_game(self) -> None:
-        if self.rules.variant == "chase":
+        if self._is_chase:
             self._finish(chase_result(self.out, self.players, self.chases))
         else:
             self._finish_normally()
 
     def _chases(self) -> list[int] | None:
-        return list(self.chases) if self.rules.variant == "chase" else None
+        return list(self.chases) if self._is_chase else None
 
     # -- explaining illegal actions ------------------------------------------------------
 

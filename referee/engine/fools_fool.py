@@ -28,18 +28,37 @@ def ladder_starter(piles: list[Card], dealer: int) -> int:
 
 
 class FoolsFoolGame(Game):
-    """A game of Fool's Fool. Build it with :func:`referee.engine.new_game`."""
+    """A game of Fool's Fool. Build it with :func:`referee.engine.new_game`.
 
-    def __init__(self, rules: Rules, players: int, dealer: int, deck: list[Card],
-                 leader: int | None) -> None:
-        self._init_common(rules, players, dealer)
+    ``FoolsFoolGame(rules, players, dealer)`` is the table before the deal; :meth:`dealt` deals it.
+    """
+
+    def __init__(self, rules: Rules, players: int, dealer: int) -> None:
+        super().__init__(rules, players, dealer)
         self._ace_follower = LOWEST_RANK[rules.deck]
         self.pile: list[Card] = []
         self.pile_limit = 0
         self._pile_layer: int | None = None  # who laid the pile's top card
-        self._play_ladder(deck)
-        self.lead_seat = leader if leader is not None else self._lowest_diamond_holder()
-        self._lead_from(self.lead_seat)
+        self.lead_seat = 0
+
+    @classmethod
+    def dealt(cls, rules: Rules, players: int, dealer: int, deck: list[Card], leader: int | None) -> FoolsFoolGame:
+        """The game after the ladder deal of ``deck`` (top first); ``leader`` (None: the lowest diamond's
+        holder) leads the chain."""
+        game = cls(rules, players, dealer)
+        game._play_ladder(deck)
+        game.lead_seat = leader if leader is not None else game._lowest_diamond_holder()
+        game._lead_from(game.lead_seat)
+        return game
+
+    def copy(self) -> FoolsFoolGame:
+        twin = FoolsFoolGame(self.rules, self.players, self.dealer)
+        self._copy_common(twin)
+        twin.pile = list(self.pile)
+        twin.pile_limit = self.pile_limit
+        twin._pile_layer = self._pile_layer
+        twin.lead_seat = self.lead_seat
+        return twin
 
     # -- phase 1: the ladder -------------------------------------------------------------
 
@@ -102,7 +121,7 @@ class FoolsFoolGame(Game):
         seat = self.to_move
         assert seat is not None
         card = action.cards[0]
-        self.events.append(ActionTaken(seat=seat, action=str(action)))
+        self.events.append(ActionTaken(seat, str(action)))
         if action.kind == LEAD:
             self.pile_limit = sum(1 for hand in self.hands if hand)
         self.hands[seat] &= ~(1 << card)

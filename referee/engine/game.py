@@ -10,7 +10,6 @@ automatic passes, forced takes) run inside the engine. Each step appends events 
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -28,7 +27,11 @@ VERDICTS = ("timeout", "crash", "memory", "illegal", "protocol", "disqualified")
 
 
 class Game(ABC):
-    """State shared by all variants. Hands and known cards are card bit masks per seat."""
+    """State shared by all variants. Hands and known cards are card bit masks per seat.
+
+    ``Game(rules, players, dealer)`` is a table before the deal: a variant's ``dealt()`` deals it, and
+    :meth:`copy` and :func:`referee.engine.determinize` fill it in.
+    """
 
     rules: Rules
     players: int
@@ -41,10 +44,10 @@ class Game(ABC):
     actions: int  # decisions applied, for max_actions
     to_move: int | None
     result: GameResult | None
-    deck: tuple[int, ...] = ()  # the deck order this game was dealt from, top first
-    first_attacker_by_lot: bool = False  # nobody held a trump and the lowest card tied (5b.6)
+    deck: tuple[int, ...]  # the deck order this game was dealt from, top first
+    first_attacker_by_lot: bool  # nobody held a trump and the lowest card tied (5b.6)
 
-    def _init_common(self, rules: Rules, players: int, dealer: int) -> None:
+    def __init__(self, rules: Rules, players: int, dealer: int) -> None:
         self.rules = rules
         self.players = players
         self.dealer = dealer
@@ -56,6 +59,10 @@ class Game(ABC):
         self.actions = 0
         self.to_move = None
         self.result = None
+        self.deck = ()
+        self.first_attacker_by_lot = False
+        self._out_seats = 0  # bit mask of the seats in ``out``
+        self._max_actions = rules.max_actions
         self._legal: list[Action] | None = None
 
     # -- the public interface ------------------------------------------------------------
@@ -105,7 +112,7 @@ class Game(ABC):
         self._legal = None
         self.actions += 1
         self._apply(action)
-        if self.result is None and self.actions >= self.rules.max_actions:
+        if self.result is None and self.actions >= self._max_actions:
             self._finish(GameResult(order=self._ranking_so_far([]), fools=[], end="action_cap",
                                     chases=self._chases()))
 
@@ -119,18 +126,26 @@ class Game(ABC):
         if not 0 <= seat < self.players:
             raise ValueError(f"seat {seat} is not at this table of {self.players}")
         order = self._ranking_so_far([seat])
-        self._finish(GameResult(order=[*order, [seat]], fools=[seat], end="forfeit", chases=self._chases(),
-                                forfeit_seat=seat, verdict=verdict, reason=reason))
-        assert self.result is not None
-        return self.result
+        return self._finish(GameResult(order=[*order, [seat]], fools=[seat], end="forfeit", chases=self._chases(),
+                                       forfeit_seat=seat, verdict=verdict, reason=reason))
 
+    @abstractmethod
     def copy(self) -> Game:
-        """An independent copy, for search. Events are shared up to now, then diverge."""
-        twin = copy.copy(self)
-        for name, value in vars(self).items():
-            if isinstance(value, list):
-                setattr(twin, name, list(value) if name != "out" else [list(g) for g in value])
-        return twin
+        """An independent copy, for search: every mutable part is copied; events (immutable) are shared
+        up to now, then diverge."""
+
+    def _copy_common(self, twin: Game) -> None:
+        twin.hands = list(self.hands)
+        twin.known = list(self.known)
+        twin.discard = self.discard
+        twin.out = [list(group) for group in self.out]
+        twin._out_seats = self._out_seats
+        twin.events = list(self.events)
+        twin.actions = self.actions
+        twin.to_move = self.to_move
+        twin.result = self.result
+        twin.deck = self.deck
+        twin.first_attacker_by_lot = self.first_attacker_by_lot
 
     def hand_size(self, seat: int) -> int:
         return self.hands[seat].bit_count()
@@ -184,10 +199,12 @@ class Game(ABC):
         return None
 
     def _is_out(self, seat: int) -> bool:
-        return any(seat in group for group in self.out)
+        return bool(self._out_seats >> seat & 1)
 
     def _go_out(self, seats: list[int]) -> None:
         self.out.append(seats)
+        for seat in seats:
+            self._out_seats |= 1 << seat
         self.events.append(PlayersOut(seats=seats, place=sum(len(g) for g in self.out) - len(seats) + 1))
 
     def _ranking_so_far(self, excluded: list[int]) -> list[list[int]]:
@@ -197,12 +214,13 @@ class Game(ABC):
         rest = [s for s in range(self.players) if s not in excluded and not self._is_out(s)]
         return [*order, rest] if rest else order
 
-    def _finish(self, result: GameResult) -> None:
+    def _finish(self, result: GameResult) -> GameResult:
         if self.first_attacker_by_lot:
             result = msgspec.structs.replace(result, first_attacker_by_lot=True)
         self.result = result
         self.to_move = None
         self._legal = None
+        return result
 
     def _finish_normally(self) -> None:
         """The game ended by the rules: one player left (the fool) or nobody (a draw)."""

@@ -8,6 +8,7 @@ names the same deck for any Python version. RULES.md "Shuffling" documents it fo
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import MutableSequence
 from typing import TypeVar
 
@@ -15,6 +16,8 @@ T = TypeVar("T")
 
 _PREFIX = b"durak-referee/v1:"
 _WORD = 1 << 64
+#: randbelow's rejection limit, the largest multiple of n up to 2**64, for the n of shuffles and deals.
+_LIMITS = tuple(_WORD - _WORD % n if n else 0 for n in range(64))
 
 
 class SeededRng:
@@ -31,14 +34,14 @@ class SeededRng:
         if not self._words:
             digest = hashlib.sha256(b"%s%d:%d" % (_PREFIX, self.seed, self._block)).digest()
             self._block += 1
-            self._words = [int.from_bytes(digest[i:i + 8], "big") for i in (24, 16, 8, 0)]
+            self._words = list(struct.unpack(">4Q", digest))[::-1]
         return self._words.pop()
 
     def randbelow(self, n: int) -> int:
         """A uniform integer in ``[0, n)``; words at or above the largest multiple of n are redrawn."""
         if n <= 0:
             raise ValueError("randbelow needs n >= 1")
-        limit = _WORD - _WORD % n
+        limit = _LIMITS[n] if n < len(_LIMITS) else _WORD - _WORD % n
         while True:
             word = self._next_word()
             if word < limit:
