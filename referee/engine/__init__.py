@@ -1,15 +1,19 @@
 """The rules engine: pure, no IO and no clock; randomness only from a :class:`SeededRng` passed in.
 
 ``new_game(rules, players, rng)`` deals a game; then ``game.to_move``, ``game.legal_actions()``,
-``game.apply(action)``, ``game.view(seat)``, ``game.events`` and ``game.result``.
+``game.apply(action)``, ``game.view(seat)``, ``game.events`` and ``game.result``; ``game.copy()`` and
+``determinize(view, events, rng)`` for search. :func:`engine_build` says whether the mypyc-compiled modules
+or the pure-Python sources are loaded (setup.py, protocol/build.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from protocol.build import build_of
 from protocol.cards import Card, suit_of
 from protocol.rules import HAND_SIZE, Rules
+from referee.engine import game as _game_module
 from referee.engine.bout import BoutGame
 from referee.engine.deal import (
     check_deck,
@@ -36,11 +40,17 @@ __all__ = [
     "InvalidDealError",
     "SeededRng",
     "check_table",
+    "engine_build",
     "new_game",
     "next_in_series",
     "parse_deal",
     "shuffled_deck",
 ]
+
+
+def engine_build() -> str:
+    """``"compiled"`` when the mypyc-compiled engine is loaded, ``"pure"`` for the Python sources."""
+    return build_of(_game_module)
 
 
 def new_game(rules: Rules, players: int, rng: SeededRng | None = None, *, deck: Sequence[Card] | None = None,

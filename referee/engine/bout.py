@@ -10,13 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action
+from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action, action_text
 from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_names, rank_mask, rank_of, suit_of
 from protocol.events import ActionTaken, BoutEnded, BoutStarted, CardsDrawn
 from protocol.rules import BOUT_CARD_LIMIT, HAND_SIZE, Rules
 from protocol.views import GameResult
 from referee.engine.game import Game
-from referee.engine.tables import BEAT_ACTIONS, BEATERS, PASS_ACTION, TAKE_ACTION, group_actions
+from referee.engine.tables import (
+    ATTACK_GROUPS,
+    BEAT_ACTIONS,
+    BEATERS,
+    PASS_ACTION,
+    TAKE_ACTION,
+    THROW_GROUPS,
+    TRANSFER_GROUPS,
+    group_actions,
+)
 
 LEAD, DEFEND, THROW_IN = "lead", "defend", "throw"
 RANK_MASKS = tuple(rank_mask(r) for r in range(2, 15))
@@ -147,7 +156,7 @@ class BoutGame(Game):
         hand = self.hands[seat]
         phase = self._phase
         if phase == LEAD:
-            return group_actions(ATTACK, hand, min(self.bout_limit, self.hands[self.defender].bit_count()))
+            return group_actions(ATTACK_GROUPS, hand, min(self.bout_limit, self.hands[self.defender].bit_count()))
         if phase == THROW_IN:
             return [*self._throw_ins(hand), PASS_ACTION]
         return self._defences(hand)
@@ -156,7 +165,7 @@ class BoutGame(Game):
         capacity = self._throw_capacity()
         if capacity <= 0:
             return []
-        return group_actions(THROW, hand & self.table_ranks, capacity)
+        return group_actions(THROW_GROUPS, hand & self.table_ranks, capacity)
 
     def _defences(self, hand: int) -> list[Action]:
         actions = []
@@ -182,14 +191,14 @@ class BoutGame(Game):
         cap = min(self.bout_limit - on_table, self.hand_size(target) - self.unbeaten)
         if cap <= 0:
             return []
-        return group_actions(TRANSFER, hand & rank_mask(rank), cap)
+        return group_actions(TRANSFER_GROUPS, hand & rank_mask(rank), cap)
 
     # -- applying actions ----------------------------------------------------------------
 
     def _apply(self, action: Action) -> None:
         seat = self.to_move
         assert seat is not None
-        self.events.append(ActionTaken(seat, str(action)))
+        self.events.append(ActionTaken(seat, action_text(action)))
         kind = action.kind
         if kind == BEAT:
             self._beat(action.cards[0], action.cards[1])
@@ -322,7 +331,7 @@ class BoutGame(Game):
             emptied = [s for s in range(self.players) if not self.hands[s] and not self._is_out(s)]
             if emptied:
                 self._go_out(emptied)
-        if sum(1 for hand in self.hands if hand) <= 1:
+        if self._players_left() <= 1:
             self._end_game()
             return
         beat_all_and_still_in = not self.taking and self.hands[defender]

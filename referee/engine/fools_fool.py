@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.actions import BEAT_TOP, LEAD, Action
+from protocol.actions import BEAT_TOP, LEAD, Action, action_text
 from protocol.cards import CARD_NAMES, LOWEST_RANK, Card, card_list, rank_of
 from protocol.events import ActionTaken, CardKept, CardPlaced, LadderEnded, LadderStarted, PileDiscarded, PileTaken
 from protocol.rules import Rules
@@ -121,9 +121,9 @@ class FoolsFoolGame(Game):
         seat = self.to_move
         assert seat is not None
         card = action.cards[0]
-        self.events.append(ActionTaken(seat, str(action)))
+        self.events.append(ActionTaken(seat, action_text(action)))
         if action.kind == LEAD:
-            self.pile_limit = sum(1 for hand in self.hands if hand)
+            self.pile_limit = self._players_left()
         self.hands[seat] &= ~(1 << card)
         self.known[seat] &= ~(1 << card)
         self.pile.append(card)
@@ -177,9 +177,6 @@ class FoolsFoolGame(Game):
                 self._lead_from(responder + 1)
                 return
             seat = responder
-
-    def _players_left(self) -> int:
-        return sum(1 for hand in self.hands if hand)
 
     def _explain_illegal(self, action: Action) -> str:
         seat = self.to_move

@@ -198,6 +198,14 @@ class Game(ABC):
     def _chases(self) -> list[int] | None:
         return None
 
+    def _players_left(self) -> int:
+        """How many seats still hold cards."""
+        count = 0
+        for hand in self.hands:
+            if hand:
+                count += 1
+        return count
+
     def _is_out(self, seat: int) -> bool:
         return bool(self._out_seats >> seat & 1)
 

@@ -27,12 +27,13 @@ class SeededRng:
         if seed < 0:
             raise ValueError(f"seed must be a non-negative integer, not {seed}")
         self.seed = seed
+        self._prefix = b"%s%d:" % (_PREFIX, seed)
         self._block = 0
         self._words: list[int] = []
 
     def _next_word(self) -> int:
         if not self._words:
-            digest = hashlib.sha256(b"%s%d:%d" % (_PREFIX, self.seed, self._block)).digest()
+            digest = hashlib.sha256(b"%s%d" % (self._prefix, self._block)).digest()
             self._block += 1
             self._words = list(struct.unpack(">4Q", digest))[::-1]
         return self._words.pop()

@@ -38,7 +38,10 @@ def _capped_group_actions(kind: str) -> tuple[tuple[tuple[tuple[Action, ...], ..
     )
 
 
-GROUP_ACTIONS = {kind: _capped_group_actions(kind) for kind in (ATTACK, THROW, TRANSFER)}
+GroupTable = tuple[tuple[tuple[tuple[Action, ...], ...], ...], ...]
+ATTACK_GROUPS: GroupTable = _capped_group_actions(ATTACK)
+THROW_GROUPS: GroupTable = _capped_group_actions(THROW)
+TRANSFER_GROUPS: GroupTable = _capped_group_actions(TRANSFER)
 BEAT_ACTIONS = tuple(tuple(Action(BEAT, (t, c)) for c in range(52)) for t in range(52))
 LEAD_ACTIONS = tuple(Action(LEAD, (c,)) for c in range(52))
 BEAT_TOP_ACTIONS = tuple(Action(BEAT_TOP, (c,)) for c in range(52))
@@ -63,9 +66,9 @@ def _fools_fool_beaters(card: Card) -> CardMask:
 FOOLS_FOOL_BEATERS = tuple(_fools_fool_beaters(c) for c in range(52))
 
 
-def group_actions(kind: str, cards: CardMask, cap: int) -> list[Action]:
-    """Every action of ``kind`` laying 1..cap cards of one rank from ``cards``, by rank then size."""
-    table = GROUP_ACTIONS[kind]
+def group_actions(table: GroupTable, cards: CardMask, cap: int) -> list[Action]:
+    """Every action of ``table``'s kind (ATTACK_GROUPS...) laying 1..cap cards of one rank from ``cards``,
+    by rank then size."""
     cap = min(cap, 4)
     actions: list[Action] = []
     rank_index = 0
