@@ -8,23 +8,23 @@ then the card that beats it), ``transfer 6D``, ``take``, ``pass``, and in Fool's
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from protocol.cards import CARD_NAMES, Card, InvalidCardError, parse_card, rank_of
 
-ATTACK = "attack"
-THROW = "throw"
-BEAT = "beat"
-TRANSFER = "transfer"
-TAKE = "take"
-PASS = "pass"
-LEAD = "lead"
-BEAT_TOP = "beat-top"
+ATTACK: Final = "attack"
+THROW: Final = "throw"
+BEAT: Final = "beat"
+TRANSFER: Final = "transfer"
+TAKE: Final = "take"
+PASS: Final = "pass"
+LEAD: Final = "lead"
+BEAT_TOP: Final = "beat-top"
 
-ACTION_KINDS = (ATTACK, THROW, BEAT, TRANSFER, TAKE, PASS, LEAD, BEAT_TOP)
-_SAME_RANK_KINDS = frozenset((ATTACK, THROW, TRANSFER))
-_CARD_COUNT = {BEAT: 2, TAKE: 0, PASS: 0, LEAD: 1, BEAT_TOP: 1}
-_TEXT: dict[Action, str] = {}  # memo: the engine formats the same few thousand actions over and over
+ACTION_KINDS: Final = (ATTACK, THROW, BEAT, TRANSFER, TAKE, PASS, LEAD, BEAT_TOP)
+_SAME_RANK_KINDS: Final = frozenset((ATTACK, THROW, TRANSFER))
+_CARD_COUNT: Final = {BEAT: 2, TAKE: 0, PASS: 0, LEAD: 1, BEAT_TOP: 1}
+_TEXT: Final[dict[Action, str]] = {}  # memo: the engine formats the same few thousand actions over and over
 
 
 class InvalidActionError(ValueError):

@@ -9,25 +9,29 @@ makes "the cards of one rank" a 4-bit nibble and "the cards of one suit" a fixed
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 Card = int
 Suit = int
 Rank = int
 CardMask = int
 
-CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
-SUIT_SYMBOLS = "CDHS"
-SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
-RANK_SYMBOLS = "23456789TJQKA"
-RANK_NAMES = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "jack", "queen", "king", "ace")
-LOWEST_RANK = {36: 6, 52: 2}
-DECK_SIZES = (36, 52)
+CLUBS: Final = 0
+DIAMONDS: Final = 1
+HEARTS: Final = 2
+SPADES: Final = 3
+SUIT_SYMBOLS: Final = "CDHS"
+SUIT_NAMES: Final = ("clubs", "diamonds", "hearts", "spades")
+RANK_SYMBOLS: Final = "23456789TJQKA"
+RANK_NAMES: Final = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "jack", "queen", "king", "ace")
+LOWEST_RANK: Final = {36: 6, 52: 2}
+DECK_SIZES: Final = (36, 52)
 
-CARD_NAMES = tuple(r + s for r in RANK_SYMBOLS for s in SUIT_SYMBOLS)
-_CARD_BY_NAME = {name: i for i, name in enumerate(CARD_NAMES)}
+CARD_NAMES: Final = tuple(r + s for r in RANK_SYMBOLS for s in SUIT_SYMBOLS)
+_CARD_BY_NAME: Final = {name: i for i, name in enumerate(CARD_NAMES)}
 
-SUIT_MASKS = tuple(sum(1 << (r * 4 + s) for r in range(13)) for s in range(4))
-RANK_NIBBLE = 0xF
+SUIT_MASKS: Final = tuple(sum(1 << (r * 4 + s) for r in range(13)) for s in range(4))
+RANK_NIBBLE: Final = 0xF
 
 
 class InvalidCardError(ValueError):
@@ -108,7 +112,7 @@ def card_list(mask: CardMask) -> list[Card]:
 
 
 # The names of the cards of each byte of a mask: BYTE_NAMES[k][b] for bits 8k..8k+7 set as in b.
-_BYTE_NAMES = tuple(tuple(tuple(CARD_NAMES[8 * k + i] for i in range(8) if b >> i & 1 and 8 * k + i < 52)
+_BYTE_NAMES: Final = tuple(tuple(tuple(CARD_NAMES[8 * k + i] for i in range(8) if b >> i & 1 and 8 * k + i < 52)
                           for b in range(256)) for k in range(7))
 
 

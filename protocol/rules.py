@@ -7,7 +7,7 @@ value (``null`` where the option does not apply), which is what every game recor
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 
@@ -15,8 +15,8 @@ Variant = Literal["podkidnoy", "perevodnoy", "chase", "fools_fool"]
 VARIANTS: tuple[Variant, ...] = ("podkidnoy", "perevodnoy", "chase", "fools_fool")
 BOUT_VARIANTS = frozenset(("podkidnoy", "perevodnoy", "chase"))
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
-HAND_SIZE = 6
-BOUT_CARD_LIMIT = 6
+HAND_SIZE: Final = 6
+BOUT_CARD_LIMIT: Final = 6
 
 VARIANT_TITLES = {
     "podkidnoy": "Simple (throw-in) Durak",

@@ -8,7 +8,7 @@ bout are automatic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action, action_text
 from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_names, rank_mask, rank_of, suit_of
@@ -27,8 +27,10 @@ from referee.engine.tables import (
     group_actions,
 )
 
-LEAD, DEFEND, THROW_IN = "lead", "defend", "throw"
-RANK_MASKS = tuple(rank_mask(r) for r in range(2, 15))
+LEAD: Final = "lead"
+DEFEND: Final = "defend"
+THROW_IN: Final = "throw"
+RANK_MASKS: Final = tuple(rank_mask(r) for r in range(2, 15))
 
 
 class BoutGame(Game):
@@ -158,7 +160,9 @@ class BoutGame(Game):
         if phase == LEAD:
             return group_actions(ATTACK_GROUPS, hand, min(self.bout_limit, self.hands[self.defender].bit_count()))
         if phase == THROW_IN:
-            return [*self._throw_ins(hand), PASS_ACTION]
+            actions = self._throw_ins(hand)
+            actions.append(PASS_ACTION)
+            return actions
         return self._defences(hand)
 
     def _throw_ins(self, hand: int) -> list[Action]:

@@ -11,7 +11,7 @@ automatic passes, forced takes) run inside the engine. Each step appends events 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -23,7 +23,7 @@ from protocol.views import GameResult, PlayerView
 from referee.engine.errors import GameOverError, IllegalActionError
 
 # Verdicts that end a game by forfeit (RULES.md 6); the referee's bot layer produces them.
-VERDICTS = ("timeout", "crash", "memory", "illegal", "protocol", "disqualified")
+VERDICTS: Final = ("timeout", "crash", "memory", "illegal", "protocol", "disqualified")
 
 
 class Game(ABC):

@@ -10,14 +10,14 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import MutableSequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 T = TypeVar("T")
 
-_PREFIX = b"durak-referee/v1:"
-_WORD = 1 << 64
+_PREFIX: Final = b"durak-referee/v1:"
+_WORD: Final = 1 << 64
 #: randbelow's rejection limit, the largest multiple of n up to 2**64, for the n of shuffles and deals.
-_LIMITS = tuple(_WORD - _WORD % n if n else 0 for n in range(64))
+_LIMITS: Final = tuple(_WORD - _WORD % n if n else 0 for n in range(64))
 
 
 class SeededRng:

@@ -5,6 +5,8 @@ Actions are immutable, so each possible one is built once here and shared.
 
 from __future__ import annotations
 
+from typing import Final
+
 from protocol.actions import ATTACK, BEAT, BEAT_TOP, LEAD, PASS, TAKE, THROW, TRANSFER, Action
 from protocol.cards import CLUBS, DIAMONDS, SUIT_MASKS, Card, CardMask, higher_in_suit
 
@@ -14,8 +16,8 @@ SUBSETS: tuple[tuple[tuple[int, int], ...], ...] = tuple(
     for nib in range(16)
 )
 
-TAKE_ACTION = Action(TAKE)
-PASS_ACTION = Action(PASS)
+TAKE_ACTION: Final = Action(TAKE)
+PASS_ACTION: Final = Action(PASS)
 
 
 def _group_actions(kind: str) -> tuple[tuple[Action, ...], ...]:
@@ -39,12 +41,12 @@ def _capped_group_actions(kind: str) -> tuple[tuple[tuple[tuple[Action, ...], ..
 
 
 GroupTable = tuple[tuple[tuple[tuple[Action, ...], ...], ...], ...]
-ATTACK_GROUPS: GroupTable = _capped_group_actions(ATTACK)
-THROW_GROUPS: GroupTable = _capped_group_actions(THROW)
-TRANSFER_GROUPS: GroupTable = _capped_group_actions(TRANSFER)
-BEAT_ACTIONS = tuple(tuple(Action(BEAT, (t, c)) for c in range(52)) for t in range(52))
-LEAD_ACTIONS = tuple(Action(LEAD, (c,)) for c in range(52))
-BEAT_TOP_ACTIONS = tuple(Action(BEAT_TOP, (c,)) for c in range(52))
+ATTACK_GROUPS: Final[GroupTable] = _capped_group_actions(ATTACK)
+THROW_GROUPS: Final[GroupTable] = _capped_group_actions(THROW)
+TRANSFER_GROUPS: Final[GroupTable] = _capped_group_actions(TRANSFER)
+BEAT_ACTIONS: Final = tuple(tuple(Action(BEAT, (t, c)) for c in range(52)) for t in range(52))
+LEAD_ACTIONS: Final = tuple(Action(LEAD, (c,)) for c in range(52))
+BEAT_TOP_ACTIONS: Final = tuple(Action(BEAT_TOP, (c,)) for c in range(52))
 
 
 def _beaters(card: Card, trump: int) -> CardMask:
@@ -53,7 +55,7 @@ def _beaters(card: Card, trump: int) -> CardMask:
 
 
 # BEATERS[trump][card]: every card that beats ``card`` under ``trump`` (RULES.md 1, "Beating").
-BEATERS = tuple(tuple(_beaters(c, t) for c in range(52)) for t in range(4))
+BEATERS: Final = tuple(tuple(_beaters(c, t) for c in range(52)) for t in range(4))
 
 
 def _fools_fool_beaters(card: Card) -> CardMask:
@@ -63,7 +65,7 @@ def _fools_fool_beaters(card: Card) -> CardMask:
 
 
 # Fool's Fool: diamonds are trump but cannot beat clubs (RULES.md 5, phase 2).
-FOOLS_FOOL_BEATERS = tuple(_fools_fool_beaters(c) for c in range(52))
+FOOLS_FOOL_BEATERS: Final = tuple(_fools_fool_beaters(c) for c in range(52))
 
 
 def group_actions(table: GroupTable, cards: CardMask, cap: int) -> list[Action]:
