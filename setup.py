@@ -28,8 +28,9 @@ COMPILED = [
     "referee/engine/game.py",
     "referee/engine/bout.py",
     "referee/engine/fools_fool.py",
+    "referee/engine/search.py",
 ]
-GROUP = "protocol._compiled"
+GROUP = "protocol._compiled"  # mypyc names the library protocol/_compiled__mypyc (protocol/build.py)
 
 
 def _warn(message: str) -> None:
@@ -47,6 +48,12 @@ class OptionalBuildExt(build_ext):
             for path in self.get_outputs() + [self._inplace_path(ext) for ext in self.extensions]:
                 if os.path.exists(path):
                     os.remove(path)
+            return
+        # mypyc leaves an unchanged module's file alone; protocol/build.py takes a source newer than the shared
+        # library for an edit not compiled yet, so mark the modules of a checkout as built now.
+        for path in [self._inplace_path(ext) for ext in self.extensions]:
+            if os.path.exists(path):
+                os.utime(path)
 
     def _inplace_path(self, ext: Any) -> str:
         return os.path.join(*ext.name.split(".")[:-1], os.path.basename(self.get_ext_filename(ext.name)))

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from protocol.rules import Rules
-from referee.engine import new_game
+from referee.engine import engine_build, new_game
 from referee.engine.rng import SeededRng, derive_seed
 
 
@@ -24,6 +24,7 @@ class SelfplayStats:
     draws: int = 0
     capped: int = 0
     fools: list[int] = field(default_factory=list)  # per seat: games in which it was a fool
+    engine: str = field(default_factory=engine_build)  # the engine build that played: compiled or pure
 
     @property
     def games_per_second(self) -> float:
@@ -39,6 +40,7 @@ class SelfplayStats:
             "seconds": round(self.seconds, 4), "games_per_second": round(self.games_per_second, 1),
             "mean_actions": round(self.mean_actions, 2), "draws": self.draws, "action_caps": self.capped,
             "fool_rate": [round(f / self.games, 4) if self.games else 0.0 for f in self.fools],
+            "engine": self.engine,
         }
 
 

@@ -28,6 +28,7 @@ from referee.engine.errors import GameOverError, IllegalActionError, InvalidActi
 from referee.engine.fools_fool import FoolsFoolGame
 from referee.engine.game import VERDICTS, Game
 from referee.engine.rng import SeededRng
+from referee.engine.search import Shuffler, determinize
 
 __all__ = [
     "VERDICTS",
@@ -39,7 +40,9 @@ __all__ = [
     "InvalidActionError",
     "InvalidDealError",
     "SeededRng",
+    "Shuffler",
     "check_table",
+    "determinize",
     "engine_build",
     "new_game",
     "next_in_series",

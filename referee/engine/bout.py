@@ -284,14 +284,19 @@ class BoutGame(Game):
     def _start_throw_round(self) -> None:
         """Offer throw-ins from the primary attacker clockwise (RULES.md 1, 5b.1-3)."""
         self._phase = THROW_IN
+        self._throw_order = self._throw_priority()
+        self._throw_index = 0
+        self._advance_throw_round()
+
+    def _throw_priority(self) -> list[int]:
+        """The seats offered throw-ins, in order: the primary attacker, then clockwise; not the defender, not
+        those out."""
         order = []
         for step in range(self.players):
             seat = (self.attacker + step) % self.players
             if seat != self.defender and not self._is_out(seat):
                 order.append(seat)
-        self._throw_order = order
-        self._throw_index = 0
-        self._advance_throw_round()
+        return order
 
     def _advance_throw_round(self) -> None:
         """Ask the next seat in priority order, or announce its automatic pass (RULES.md 5b.2).
