@@ -50,6 +50,7 @@ from sandboxes import (
     soon,
 )
 
+import referee.bots.isolation as isolation_module
 import referee.bots.launcher as launcher
 import referee.bots.session as session
 from protocol.rules import Rules
@@ -67,6 +68,7 @@ from referee.bots.isolation import (
 from referee.bots.launcher import preflight
 from referee.bots.session import BotClient
 from referee.bots.uids import NOBODY, UID_BASE, UID_SLOTS, lease_uid
+from referee.engine import engine_build
 from referee.match import play_series
 from referee.store import Store
 
@@ -407,11 +409,43 @@ def test_the_sandbox_shows_neither_the_database_nor_the_checkout(bot: Start, bot
         if checkout is not None:
             assert ask(p, "read", f"{checkout}/pyproject.toml") == "ENOENT"
             assert ask(p, "read", f"{checkout}/referee/cli.py") == "ENOENT"
-            shown_there = {"protocol"}  # and the interpreter's venv, when it lives in the checkout (as in CI)
+            shown_there = {"protocol", "referee"}  # and the venv, when it lives in the checkout (as in CI)
             if Path(sys.prefix).is_relative_to(checkout):
                 shown_there.add(Path(sys.prefix).relative_to(checkout).parts[0])
             listing = ask(p, "list", checkout)
             assert listing == "ENOENT" or set(listing) == shown_there, listing
+            assert ask(p, "list", f"{checkout}/referee") == ["__init__.py", "engine"]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("masked", [False, True], ids=["checkout", "site-packages"])
+def test_a_sandboxed_python_bot_imports_the_engine_and_nothing_else_of_the_referee(
+        bots_dir: Path, masked: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search bot under bwrap imports ``protocol`` and ``referee.engine`` (the compiled build where it is
+    installed) and finds nothing else of ``referee``. ``site-packages``: the referee package's folder as a
+    regular install shows it, whole, inside a bound folder; the sandbox lays a tmpfs over it."""
+    if masked:
+        monkeypatch.setattr(isolation_module, "masked_referee",
+                            lambda: str(Path(isolation_module.__file__).resolve().parents[1]))
+    seen = engine_user_report(bots_dir, BWRAP)
+    assert seen["referee"] == ["__init__.py", "engine"] and seen["cli"] is False
+
+
+def test_a_python_bot_at_the_process_level_imports_the_engine(bots_dir: Path) -> None:
+    """The weaker level shows files by their permissions: the engine imports wherever the interpreter runs."""
+    try:
+        engine_user_report(bots_dir, Isolation("process"))
+    except BotLaunchError as exc:
+        pytest.skip(f"the referee's interpreter is out of a bot uid's reach here: {exc}")
+
+
+def engine_user_report(bots_dir: Path, level: Isolation) -> dict[str, object]:
+    """What tests/procbots/engine_user.py saw: it must have searched with the build the referee loaded."""
+    with BotProcess(BotCommand([sys.executable, "engine_user.py"], cwd=bots_dir), isolation=level) as p:
+        seen = dict(json.loads(p.exchange(b"{}", 30.0)[0]))
+    assert seen["same_legal"] is True
+    assert seen["build"] == engine_build()
+    return seen
 
 
 @needs_bwrap

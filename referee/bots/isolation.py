@@ -10,7 +10,8 @@
   so that the bot's whole process tree dies with it and with the referee, even children that left its
   session. Files are protected by their permissions only.
 * ``"bwrap"`` (the default for bots): the process level inside a bubblewrap sandbox: no network, a read-only
-  view of the system (``/usr``, ``/etc``), the referee's interpreter and the ``protocol`` package, the bot's
+  view of the system (``/usr``, ``/etc``), the referee's interpreter, the ``protocol`` package and the engine
+  (``referee/__init__.py`` and ``referee/engine/``, compiled or not, nothing else of ``referee``), the bot's
   own dir, private size-capped tmpfs at ``/tmp``, ``/var/tmp`` and ``/dev/shm``, its own PID, IPC, network
   and UTS namespaces, a seccomp filter; nothing else (not the checkout, the database or replays).
 
@@ -66,7 +67,8 @@ class Isolation:
 
     level: Level = "bwrap"
     #: Paths a sandboxed bot must never see, and must not be given as its dir (the results database, replay
-    #: folders). The referee's checkout is always kept out (only ``protocol/`` of it is shown to bwrap bots).
+    #: folders). The referee's checkout is always kept out (only ``protocol/`` and the engine of it are shown
+    #: to bwrap bots).
     protected: tuple[str, ...] = ()
     #: bwrap: bind the bot's dir read-write (default read-only; its TMPDIR is always writable).
     writable_dir: bool = False
@@ -314,10 +316,24 @@ def interpreter_paths() -> tuple[str, ...]:
     return tuple(path for path in kept if not any(other != path and _within(path, other) for other in kept))
 
 
+def engine_paths() -> tuple[str, str]:
+    """What a Python bot needs to ``import referee.engine``: the package's ``__init__.py`` (its version only)
+    and the engine's folder (pure rules: sources, compiled modules; their shared library is in ``protocol``)."""
+    package = Path(__file__).resolve().parents[1]
+    return str(package / "__init__.py"), str(package / "engine")
+
+
+def masked_referee() -> str | None:
+    """The ``referee`` package's folder when a bound folder shows it whole (a site-packages install): the sandbox
+    lays an empty tmpfs over it before showing the engine again, so that the rest of it stays hidden."""
+    package = str(Path(__file__).resolve().parents[1])
+    return package if any(_within(package, path) for path in interpreter_paths()) else None
+
+
 def sandbox_roots(isolation: Isolation, bot_dir: str | None) -> list[str]:
-    """Every path bound into a bwrap sandbox (the system, the interpreter, extras, the bot's dir)."""
+    """Every path bound into a bwrap sandbox (the system, the interpreter, the engine, extras, the bot's dir)."""
     roots = [option[2] for option in system_binds() if option[0] == "--ro-bind"]
-    roots += [*interpreter_paths(), *isolation.ro_binds]  # not /tmp: the bot's /tmp is its own
+    roots += [*interpreter_paths(), *engine_paths(), *isolation.ro_binds]  # not /tmp: the bot's /tmp is its own
     return [*roots, bot_dir] if bot_dir is not None else roots
 
 
@@ -330,7 +346,7 @@ def bwrap_options(isolation: Isolation, *, bot_dir: str | None, chdir: str, info
     is the bot's working directory inside; ``seccomp_fd`` holds the filter (:mod:`referee.bots.seccomp`).
     :raises BotLaunchError: a bind would show the checkout or a protected path.
     """
-    extra = [*interpreter_paths(), *isolation.ro_binds]
+    extra = [*interpreter_paths(), *engine_paths(), *isolation.ro_binds]
     check_exposure([*(o[1] for o in system_binds() if o[0] == "--ro-bind"), *extra,
                     *([bot_dir] if bot_dir else [])], isolation)
     if os.geteuid() == 0:  # no user namespace: the bot's uid would map to root; setpriv drops to its own
@@ -364,13 +380,16 @@ def bwrap_options(isolation: Isolation, *, bot_dir: str | None, chdir: str, info
     binds = [("--ro-bind", path) for path in extra]
     if bot_dir is not None:
         binds.append(("--bind" if isolation.writable_dir else "--ro-bind", bot_dir))
+    masked = masked_referee()
+    if masked is not None:  # after the folder that holds it, before the engine's binds inside it (by depth)
+        binds.append(("--tmpfs", masked))
     for kind, path in sorted(dict.fromkeys(binds), key=lambda bind: (len(Path(bind[1]).parts), bind[1])):
         folders(path)
-        options += [kind, path, path]
+        options += ["--perms", "0755", kind, path] if kind == "--tmpfs" else [kind, path, path]
         made.add(path)
     if chdir != "/tmp" and not any(_within(chdir, root) for root in sandbox_roots(isolation, bot_dir)):
         folders(chdir, itself=True)  # an empty stand-in for the referee's working directory
-    options += ["--chdir", chdir, "--remount-ro", "/"]
+    options += ["--chdir", chdir, "--remount-ro", "/", *(["--remount-ro", masked] if masked else [])]
     return options
 
 
