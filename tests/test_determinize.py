@@ -4,6 +4,7 @@ knowledge (its view and legal actions unchanged) whose hidden cards are sampled.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -135,3 +136,22 @@ def test_copy_is_independent_of_the_original() -> None:
         play_out(twin, rng)
         assert [game.view(s) for s in range(4)] == views
         assert game.events == events and game.legal_actions() == legal and game.result is None
+
+
+def test_the_readme_search_example_picks_a_legal_action() -> None:
+    """README's flat Monte Carlo example, run as written on a real request of a 3-player game."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("**Searching with it.**")[1].split("```python\n")[1].split("```")[0]
+    namespace: dict[str, object] = {}
+    exec(block, namespace)
+    choose = namespace["choose"]
+    assert callable(choose)
+    game = new_game(Rules(variant="perevodnoy"), 3, SeededRng(4))
+    rng = random.Random(4)
+    for _ in range(12):
+        game.apply(rng.choice(game.legal_actions()))
+    seat = game.to_move
+    assert seat is not None
+    view, events = seat_knowledge(game, seat)
+    legal = [str(a) for a in game.legal_actions()]
+    assert choose(game.rules, game.dealer, view, events, legal, random.Random(1), samples=3) in legal

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action, action_text
-from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_names, rank_mask, rank_of, suit_of
-from protocol.events import ActionTaken, BoutEnded, BoutStarted, CardsDrawn
+from protocol.actions import ATTACK, BEAT, PASS, TAKE, THROW, TRANSFER, Action
+from protocol.cards import CARD_NAMES, SUIT_SYMBOLS, Card, card_names, mask_of, rank_mask, rank_of, suit_of
+from protocol.events import BoutEnded, CardsDrawn
 from protocol.rules import BOUT_CARD_LIMIT, HAND_SIZE, Rules
 from protocol.views import GameResult
 from referee.engine.game import Game
@@ -20,10 +20,12 @@ from referee.engine.tables import (
     ATTACK_GROUPS,
     BEAT_ACTIONS,
     BEATERS,
+    BOUT_STARTS,
     PASS_ACTION,
     TAKE_ACTION,
     THROW_GROUPS,
     TRANSFER_GROUPS,
+    action_event,
     group_actions,
 )
 
@@ -119,7 +121,7 @@ class BoutGame(Game):
         self.to_move = attacker
         self._throw_order = []
         self._throw_index = 0
-        self.events.append(BoutStarted(attacker, defender))
+        self.events.append(BOUT_STARTS[attacker][defender])
 
     def _clear_table(self) -> None:
         self.attacks: list[Card] = []
@@ -174,8 +176,9 @@ class BoutGame(Game):
     def _defences(self, hand: int) -> list[Action]:
         actions = []
         beaters = self._beaters
-        for target, beaten_by in zip(self.attacks, self.defences, strict=True):
-            if beaten_by is None:
+        defences = self.defences
+        for index, target in enumerate(self.attacks):  # no zip: the compiled build makes no tuples this way
+            if defences[index] is None:
                 row = BEAT_ACTIONS[target]
                 mask = hand & beaters[target]
                 while mask:
@@ -190,7 +193,7 @@ class BoutGame(Game):
         target = self._transfer_target()
         if target is None:
             return []
-        rank = rank_of(next(c for c, d in zip(self.attacks, self.defences, strict=True) if d is None))
+        rank = rank_of(self.attacks[self.defences.index(None)])  # all unbeaten cards share one rank
         on_table = self.unbeaten if self._discard_pairs_on_transfer else len(self.attacks)
         cap = min(self.bout_limit - on_table, self.hand_size(target) - self.unbeaten)
         if cap <= 0:
@@ -202,7 +205,7 @@ class BoutGame(Game):
     def _apply(self, action: Action) -> None:
         seat = self.to_move
         assert seat is not None
-        self.events.append(ActionTaken(seat, action_text(action)))
+        self.events.append(action_event(seat, action))
         kind = action.kind
         if kind == BEAT:
             self._beat(action.cards[0], action.cards[1])
@@ -220,12 +223,13 @@ class BoutGame(Game):
             self._after_attack_cards()
 
     def _to_table(self, seat: int, cards: tuple[Card, ...]) -> None:
+        laid = 0
         for card in cards:
-            bit = 1 << card
-            self.hands[seat] &= ~bit
-            self.known[seat] &= ~bit
-            self.table_cards |= bit
+            laid |= 1 << card
             self.table_ranks |= RANK_MASKS[card >> 2]
+        self.hands[seat] &= ~laid
+        self.known[seat] &= ~laid
+        self.table_cards |= laid
 
     def _lay(self, seat: int, cards: tuple[Card, ...]) -> None:
         """Lead or throw in ``cards``; in chase, k >= 2 cards at once score k // 2 (RULES.md 4)."""
@@ -316,7 +320,7 @@ class BoutGame(Game):
                 if ask_all or hand & throwable:
                     self.to_move = seat
                     return
-                self.events.append(ActionTaken(seat, PASS))
+                self.events.append(action_event(seat, PASS_ACTION))
             self._throw_index += 1
         self._end_bout()
 
@@ -362,8 +366,7 @@ class BoutGame(Game):
                 continue
             drawn = [self.stock.pop() for _ in range(min(need, len(self.stock)))]
             shown = []
-            for card in drawn:
-                self.hands[seat] |= 1 << card
+            self.hands[seat] |= mask_of(drawn)
             if not self.stock and drawn[-1] == self.trump_card:
                 self.known[seat] |= 1 << self.trump_card
                 shown.append(CARD_NAMES[self.trump_card])

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.actions import BEAT_TOP, LEAD, Action, action_text
+from protocol.actions import BEAT_TOP, LEAD, Action
 from protocol.cards import CARD_NAMES, LOWEST_RANK, Card, card_list, rank_of
-from protocol.events import ActionTaken, CardKept, CardPlaced, LadderEnded, LadderStarted, PileDiscarded, PileTaken
+from protocol.events import CardKept, CardPlaced, LadderEnded, LadderStarted, PileDiscarded, PileTaken
 from protocol.rules import Rules
 from protocol.views import GameResult
 from referee.engine.game import Game
-from referee.engine.tables import BEAT_TOP_ACTIONS, FOOLS_FOOL_BEATERS, LEAD_ACTIONS
+from referee.engine.tables import BEAT_TOP_ACTIONS, FOOLS_FOOL_BEATERS, LEAD_ACTIONS, action_event
 
 CHAIN_LEAD, CHAIN_BEAT = "lead", "beat"
 
@@ -121,7 +121,7 @@ class FoolsFoolGame(Game):
         seat = self.to_move
         assert seat is not None
         card = action.cards[0]
-        self.events.append(ActionTaken(seat, action_text(action)))
+        self.events.append(action_event(seat, action))
         if action.kind == LEAD:
             self.pile_limit = self._players_left()
         self.hands[seat] &= ~(1 << card)

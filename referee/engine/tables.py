@@ -1,14 +1,17 @@
 """Precomputed lookups that keep legal-action generation to a few bit operations.
 
-Actions are immutable, so each possible one is built once here and shared.
+Actions are immutable, so each possible one is built once here and shared; so are the events that only
+name seats and an action (``BoutStarted``, ``ActionTaken``), which games then share too.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from protocol.actions import ATTACK, BEAT, BEAT_TOP, LEAD, PASS, TAKE, THROW, TRANSFER, Action
+from protocol.actions import ATTACK, BEAT, BEAT_TOP, LEAD, PASS, TAKE, THROW, TRANSFER, Action, action_text
 from protocol.cards import CLUBS, DIAMONDS, SUIT_MASKS, Card, CardMask, higher_in_suit
+from protocol.events import ActionTaken, BoutStarted
+from protocol.rules import MAX_PLAYERS
 
 # For each 4-bit nibble of a rank: its non-empty subsets as (subset, size), smallest first.
 SUBSETS: tuple[tuple[tuple[int, int], ...], ...] = tuple(
@@ -77,7 +80,22 @@ def group_actions(table: GroupTable, cards: CardMask, cap: int) -> list[Action]:
     while cards:
         nib = cards & 15
         if nib:
-            actions.extend(table[rank_index][nib][cap])
+            for action in table[rank_index][nib][cap]:  # append, not extend: cheaper for the one or two here
+                actions.append(action)
         cards >>= 4
         rank_index += 1
     return actions
+
+
+# BOUT_STARTS[attacker][defender]: the event that starts a bout.
+BOUT_STARTS: Final = tuple(tuple(BoutStarted(a, d) for d in range(MAX_PLAYERS)) for a in range(MAX_PLAYERS))
+_ACTION_EVENTS: Final[tuple[dict[Action, ActionTaken], ...]] = tuple({} for _ in range(MAX_PLAYERS))
+
+
+def action_event(seat: int, action: Action) -> ActionTaken:
+    """The event of ``seat`` playing ``action``, built once per seat and action (a memo of immutable events)."""
+    events = _ACTION_EVENTS[seat]
+    event = events.get(action)
+    if event is None:
+        event = events[action] = ActionTaken(seat, action_text(action))
+    return event
