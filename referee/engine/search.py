@@ -19,7 +19,10 @@ from protocol.views import PlayerView
 from referee.engine.bout import DEFEND, LEAD, RANK_MASKS, THROW_IN, BoutGame
 from referee.engine.fools_fool import FoolsFoolGame
 from referee.engine.game import Game
-from referee.engine.tables import BEATERS
+from referee.engine.tables import BEATERS, FOOLS_FOOL_BEATERS
+
+#: Deals tried before giving up on one that fits what the turn shows (one fits nearly always in a few).
+_DEALS_TRIED = 1000
 
 
 class Shuffler(Protocol):
@@ -36,7 +39,10 @@ def determinize(rules: Rules, view: PlayerView, events: Sequence[AnyEvent], rng:
     ``events`` are every event of the game so far as the seat was told them (its requests' ``events``, in
     order); ``dealer`` is the game's dealer (``GameStart.dealer``). The game's ``events`` start as a copy of
     ``events``; its ``actions`` counts their action events (automatic passes too), so a game near the
-    ``max_actions`` cap reaches it no later than the real one.
+    ``max_actions`` cap reaches it no later than the real one; its result never says
+    ``first_attacker_by_lot`` (no view tells it). When another seat is to move and the engine asks it only
+    because it holds a certain card (a beater of the Fool's Fool pile, a throw-in without
+    ``ask_forced_passes``), only deals that give it one are drawn.
 
     :raises ValueError: the game is over, or ``view`` does not add up (a card twice, sizes that do not fit).
     """
@@ -137,9 +143,31 @@ def _deal_hidden(game: BoutGame | FoolsFoolGame, view: PlayerView, stock_known: 
     if min(needs) < 0 or sum(needs) + stock_hidden != len(unseen) or seen & ~deck_mask(game.rules.deck):
         raise ValueError(f"the view does not add up: {len(unseen)} unseen cards for hands missing {sum(needs)} "
                          f"and a stock missing {stock_hidden}")
-    rng.shuffle(unseen)
-    for seat, need in enumerate(needs):
-        game.hands[seat] |= game.known[seat] | mask_of(unseen[:need])
-        del unseen[:need]
+    must_hold = _turn_shows(game, view)
+    for _ in range(_DEALS_TRIED):  # rejection sampling: every deal that fits the turn is as likely
+        rng.shuffle(unseen)
+        hands, start = list(game.known), 0
+        for seat, need in enumerate(needs):
+            hands[seat] |= mask_of(unseen[start:start + need])
+            start += need
+        if must_hold is None or hands[view.to_move or 0] & must_hold:
+            break
+    else:
+        raise ValueError(f"no deal of the unseen cards lets seat {view.to_move} hold the card its turn shows")
+    for seat in range(game.players):
+        if seat != view.seat:
+            game.hands[seat] = hands[seat]
     if isinstance(game, BoutGame):
-        game.stock = [*stock_known, *unseen]  # drawn with pop(): the trump card is drawn last
+        game.stock = [*stock_known, *unseen[start:]]  # drawn with pop(): the trump card is drawn last
+
+
+def _turn_shows(game: BoutGame | FoolsFoolGame, view: PlayerView) -> CardMask | None:
+    """Cards of which another seat to move must hold one, because the engine asks it only then: a beater of the
+    Fool's Fool pile's top card (else it takes automatically), or a throw-in without ``ask_forced_passes``."""
+    if view.to_move is None or view.to_move == view.seat:
+        return None
+    if isinstance(game, FoolsFoolGame):
+        return FOOLS_FOOL_BEATERS[game.pile[-1]] if game.pile else None
+    if game._phase == THROW_IN and not game._ask_forced_passes:
+        return game.table_ranks
+    return None
