@@ -141,7 +141,7 @@ class BoutGame(Game):
         return limit if self._limit_active and limit is not None else BOUT_CARD_LIMIT
 
     def _throw_capacity(self) -> int:
-        return min(self.bout_limit - len(self.attacks), self.hands[self.defender].bit_count() - self.unbeaten)
+        return min(self.bout_limit - len(self.attacks), self.hand_size(self.defender) - self.unbeaten)
 
     def _transfer_target(self) -> int | None:
         """The seat a transfer would pass to, if a transfer is possible at all (RULES.md 5b.5)."""
@@ -160,7 +160,7 @@ class BoutGame(Game):
         hand = self.hands[seat]
         phase = self._phase
         if phase == LEAD:
-            return group_actions(ATTACK_GROUPS, hand, min(self.bout_limit, self.hands[self.defender].bit_count()))
+            return group_actions(ATTACK_GROUPS, hand, min(self.bout_limit, self.hand_size(self.defender)))
         if phase == THROW_IN:
             actions = self._throw_ins(hand)
             actions.append(PASS_ACTION)
