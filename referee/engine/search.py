@@ -52,12 +52,12 @@ def determinize(rules: Rules, view: PlayerView, events: Sequence[AnyEvent], rng:
     players = len(view.hand_sizes)
     if rules.variant == "fools_fool":
         game = FoolsFoolGame(rules, players, dealer)
-        hidden = _fools_fool_state(game, view, events)
+        stock_known = _fools_fool_state(game, view, events)
     else:
         game = BoutGame(rules, players, dealer)
-        hidden = _bout_state(game, view, events)
+        stock_known = _bout_state(game, view, events)
     _common_state(game, view, events)
-    _deal_hidden(game, view, hidden, rng)
+    _deal_hidden(game, view, stock_known, rng)
     return game
 
 
