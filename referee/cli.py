@@ -33,7 +33,7 @@ from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.isolation import SandboxUnavailable
 from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.checkbot import CheckSetupError, check_bot, format_report, rules_to_check
-from referee.engine import InvalidDealError
+from referee.engine import InvalidDealError, engine_build
 from referee.exitcodes import ExitCode
 from referee.leaderboard import render
 from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
@@ -67,8 +67,8 @@ def _print_version(value: bool) -> None:
 
 
 def version_text() -> str:
-    """``durak-referee 0.1.0, protocol 2, Python 3.11.2``: what a bug report needs."""
-    return (f"durak-referee {__version__}, protocol {PROTOCOL_VERSION}, "
+    """``durak-referee 0.1.0, protocol 2, engine compiled, Python 3.11.2``: what a bug report needs."""
+    return (f"durak-referee {__version__}, protocol {PROTOCOL_VERSION}, engine {engine_build()}, "
             f"Python {'.'.join(map(str, sys.version_info[:3]))}")
 
 

@@ -201,7 +201,8 @@ def test_check_bot_takes_variant_deck_and_rule_options() -> None:
 
 def test_version_names_the_referee_and_protocol() -> None:
     code, out, _ = durak("--version")
-    assert code == 0 and re.fullmatch(r"durak-referee \S+, protocol 2, Python 3\.\d+\.\d+\n", out)
+    assert code == 0
+    assert re.fullmatch(r"durak-referee \S+, protocol 2, engine (compiled|pure), Python 3\.\d+\.\d+\n", out)
 
 
 def test_debug_is_accepted_after_the_command_and_shows_the_traceback() -> None:
