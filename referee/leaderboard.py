@@ -38,8 +38,9 @@ Elo        Bradley-Terry rating on the Elo scale; "> x" / "< x" a bound where th
            place the bot (it never lost / never won), "~x" set by the prior only
 +-95%      95% error bar of the rating relative to the anchor (empty for bounds)
 Games      games played
-Score%     points over pairwise comparisons in the rating mode (fool: every non-fool beats each
-           fool, draws half; order: every finishing place beats the places behind it)
+Score%     points over pairwise comparisons in the rating mode, a draw half a point (fool: every
+           non-fool beats each fool, co-fools and drawn games draw; order: an earlier finisher
+           beats a later one, a shared place draws)
 Fool%      games the bot was a fool / its games
 AvgPlace   mean finishing place, 1 = best; tied players share 1 + the number strictly ahead
 Draws      drawn games (no fool) it played

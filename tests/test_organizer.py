@@ -429,3 +429,22 @@ def test_preflight_error_is_a_tournament_error(tmp_path: Path) -> None:
     config.write_text(config.read_text().replace("[time]\n", "[time]\nstartup = 0.5\n"))
     with pytest.raises(PreflightError, match=r"bot 'b' failed its preflight .*: timeout:"):
         quiet(config, tmp_path / "t.db")
+
+
+def test_the_readme_rows_name_every_option_and_its_exit_code_table_every_code() -> None:
+    import typer
+
+    from referee.exitcodes import ExitCode
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    rows = {line.split("`")[1].split()[1]: line for line in readme.splitlines() if line.startswith("| `durak ")}
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        assert name in rows, name
+        for param in command.params:
+            flags = [flag for flag in param.opts if flag.startswith("-")]
+            if flags and flags != ["--help"]:
+                assert any(f"[{flag}" in rows[name] or f" {flag}" in rows[name] for flag in flags), (name, flags)
+    table = readme[readme.index("## Exit codes"):readme.index("## Layout")]
+    codes = {int(line.split("|")[1]) for line in table.splitlines() if line[:2] == "| " and line[2].isdigit()}
+    assert codes == {int(code) for code in ExitCode}

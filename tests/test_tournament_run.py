@@ -289,6 +289,9 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path) -> N
         def slot_of(self, key: str) -> Slot:
             return self.flying.popleft()
 
+        def games_in_flight(self) -> int:
+            return len(self.flying)
+
     class Nowhere:
         def save_slot(self, *args: object) -> None:
             pass

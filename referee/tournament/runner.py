@@ -122,36 +122,48 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
     for bot in loaded.bots:
         preflight(bot_command(bot), isolation)
     identities = [_identify(bot, protected) for bot in loaded.bots]
-    with Store(db_path) as store:
-        tournament = _open_tournament(store, loaded, fresh, seed)
-        summary = RunSummary(tournament, 0, 0)
-        rows = _check_bots(store, tournament, identities, changed_bots, summary)
-        _preflight_bots(store, tournament, loaded, isolation, rows, summary)
-        slots = schedule(loaded.config, tournament.seed)
-        stored = store.stored_slots(tournament.id)
-        stale = stored - {slot.key for slot in slots}
-        if stale:
-            raise TournamentError(f"{db_path} holds games this config does not schedule (e.g. {min(stale)}); "
-                                  "use --fresh to start a new tournament in it, or another --db")
-        pending = [slot for slot in slots if slot.key not in stored]
-        summary.total_games = sum(slot.games for slot in slots)
-        summary.stored_before = store.count_games(tournament.id)
-        disqualified = store.disqualified(tournament.id)
-        progress = Progress(summary.total_games, summary.stored_before, stream=progress_stream)
-        run = _Run(store, loaded, tournament, summary, disqualified, progress,
-                   {name: row.sha256 for name, row in rows.items()})
-        resume = f"durak tournament {loaded.path} --db {db_path.resolve()}"
-        with _stop_signals():
-            try:
-                with _WorkerPool(worker_cores(jobs), loaded, protected, bots_as_root) as pool:
-                    run.play(pending, pool)
-            except KeyboardInterrupt as stop:
-                signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
-                raise Interrupted(f"interrupted: {summary.stored_before + summary.played} of {summary.total_games} "
-                                  f"games stored; to resume: {resume}", signum) from None
-        progress.finish()
-        summary.disqualified = dict(sorted(disqualified.items()))
-        return summary
+    resume = f"durak tournament {loaded.path} --db {db_path.resolve()}"
+    summary: RunSummary | None = None
+    with _stop_signals():
+        try:
+            with Store(db_path) as store:
+                tournament = _open_tournament(store, loaded, fresh, seed)
+                summary = RunSummary(tournament, 0, 0)
+                _play_tournament(store, loaded, summary, identities, changed_bots, isolation, jobs,
+                                 (protected, bots_as_root), progress_stream)
+                return summary
+        except KeyboardInterrupt as stop:
+            signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
+            stored = "no game played yet" if summary is None or not summary.total_games else \
+                f"{summary.stored_before + summary.played} of {summary.total_games} games stored"
+            raise Interrupted(f"interrupted: {stored}; to resume: {resume}", signum) from None
+
+
+def _play_tournament(store: Store, loaded: LoadedConfig, summary: RunSummary, identities: list[_Identity],
+                     changed_bots: str | None, isolation: Isolation, jobs: int | None,
+                     workers: tuple[list[str], bool], progress_stream: TextIO | None) -> None:
+    """Check the bots against the stored tournament, preflight them, then play what is left."""
+    tournament = summary.tournament
+    rows = _check_bots(store, tournament, identities, changed_bots, summary)
+    _preflight_bots(store, tournament, loaded, isolation, rows, summary)
+    slots = schedule(loaded.config, tournament.seed)
+    stored = store.stored_slots(tournament.id)
+    stale = stored - {slot.key for slot in slots}
+    if stale:
+        raise TournamentError(f"{store.path} holds games this config does not schedule (e.g. {min(stale)}); "
+                              "use --fresh to start a new tournament in it, or another --db")
+    pending = [slot for slot in slots if slot.key not in stored]
+    summary.total_games = sum(slot.games for slot in slots)
+    summary.stored_before = store.count_games(tournament.id)
+    disqualified = store.disqualified(tournament.id)
+    progress = Progress(summary.total_games, summary.stored_before, stream=progress_stream)
+    run = _Run(store, loaded, tournament, summary, disqualified, progress,
+               {name: row.sha256 for name, row in rows.items()})
+    protected, bots_as_root = workers
+    with _WorkerPool(worker_cores(jobs), loaded, protected, bots_as_root) as pool:
+        run.play(pending, pool)
+    progress.finish()
+    summary.disqualified = dict(sorted(disqualified.items()))
 
 
 def _identify(bot: ResolvedBot, protected: list[str]) -> _Identity:
@@ -320,9 +332,9 @@ class _Run:
                 self.store_slot(slot, done.games)
         except KeyboardInterrupt as stop:
             what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
-            self.progress.note(f"durak: {what}: stopping now; the {len(playing)} game(s) in flight are abandoned "
-                               f"(not stored), the {self.summary.stored_before + self.summary.played} finished "
-                               "are kept")
+            kept = self.summary.stored_before + self.summary.played
+            self.progress.note(f"durak: {what}: stopping now; the {pool.games_in_flight()} game(s) in flight are "
+                               f"abandoned (not stored), the {kept} finished are kept")
             raise
 
     def store_slot(self, slot: Slot, games: list[GameRecord]) -> None:
@@ -405,6 +417,9 @@ class _WorkerPool:
 
     def slot_of(self, key: str) -> Slot:
         return self._slots.pop(key)
+
+    def games_in_flight(self) -> int:
+        return sum(slot.games for slot in self._slots.values())
 
     def next_result(self) -> SlotDone:
         while True:
