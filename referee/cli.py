@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Iterator
@@ -332,9 +333,16 @@ def tournament(
     with reported_errors():
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(os.path.abspath(db)) if db is not None else default_database(config)
-        summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
-                                 seed_file=Path(seed_file) if seed_file is not None else None,
-                                 changed_bots=changed_bots)
+        try:
+            summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
+                                     seed_file=Path(seed_file) if seed_file is not None else None,
+                                     changed_bots=changed_bots)
+        except Interrupted as stop:
+            # never --fresh again (a new tournament) nor --seed-file or --changed-bots (done by then)
+            again = [*(["--jobs", str(jobs)] if jobs else []), *(["--sandbox", sandbox] if sandbox else []),
+                     *(["--bots-as-root"] if bots_as_root else [])]
+            resume = shlex.join(["durak", "tournament", str(loaded.path), "--db", str(db_path), *again])
+            raise Interrupted(f"{stop}; to resume: {resume}", stop.signal_number) from None
         typer.echo(f"tournament '{visible(summary.tournament.name)}' (id {summary.tournament.id}) in {db_path}: "
                    f"{summary.played} games played now, {summary.stored_before + summary.played}/"
                    f"{summary.total_games} stored")

@@ -354,7 +354,7 @@ def test_a_stop_signal_abandons_the_games_in_flight_at_once_and_says_how_to_resu
     lines = [line for line in err.splitlines() if line.startswith("durak:")]
     assert lines[0].startswith(f"durak: {name}: stopping now; the 1 game(s) in flight are abandoned"), err
     assert lines[-1] == (f"durak: error: interrupted: 0 of 2 games stored; to resume: durak tournament {config} "
-                         f"--db {db}")
+                         f"--db {db} --jobs 2")
     assert count(db) == 0 and "Traceback" not in err
     leftovers = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline_has(pid, str(marker))]
     assert leftovers == []

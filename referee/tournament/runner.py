@@ -58,8 +58,8 @@ class PreflightError(TournamentError):
 
 
 class Interrupted(RuntimeError):
-    """Ctrl-C or SIGTERM: the finished slots are stored, those in flight abandoned; the message says how to
-    resume. ``signal_number`` is the signal's (the exit code is 128 + it)."""
+    """Ctrl-C or SIGTERM: the finished slots are stored, those in flight abandoned; the message says how many
+    are stored. ``signal_number`` is the signal's (the exit code is 128 + it)."""
 
     def __init__(self, message: str, signal_number: int = signal.SIGINT) -> None:
         super().__init__(message)
@@ -82,7 +82,6 @@ class RunSummary:
     played: int = 0
     disqualified: dict[str, str] = field(default_factory=dict)  # bot -> why
     superseded: int = 0  # stored games moved to history by --changed-bots replay
-    versions: dict[str, str] = field(default_factory=dict)  # bot -> the version its preflight handshake named
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,6 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
     for bot in loaded.bots:
         preflight(bot_command(bot), isolation)
     identities = [_identify(bot, protected) for bot in loaded.bots]
-    resume = f"durak tournament {loaded.path} --db {db_path.resolve()}"
     summary: RunSummary | None = None
     with _stop_signals():
         try:
@@ -136,7 +134,7 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
             signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
             stored = "no game played yet" if summary is None or not summary.total_games else \
                 f"{summary.stored_before + summary.played} of {summary.total_games} games stored"
-            raise Interrupted(f"interrupted: {stored}; to resume: {resume}", signum) from None
+            raise Interrupted(f"interrupted: {stored}", signum) from None
 
 
 def _play_tournament(store: Store, loaded: LoadedConfig, summary: RunSummary, identities: list[_Identity],
@@ -272,7 +270,6 @@ def _preflight_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfi
             continue
         finally:
             client.stop()
-        summary.versions[bot.name] = version
         if version != row.version:  # recorded, never part of the bot's identity
             rows[bot.name] = replace(row, version=version)
             store.save_bot(tournament.id, rows[bot.name])
