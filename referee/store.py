@@ -200,7 +200,6 @@ class Store:
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
-        self.writable = create
         if not create and not self.path.is_file():
             raise StoreError(f"no database at {str(self.path)!r}")
         try:

@@ -103,8 +103,9 @@ class SlotPlayer:
         self._stop(list(self.clients.values()), grace)
 
 
-class _Stopped(Exception):
-    """SIGTERM from the coordinator: the slot in flight is abandoned."""
+class _Stopped(BaseException):
+    """SIGTERM from the coordinator: the slot in flight is abandoned (a BaseException: no handler of a bot's
+    errors may swallow it)."""
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
