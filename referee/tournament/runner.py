@@ -331,7 +331,8 @@ class _Run:
             what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
             kept = self.summary.stored_before + self.summary.played
             self.progress.note(f"durak: {what}: stopping now; the {pool.games_in_flight()} game(s) in flight are "
-                               f"abandoned (not stored), the {kept} finished are kept ({what} again: stop without cleaning up)")
+                               f"abandoned (not stored), the {kept} finished are kept ({what} again: stop without "
+                               "cleaning up)")
             raise
 
     def store_slot(self, slot: Slot, games: list[GameRecord]) -> None:
