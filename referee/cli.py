@@ -7,17 +7,21 @@ a traceback appears only with ``--debug``.
 from __future__ import annotations
 
 import logging
+import os
+import shlex
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 import typer
 from tabulate import tabulate
 
 from protocol.messages import PROTOCOL_VERSION
+from protocol.records import ResultRecord
 from protocol.rules import (
     OPTIONS,
     VARIANT_TITLES,
@@ -35,17 +39,17 @@ from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.checkbot import CheckSetupError, check_bot, format_report, rules_to_check
 from referee.engine import InvalidDealError, engine_build
 from referee.exitcodes import ExitCode
-from referee.leaderboard import render
+from referee.leaderboard import LEGEND, render
 from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
 from referee.ratings import AnchorError
-from referee.replay import ReplayError, parse_replay, seat_of, tell
-from referee.results import ResultsReadError, load_outcomes
+from referee.replay import ReplayError, parse_replay, replays_of_log, seat_of, tell
+from referee.results import ResultsReadError, load_outcomes, load_stats
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
 from referee.store import Store, StoreError, is_database
 from referee.text import json_line, visible
 from referee.tournament.config import BotFilesError, ConfigError, load_config
-from referee.tournament.runner import Interrupted, TournamentError, run_tournament
+from referee.tournament.runner import Interrupted, PreflightError, TournamentError, run_tournament
 from referee.tournament.secret import SeedFileError, write_seed_file
 
 app = typer.Typer(
@@ -88,12 +92,24 @@ def fail(message: str, code: ExitCode) -> typer.Exit:
     return typer.Exit(int(code))
 
 
+class UsageError(ValueError):
+    """Command-line arguments that do not make sense together or are malformed (exit code 2)."""
+
+
 @contextmanager
 def reported_errors() -> Iterator[None]:
     """Turn the library's expected errors into one line and an exit code."""
     try:
         yield
-    except (RulesError, InvalidDealError, BotArgError, ResultsReadError, ReplayError, AnchorError,
+    except (UsageError, BotArgError, AnchorError) as exc:
+        if _debug:
+            raise
+        raise fail(str(exc), ExitCode.USAGE) from None
+    except PreflightError as exc:
+        if _debug:
+            raise
+        raise fail(str(exc), ExitCode.BOT_PROGRAM) from None
+    except (RulesError, InvalidDealError, ResultsReadError, ReplayError,
             ConfigError, BotFilesError, SeedFileError, TournamentError) as exc:
         if _debug:
             raise
@@ -110,8 +126,11 @@ def reported_errors() -> Iterator[None]:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.BOT_PROGRAM) from None
-    except (KeyboardInterrupt, Interrupted) as exc:
-        raise fail(str(exc) or "interrupted", ExitCode.INTERRUPTED) from None
+    except Interrupted as exc:
+        code = ExitCode.TERMINATED if exc.signal_number == signal.SIGTERM else ExitCode.INTERRUPTED
+        raise fail(str(exc), code) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted", ExitCode.INTERRUPTED) from None
 
 
 def parse_set_options(pairs: list[str]) -> dict[str, object]:
@@ -125,7 +144,8 @@ def parse_set_options(pairs: list[str]) -> dict[str, object]:
     return options
 
 
-SandboxOption = Annotated[str | None, typer.Option(
+SandboxLevel = Literal["bwrap", "process", "none"]
+SandboxOption = Annotated[SandboxLevel | None, typer.Option(
     "--sandbox", help="Bot isolation: bwrap (default: bubblewrap with its own uid, cgroups, seccomp, private "
                       "files, no network), process (weaker, opt-in: no private files), or none (trusted bots). "
                       "See docs/ISOLATION.md.")]
@@ -265,63 +285,118 @@ def check_bot_command(
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
 
 
+TournamentOption = Annotated[int | None, typer.Option(
+    "--tournament", "-t", min=1, help="Which tournament of the database, by id (durak tournaments DB lists "
+                                      "them); default: the active one, the latest.")]
+
+
+def default_database(config: str) -> Path:
+    """A config's database when ``--db`` is left out: its stem + ``.db``, next to it (wherever it is run from)."""
+    path = Path(os.path.abspath(config))
+    return path.with_name(path.stem + ".db")
+
+
 @app.command()
 def tournament(
     config: Annotated[str, typer.Argument(help="The tournament config (TOML), e.g. sample_bots/tournament.toml.")],
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, help="Games in parallel, each on a core of its own with its bots (default: one "
                                     "per core; more than the cores warns).")] = None,
-    db: Annotated[str | None, typer.Option("--db", help="The results database (default: CONFIG's name + .db).")
-                  ] = None,
+    db: Annotated[str | None, typer.Option(
+        "--db", help="The results database (default: CONFIG's stem + .db, next to CONFIG).")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start a new tournament in the database, keeping the old.")
                      ] = False,
-    sandbox: Annotated[str | None, typer.Option(
+    sandbox: Annotated[SandboxLevel | None, typer.Option(
         "--sandbox", help="Override the config's sandbox key: bwrap (default), process (weaker) or none.")] = None,
     seed_file: Annotated[str | None, typer.Option(
         "--seed-file", help="A new tournament's seed: a file holding one integer that only you can read (mode "
                             "600; others are refused). Default: drawn at the first run. Either way the database "
                             "keeps it (no config may hold it); durak seed DB prints it.")] = None,
+    changed_bots: Annotated[Literal["replay", "keep"] | None, typer.Option(
+        "--changed-bots", help="What to do with a bot whose command, env, files setting or files changed since "
+                               "its stored games (refused without this): replay = play its stored games again "
+                               "with the new version (the old ones kept as history, not rated); keep = keep "
+                               "them rated. Either lifts its disqualification.")] = None,
     bots_as_root: RootOption = False,
 ) -> None:
-    """Run a tournament, resuming from the database, then print the leaderboard.
+    """Run a tournament, resuming from the database, then print the leaderboard and per-bot statistics.
 
-    The same config on the same database plays only the games not stored yet; Ctrl-C stops cleanly.
-    The seed, from which every deck follows, is secret: it is in no config (a seed key is an error,
-    since bots may read the config), it is drawn at the first run (or read from --seed-file) and kept
-    only in the database (mode 600), and it is not printed. `durak seed DB` prints it, to publish it
-    once the tournament is over or to give it to another database with --seed-file.
+    Before the first game every bot is started and handshaken once in its sandbox: a bot that fails stops
+    the run (exit 4) with its stderr, unless the config says preflight = "disqualify". The same config on
+    the same database plays only the games not stored yet; Ctrl-C or SIGTERM stops at once (the games in
+    flight are abandoned, not stored) and prints the command that resumes. The seed, from which every deck
+    follows, is secret: it is in no config (a seed key is an error, since bots may read the config), it is
+    drawn at the first run (or read from --seed-file) and kept only in the database (mode 600), and it is
+    not printed. `durak seed DB` prints it, to publish it once the tournament is over or to give it to
+    another database with --seed-file.
     """
     with reported_errors():
         loaded = load_config(config, sandbox=sandbox)
-        db_path = Path(db) if db is not None else Path(Path(config).stem + ".db")
-        summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
-                                 seed_file=Path(seed_file) if seed_file is not None else None)
-        typer.echo(f"tournament '{visible(summary.tournament.name)}' in {db_path}: {summary.played} games played "
-                   f"now, {summary.stored_before + summary.played}/{summary.total_games} stored")
-        if summary.disqualified:
-            typer.echo(f"disqualified: {', '.join(map(visible, summary.disqualified))}")
+        db_path = Path(os.path.abspath(db)) if db is not None else default_database(config)
+        try:
+            summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
+                                     seed_file=Path(seed_file) if seed_file is not None else None,
+                                     changed_bots=changed_bots)
+        except Interrupted as stop:
+            # never --fresh again (a new tournament) nor --seed-file or --changed-bots (done by then)
+            again = [*(["--jobs", str(jobs)] if jobs else []), *(["--sandbox", sandbox] if sandbox else []),
+                     *(["--bots-as-root"] if bots_as_root else [])]
+            resume = shlex.join(["durak", "tournament", str(loaded.path), "--db", str(db_path), *again])
+            raise Interrupted(f"{stop}; to resume: {resume}", stop.signal_number) from None
+        typer.echo(f"tournament '{visible(summary.tournament.name)}' (id {summary.tournament.id}) in {db_path}: "
+                   f"{summary.played} games played now, {summary.stored_before + summary.played}/"
+                   f"{summary.total_games} stored")
+        if summary.superseded:
+            typer.echo(f"{summary.superseded} games of changed bots moved to history (not rated) and played again")
+        for name, why in summary.disqualified.items():
+            typer.echo(f"disqualified: {visible(name)}: {visible(why)}")
         typer.echo("")
-        typer.echo(render(load_outcomes(db_path)))
+        typer.echo(render(load_outcomes(db_path), stats=load_stats(db_path)))
 
 
-@app.command()
+@app.command(help=f"""Rate the bots of a database or results file: Bradley-Terry Elo with error bars.
+
+--stats adds per-bot statistics (fool rate by seat, move time median/p99/max,
+verdict counts). In CSV and JSON every share is a percentage 0-100 (keys
+ending _pct), every time milliseconds (_ms), booleans true/false; a CSV holds
+one table (the rows, or --h2h pairs, or --stats). The columns:
+
+\b
+{LEGEND}
+""")
 def leaderboard(
     source: Annotated[str, typer.Argument(help="A results database, or a JSON-lines file of result records.")],
-    mode: Annotated[str, typer.Option("--mode", help="fool: everyone beats the fool; order: finishing order.")
-                    ] = "fool",
-    output_format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
-    anchor: Annotated[str | None, typer.Option("--anchor", help="BOT=ELO fixes one bot; default pool mean 1500.")
-                      ] = None,
+    mode: Annotated[Literal["fool", "order"], typer.Option(
+        "--mode", help="fool: everyone beats the fool; order: finishing order.")] = "fool",
+    output_format: Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="table, csv or json.")
+                             ] = "table",
+    anchor: Annotated[str | None, typer.Option(
+        "--anchor", help="BOT=ELO fixes one bot, a number the pool mean; default pool mean 1500.")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Error bars from N deal resamples.")] = 0,
-    h2h: Annotated[bool, typer.Option("--h2h", help="Also print the head-to-head table.")] = False,
+    h2h: Annotated[bool, typer.Option("--h2h", help="Also the head-to-head table (JSON: an h2h list; CSV: only "
+                                                    "it).")] = False,
+    stats: Annotated[bool, typer.Option("--stats", help="Also per-bot statistics (JSON: a stats list; CSV: only "
+                                                        "them).")] = False,
+    tournament_id: TournamentOption = None,
 ) -> None:
-    """Rate the bots of a database or results file: Bradley-Terry Elo with error bars."""
     with reported_errors():
-        if mode not in ("fool", "order"):
-            raise RulesError(f"--mode must be fool or order, not {mode!r}")
-        if output_format not in ("table", "csv", "json"):
-            raise RulesError(f"--format must be table, csv or json, not {output_format!r}")
-        typer.echo(render(load_outcomes(source), mode, output_format, anchor, bootstrap, h2h))  # type: ignore[arg-type]
+        if output_format == "csv" and h2h and stats:
+            raise UsageError("--format csv writes one table: ask for --h2h or --stats, not both")
+        outcomes = load_outcomes(source, tournament_id)
+        bot_rows = load_stats(source, tournament_id) if stats else None
+        typer.echo(render(outcomes, mode, output_format, anchor, bootstrap, h2h, bot_rows))
+
+
+@contextmanager
+def reading(db: str) -> Iterator[Store]:
+    """A results database opened read-only; what cannot be read is a ResultsReadError."""
+    if not is_database(db):
+        raise ResultsReadError(f"{db!r} is not a results database")
+    try:
+        with Store(db, create=False) as store:
+            yield store
+    except StoreError as exc:
+        raise ResultsReadError(str(exc)) from None
 
 
 @app.command()
@@ -331,18 +406,14 @@ def export(
     stderr: Annotated[bool, typer.Option(
         "--stderr", help="The organizer's export: add each seat's stderr, by move, to its record (`stderr`). "
                          "Each bot's stderr is its author's: do not publish it.")] = False,
+    tournament_id: TournamentOption = None,
 ) -> None:
     """Write the result records of a database's tournament as JSON lines (one game per line)."""
-    with reported_errors():
-        if not is_database(db):
-            raise ResultsReadError(f"{db!r} is not a results database")
-        try:
-            with Store(db, create=False) as store:
-                texts = ((msgspec.json.encode(r).decode() for r in store.records_with_stderr()) if stderr
-                         else store.record_texts())
-                lines = "".join(json_line(text) + "\n" for text in texts).encode()
-        except StoreError as exc:
-            raise ResultsReadError(str(exc)) from None
+    with reported_errors(), reading(db) as store:
+        chosen = store.tournament(tournament_id).id
+        texts = ((msgspec.json.encode(r).decode() for r in store.records_with_stderr(chosen)) if stderr
+                 else store.record_texts(chosen))
+        lines = "".join(json_line(text) + "\n" for text in texts).encode()
         if output is None:
             sys.stdout.buffer.write(lines)
             sys.stdout.buffer.flush()
@@ -354,53 +425,128 @@ def export(
 
 
 @app.command()
+def tournaments(db: Annotated[str, typer.Argument(help="A results database.")]) -> None:
+    """List the tournaments of a database (--fresh starts a new one and keeps the old); * marks the active one,
+    which every command reads unless given --tournament ID."""
+    with reported_errors(), reading(db) as store:
+        rows = [[f"{t.id}{' *' if t.active else ''}", visible(t.name), t.created, t.games, visible(t.config_path)]
+                for t in store.tournaments()]
+    typer.echo(tabulate(rows, headers=["id", "name", "created", "games", "config"], disable_numparse=True,
+                        colalign=("right", "left", "left", "right", "left")))
+
+
+@app.command()
+def games(
+    db: Annotated[str, typer.Argument(help="A results database.")],
+    bot: Annotated[str | None, typer.Option("--bot", help="Only games this bot played.")] = None,
+    verdict: Annotated[str | None, typer.Option(
+        "--verdict", help="Only games with a verdict of this kind (timeout, crash, memory, illegal, protocol, "
+                          "disqualified), or 'any'.")] = None,
+    fool: Annotated[str | None, typer.Option("--fool", help="Only games this bot was a fool in.")] = None,
+    output_format: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json (lines).")
+                             ] = "table",
+    tournament_id: TournamentOption = None,
+) -> None:
+    """List a tournament's stored games: number (for durak replay DB NUMBER), game id, players by seat, fools,
+    verdicts."""
+    with reported_errors(), reading(db) as store:
+        chosen = store.tournament(tournament_id)
+        shown = [row for row in store.games(chosen.id) if _wanted(row.record, bot, verdict, fool)]
+    if output_format == "json":
+        for row in shown:
+            typer.echo(json_line(msgspec.json.encode({"number": row.number, "tournament": chosen.id,
+                                                      **msgspec.to_builtins(row.record)})))
+        return
+    cells = [[row.number, visible(row.record.game), " ".join(map(visible, row.record.players)),
+              " ".join(map(visible, row.record.fools)) or "-", row.record.end,
+              "; ".join(f"{visible(v.bot)} {v.kind}" for v in row.record.verdicts) or "-"] for row in shown]
+    typer.echo(tabulate(cells, headers=["#", "game", "players", "fools", "end", "verdicts"], disable_numparse=True,
+                        colalign=("right", "left", "left", "left", "left", "left")))
+    typer.echo(f"{len(shown)} game(s) of tournament {chosen.id} '{visible(chosen.name)}'; "
+               "durak replay DB # tells one")
+
+
+def _wanted(record: ResultRecord, bot: str | None, verdict: str | None, fool: str | None) -> bool:
+    if bot is not None and bot not in record.players:
+        return False
+    if fool is not None and fool not in record.fools:
+        return False
+    if verdict is not None:
+        return any(verdict in ("any", v.kind) for v in record.verdicts)
+    return True
+
+
+@app.command()
 def seed(
     db: Annotated[str, typer.Argument(help="A results database.")],
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Write it to this file (mode 600), for --seed-file, instead of printing it.")] = None,
+    tournament_id: TournamentOption = None,
 ) -> None:
     """Print the seed of a database's tournament: every deck follows from it, so publish it only once the
     tournament is over (until then any bot that learns it knows every hand)."""
     with reported_errors():
-        if not is_database(db):
-            raise ResultsReadError(f"{db!r} is not a results database")
-        try:
-            with Store(db, create=False) as store:
-                active = store.active_tournament()
-        except StoreError as exc:
-            raise ResultsReadError(str(exc)) from None
-        if active is None:
-            raise ResultsReadError(f"{db!r} holds no tournament")
+        with reading(db) as store:
+            chosen = store.tournament(tournament_id)
         if output is None:
-            typer.echo(str(active.seed))
+            typer.echo(str(chosen.seed))
             return
         try:
-            write_seed_file(output, active.seed)
+            write_seed_file(output, chosen.seed)
         except OSError as exc:
             raise ResultsWriteError(f"cannot write {output!r}: {exc.strerror}") from None
 
 
 @app.command()
 def replay(
-    db: Annotated[str, typer.Argument(help="A results database.")],
-    game: Annotated[str, typer.Argument(help="A game key (as in durak export) or the game's number.")],
+    source: Annotated[str, typer.Argument(help="A results database, or a `durak play --log` file.")],
+    game: Annotated[str | None, typer.Argument(
+        help="The game: its id (as in durak export) or its number (as durak games lists them; in a log file, "
+             "its place in the file). May be left out for a log file of one game.")] = None,
     seat: Annotated[str | None, typer.Option(
         "--seat", help="Tell only what this bot saw, with what it wrote to stderr beside its moves.")] = None,
     stderr: Annotated[bool, typer.Option(
         "--stderr", help="The organizer's view: every seat's stderr beside its moves.")] = False,
+    tournament_id: TournamentOption = None,
 ) -> None:
-    """Tell a stored game as a person would read it, every hand shown; --seat BOT shows that bot's view and its
-    own stderr (no other bot's), --stderr every bot's."""
+    """Tell a stored or logged game as a person would read it, every hand shown; --seat BOT shows that bot's view
+    and its own stderr (no other bot's), --stderr every bot's (a database keeps it; a log file does not)."""
     with reported_errors():
-        try:
-            with Store(db, create=False) as store:
-                data, written = store.replay(game)
-        except StoreError as exc:
-            raise ResultsReadError(str(exc)) from None
+        written = None
+        if is_database(source):
+            if game is None:
+                raise UsageError("name the game to replay: its id or number (durak games DB lists them)")
+            with reading(source) as store:
+                data, written = store.replay(game, store.tournament(tournament_id).id)
+        else:
+            if tournament_id is not None:
+                raise UsageError("--tournament chooses a tournament of a database; a log file has none")
+            data = _logged_game(source, game)
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
-        for line in tell(data, seat_index, written if seat is not None or stderr else None):
+        for line in tell(data, seat_index, written if written is not None and (seat is not None or stderr)
+                         else None):
             typer.echo(line)
+
+
+def _logged_game(path: str, game: str | None) -> bytes:
+    """One game of a ``durak play --log`` file, by id or 1-based number; the only one if ``game`` is None."""
+    try:
+        replays = replays_of_log(Path(path).read_bytes())
+    except OSError as exc:
+        raise ResultsReadError(f"cannot read {path!r}: {exc.strerror}") from None
+    if not replays:
+        raise ReplayError(f"{path!r} holds no game")
+    if game is None:
+        if len(replays) > 1:
+            raise UsageError(f"{path!r} holds {len(replays)} games: name one by number (1-{len(replays)}) or id")
+        return replays[0]
+    for data in replays:
+        if parse_replay(data)[0].game == game:
+            return data
+    if game.isdigit() and 1 <= int(game) <= len(replays):
+        return replays[int(game) - 1]
+    raise ReplayError(f"no game {game!r} in {path!r} (it holds {len(replays)})")
 
 
 @app.command()

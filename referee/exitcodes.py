@@ -10,8 +10,9 @@ class ExitCode(IntEnum):
     INTERNAL = 1  # a bug in the referee: please report it
     USAGE = 2  # bad command-line arguments (unknown option, bad value)
     CONFIG = 3  # bad rules or tournament config: unknown variant or option, bad deal
-    BOT_PROGRAM = 4  # a bot program that cannot be started: missing, not executable
+    BOT_PROGRAM = 4  # a bot program that cannot be started (missing, not executable) or fails its preflight
     SANDBOX = 5  # the requested sandbox is unavailable on this machine
     DATABASE = 6  # the results database cannot be opened or written
     CHECK_FAILED = 7  # check-bot: the bot misbehaved (the reasons are printed)
     INTERRUPTED = 130  # stopped by Ctrl-C / SIGINT; finished results are kept
+    TERMINATED = 143  # stopped by SIGTERM (128 + 15); finished results are kept

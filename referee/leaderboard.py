@@ -1,27 +1,16 @@
-"""Leaderboard rows and their formats (table, csv, json) and the head-to-head table.
+"""Leaderboard rows and their formats (table, csv, json), the head-to-head table and the legend.
 
 Rows combine a :class:`referee.ratings.RatingTable` with per-game statistics read from the
-same records:
-
-======== ===================================================================================
-Rank     position by rating (ties broken by name)
-Bot      bot name
-Elo      Bradley-Terry rating; a bound ("> 2100" / "< 900") when the data alone cannot place
-         the bot, "~1500" when it is placed by the prior only (see :mod:`referee.ratings`)
-+-95%    error bar of the rating relative to the anchor (empty for bounds)
-Games    games played
-Score%   pairwise points over pairwise comparisons, in the rating mode
-Fool%    games where the bot was a fool / games
-AvgPlace mean place, 1 = best; tied players share 1 + the number of players strictly ahead
-Draws    drawn games (no fool) played
-LOS      likelihood of superiority over the next bot in rank order
-======== ===================================================================================
+same records; :data:`LEGEND` explains the columns (``durak leaderboard --help`` shows it).
 
 ``csv`` and ``json`` use the snake_case keys of :class:`Row` and numbers rather than display
-strings (``bound`` is ``"lower"``, ``"upper"`` or empty/null); ``json`` is
-``{"meta": {...}, "rows": [...]}``. Bot names are shown with control characters escaped
-(:func:`referee.text.visible`) in the table and the CSV (CSV has no escapes of its own); ``json``
-keeps them raw, JSON-escaped (ASCII only).
+strings (``bound`` is ``"lower"``, ``"upper"`` or empty/null); every share is a percentage
+0-100 (keys ending ``_pct``), every time milliseconds (``_ms``), booleans ``true``/``false``.
+``json`` is ``{"meta": {...}, "rows": [...], "disqualified": {bot: why}}`` plus ``"h2h"`` and
+``"stats"`` when asked for. One CSV is one table: the rows, or with ``--h2h`` the head-to-head
+pairs, or with ``--stats`` the per-bot statistics. Bot names are shown with control characters
+escaped (:func:`referee.text.visible`) in the table and the CSV (CSV has no escapes of its own);
+``json`` keeps them raw, JSON-escaped (ASCII only).
 """
 
 from __future__ import annotations
@@ -29,8 +18,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from tabulate import tabulate
@@ -38,15 +27,33 @@ from tabulate import tabulate
 from protocol.records import ResultRecord
 from referee.outcomes import Outcomes, outcomes_from_records
 from referee.ratings import Bound, Mode, RatingTable, rate
+from referee.stats import BotStats, stats_headers, stats_table_rows
 from referee.text import visible
 
 HEADERS = ("Rank", "Bot", "Elo", "+-95%", "Games", "Score%", "Fool%", "AvgPlace", "Draws", "LOS(next)")
+#: What each column and the footer mean; ``durak leaderboard --help`` and the README show it.
+LEGEND = """\
+Rank       position by rating (ties broken by name)
+Elo        Bradley-Terry rating on the Elo scale; "> x" / "< x" a bound where the data alone cannot
+           place the bot (it never lost / never won), "~x" set by the prior only
++-95%      95% error bar of the rating relative to the anchor (empty for bounds)
+Games      games played
+Score%     points over pairwise comparisons in the rating mode, a draw half a point (fool: every
+           non-fool beats each fool, co-fools and drawn games draw; order: an earlier finisher
+           beats a later one, a shared place draws)
+Fool%      games the bot was a fool / its games
+AvgPlace   mean finishing place, 1 = best; tied players share 1 + the number strictly ahead
+Draws      drawn games (no fool) it played
+LOS(next)  likelihood of superiority over the next bot down: the probability that it is the
+           stronger of the two, from the ratings and their covariance
+footer     model | mode | anchor (what fixes the scale) | deals (the clusters of the error bars),
+           games | how the error bars were computed; then any disqualified bot and why"""
 _ALIGN = ("right", "left", "right", "right", "right", "right", "right", "right", "right", "right")
 
 
 @dataclass(frozen=True)
 class Row:
-    """One leaderboard line; percentages are 0-100, ``los_next`` is a probability (0-1)."""
+    """One leaderboard line; every share is a percentage, 0-100."""
 
     rank: int
     bot: str
@@ -59,7 +66,7 @@ class Row:
     fool_pct: float | None
     avg_place: float | None
     draws: int
-    los_next: float | None
+    los_next_pct: float | None
     disqualified: bool = False  # failed too often in a row; its remaining games were forfeits
 
 
@@ -122,7 +129,7 @@ def build_rows(source: Iterable[ResultRecord] | Outcomes, rating: RatingTable) -
             fool_pct=100.0 * s.fools / s.games if s.games else None,
             avg_place=s.place_sum / s.games if s.games else None,
             draws=s.draws,
-            los_next=bot.los_next,
+            los_next_pct=None if bot.los_next is None else 100.0 * bot.los_next,
             disqualified=s.disqualified,
         ))
     return rows
@@ -154,24 +161,26 @@ def _display(row: Row) -> list[str]:
         _fmt(row.fool_pct, ".1f"),
         _fmt(row.avg_place, ".2f"),
         str(row.draws),
-        "" if row.los_next is None else f"{100.0 * row.los_next:.1f}%",
+        "" if row.los_next_pct is None else f"{row.los_next_pct:.1f}%",
     ]
 
 
-def footer(meta: Meta) -> str:
+def footer(meta: Meta, disqualified: Mapping[str, str] | None = None) -> str:
     line = (f"{meta.model} | mode: {meta.mode} | anchor: {visible(meta.anchor)} | "
             f"{meta.clusters} deals (clusters), {meta.games} games | +-95%: {meta.errors}")
     if meta.prior:
         line += (f"\nThe data alone do not pin every rating: {meta.prior:g} virtual draw(s) per bot against"
                  " the pool mean; '> x' / '< x' are bounds, '~x' is set by that prior only.")
+    for name, why in sorted((disqualified or {}).items()):
+        line += f"\ndisqualified: {visible(name)}: {visible(why)}"
     return line
 
 
-def format_table(rows: list[Row], meta: Meta) -> str:
+def format_table(rows: list[Row], meta: Meta, disqualified: Mapping[str, str] | None = None) -> str:
     """A plain-text table (right-aligned numbers) followed by the footer."""
     body = tabulate([_display(r) for r in rows], headers=HEADERS, colalign=_ALIGN,
                     disable_numparse=True, tablefmt="simple")
-    return f"{body}\n{footer(meta)}"
+    return f"{body}\n{footer(meta, disqualified)}"
 
 
 # ---------------------------------------------------------------------------- csv / json
@@ -181,26 +190,60 @@ def _record(row: Row) -> dict[str, object]:
     """The machine form of a row: rounded numbers, no display strings."""
     out = asdict(row)
     for key, digits in (("elo", 2), ("ci95", 2), ("score_pct", 2), ("fool_pct", 2),
-                        ("avg_place", 4), ("los_next", 4)):
+                        ("avg_place", 4), ("los_next_pct", 2)):
         value = out[key]
         out[key] = None if value is None else round(float(value), digits)
     return out
 
 
-def format_csv(rows: list[Row]) -> str:
-    """CSV with a header of :class:`Row` field names; empty cells for missing values."""
+def format_csv(rows: Sequence[object]) -> str:
+    """CSV of dataclass rows (:class:`Row`, :class:`H2HPair`, :class:`BotStats`) with a header of their field
+    names: empty cells for missing values, ``true``/``false``, names escaped; a list or dict field becomes
+    one column per entry (``fool_pct_by_seat_0``, ``verdicts_timeout``)."""
+    records = [_flat(row) for row in rows]
+    names: list[str] = []
+    for record in records:
+        names += [name for name in record if name not in names]
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=[f.name for f in fields(Row)], lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=names, lineterminator="\n", restval="")
     writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if v is None else visible(v) if isinstance(v, str) else v
-                         for k, v in _record(row).items()})
+    for record in records:
+        writer.writerow({k: _csv_cell(v) for k, v in record.items()})
     return buf.getvalue()
 
 
-def format_json(rows: list[Row], meta: Meta) -> str:
-    """``{"meta": {...}, "rows": [...]}``, pretty-printed."""
-    return json.dumps({"meta": asdict(meta), "rows": [_record(r) for r in rows]}, indent=2)
+def _flat(row: object) -> dict[str, object]:
+    data = _record(row) if isinstance(row, Row) else asdict(row)  # type: ignore[call-overload]
+    out: dict[str, object] = {}
+    for key, value in data.items():
+        if isinstance(value, list):
+            out.update({f"{key}_{index}": item for index, item in enumerate(value)})
+        elif isinstance(value, dict):
+            out.update({f"{key}_{name}": item for name, item in value.items()})
+        else:
+            out[key] = value
+    return out
+
+
+def _csv_cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return visible(value) if isinstance(value, str) else value
+
+
+def format_json(rows: list[Row], meta: Meta, *, disqualified: Mapping[str, str] | None = None,
+                h2h: Sequence[H2HPair] | None = None, stats: Sequence[BotStats] | None = None) -> str:
+    """``{"meta": {...}, "rows": [...], "disqualified": {...}}`` (and ``"h2h"``, ``"stats"`` when given),
+    pretty-printed."""
+    document: dict[str, object] = {"meta": asdict(meta), "rows": [_record(r) for r in rows],
+                                   "disqualified": dict(sorted((disqualified or {}).items()))}
+    if h2h is not None:
+        document["h2h"] = [asdict(pair) for pair in h2h]
+    if stats is not None:
+        document["stats"] = [asdict(row) for row in stats]
+    return json.dumps(document, indent=2)
 
 
 # ---------------------------------------------------------------------------- head to head
@@ -224,15 +267,58 @@ def format_h2h(rating: RatingTable) -> str:
     return f"{table}\nrow bot's points vs column bot over their pairwise comparisons ({rating.mode} mode)"
 
 
+@dataclass(frozen=True)
+class H2HPair:
+    """What ``bot`` scored against ``opponent`` over their pairwise comparisons (the rating mode's)."""
+
+    bot: str
+    opponent: str
+    points: float
+    comparisons: float
+    score_pct: float | None
+
+
+def h2h_pairs(rating: RatingTable) -> list[H2HPair]:
+    """Every ordered pair of bots that met, in rank order."""
+    pairs = []
+    for a, bot in enumerate(rating.bots):
+        for b, opponent in enumerate(rating.bots):
+            count = float(rating.h2h_comparisons[a, b])
+            if a != b and count:
+                points = float(rating.h2h_points[a, b])
+                pairs.append(H2HPair(bot.name, opponent.name, points, count, round(100.0 * points / count, 2)))
+    return pairs
+
+
 def render(outcomes: Outcomes, mode: Mode = "fool", output_format: str = "table",
-           anchor: str | None = None, bootstrap: int = 0, h2h: bool = False) -> str:
-    """The whole leaderboard as text, as ``durak leaderboard`` prints it."""
+           anchor: str | None = None, bootstrap: int = 0, h2h: bool = False,
+           stats: Sequence[BotStats] | None = None) -> str:
+    """The whole leaderboard as text, as ``durak leaderboard`` prints it; ``stats``: per-bot statistics to add
+    (a table after the leaderboard, a ``"stats"`` list in JSON). A CSV is one table: the rows, or the
+    head-to-head pairs (``h2h``), or ``stats``; asking for both is a ValueError."""
     rating = rate(outcomes, mode, anchor=anchor, bootstrap=bootstrap)
     rows = build_rows(outcomes, rating)
+    disqualified = outcomes.disqualified
     if output_format == "csv":
-        text = format_csv(rows)
-    elif output_format == "json":
-        text = format_json(rows, build_meta(rating))
-    else:
-        text = format_table(rows, build_meta(rating))
-    return f"{text}\n\n{format_h2h(rating)}" if h2h else text
+        if h2h and stats is not None:
+            raise ValueError("a CSV holds one table: ask for --h2h or --stats, not both")
+        return format_csv(h2h_pairs(rating) if h2h else stats if stats is not None else rows)
+    if output_format == "json":
+        return format_json(rows, build_meta(rating), disqualified=disqualified,
+                           h2h=h2h_pairs(rating) if h2h else None, stats=stats)
+    text = format_table(rows, build_meta(rating), disqualified)
+    if h2h:
+        text += f"\n\n{format_h2h(rating)}"
+    if stats is not None:
+        text += f"\n\n{format_stats(stats)}"
+    return text
+
+
+def format_stats(stats: Sequence[BotStats]) -> str:
+    """The per-bot statistics as a plain-text table with a line saying what the columns mean."""
+    seats = max((len(r.games_by_seat) for r in stats), default=0)
+    cells = [[visible(row[0]), *row[1:]] for row in stats_table_rows(stats)]
+    body = tabulate(cells, headers=stats_headers(seats), colalign=("left",) + ("right",) * (len(cells[0]) - 1)
+                    if cells else (), disable_numparse=True, tablefmt="simple")
+    return (f"{body}\nFool%@s: fool rate in seat s; move times per decision (referee's clock; p99: 99th "
+            "percentile); strikes: replies inside the grace; the rest: games lost by that verdict")

@@ -41,6 +41,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     events: list[AnyEvent]
     strikes: list[int] = []  # per seat: replies after the move time, inside the grace (the last may be the verdict)
     stderr: list[list[StderrChunk]] = []  # per seat, what its bot wrote to stderr during the game (capped)
+    move_us: list[list[int]] = []  # per seat, each decision's time in microseconds (the referee's clock)
 
     def to_result_record(self) -> ResultRecord:
         """The rating-facing record (``durak play --json``, ``durak export``)."""
@@ -116,6 +117,7 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
         times=[_seat_times(client.move_times) for client in clients], events=list(game.events),
         strikes=[len(client.strikes) for client in clients],
         stderr=[client.take_stderr() for client in clients],
+        move_us=[[round(seconds * 1e6) for seconds in client.move_times] for client in clients],
     )
 
 

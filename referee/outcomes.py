@@ -9,8 +9,8 @@ straight from the compact ``outcome`` text a results database keeps beside each 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,7 @@ class Outcomes:
     size: IntArray  # per game: its seats, stored one game after another
     cluster: IntArray  # per game
     drawn: BoolArray  # per game: no fool
-    disqualified: frozenset[str] = frozenset()
+    disqualified: Mapping[str, str] = field(default_factory=dict)  # bot -> why it was disqualified
 
     @property
     def n_games(self) -> int:
@@ -78,7 +78,7 @@ class _Builder:
         self.deals.append(self.deal_index.setdefault(deal, len(self.deal_index)))
         self.fooled.append(has_fool)
 
-    def build(self, disqualified: Iterable[str]) -> Outcomes:
+    def build(self, disqualified: Mapping[str, str]) -> Outcomes:
         names = sorted(self.bot_index)
         by_name = np.empty(len(names), dtype=np.int64)
         by_name[[self.bot_index[n] for n in names]] = np.arange(len(names))
@@ -92,17 +92,18 @@ class _Builder:
         return Outcomes(
             bots=tuple(names), clusters=tuple(self.deal_index), bot=by_name[np.asarray(self.bots, dtype=np.int64)],
             place=place, fool=fool, size=size, cluster=np.asarray(self.deals, dtype=np.int64), drawn=drawn,
-            disqualified=frozenset(disqualified),
+            disqualified=dict(disqualified),
         )
 
 
-def outcomes_from_rows(rows: Iterable[tuple[str, str]], disqualified: Iterable[str] = ()) -> Outcomes:
-    """From ``(deal key, outcome text)`` rows, as a results database returns them."""
+def outcomes_from_rows(rows: Iterable[tuple[str, str]], disqualified: Mapping[str, str] | None = None) -> Outcomes:
+    """From ``(deal key, outcome text)`` rows, as a results database returns them; ``disqualified``: bot ->
+    why."""
     builder = _Builder()
     for deal, text in rows:
         names, places, has_fool = text.split("|")
         builder.add(deal, names.split(" "), map(int, places.split(" ")), has_fool == "1")
-    return builder.build(disqualified)
+    return builder.build(disqualified or {})
 
 
 def outcomes_from_records(records: Iterable[ResultRecord]) -> Outcomes:
@@ -112,11 +113,13 @@ def outcomes_from_records(records: Iterable[ResultRecord]) -> Outcomes:
         its last place.
     """
     builder = _Builder()
-    disqualified: set[str] = set()
+    disqualified: dict[str, str] = {}
     for record in records:
         _check(record)
         builder.add(record.deal, record.players, _places(record), bool(record.fools))
-        disqualified.update(v.bot for v in record.verdicts if v.kind == "disqualified")
+        for verdict in record.verdicts:
+            if verdict.kind == "disqualified":
+                disqualified.setdefault(verdict.bot, verdict.reason)
     return builder.build(disqualified)
 
 

@@ -121,3 +121,19 @@ def seat_of(names: Sequence[str], bot: str) -> int:
     if bot not in names:
         raise ReplayError(f"bot {bot!r} did not play this game (players: {', '.join(names)})")
     return list(names).index(bot)
+
+
+def replays_of_log(data: bytes) -> list[bytes]:
+    """The games of a ``durak play --log`` file (replays one after another), each as its replay's bytes."""
+    games: list[list[bytes]] = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            is_header = isinstance(_line_decoder.decode(line), ReplayHeader)
+        except msgspec.DecodeError as exc:
+            raise ReplayError(f"not a replay log: {exc}") from None
+        if is_header or not games:
+            games.append([])
+        games[-1].append(line)
+    return [b"\n".join(lines) + b"\n" for lines in games]

@@ -104,9 +104,9 @@ def test_tournament_replay_leaderboard_and_export_show_the_bots_words_escaped(ar
         run("leaderboard", db, "--format", output_format, "--h2h")
     exported = run("export", db)
     assert "\\u001b[2K" in exported and "\\u009b8m" in exported  # the data, JSON-escaped
-    # a changed version is refused, the bot's words escaped in the one-line error
-    version = 'dir = "bot"\nenv = { ESCAPER_VERSION = "2\\u001b[0m" }'
-    config.write_text(config.read_text().replace('dir = "bot"', version))
+    # a changed bot is refused, the names of its files (the entrant's words) escaped in the one-line error
+    (arena / "bot" / "x\x1b]0;owned\x07.txt").write_text("a new file")
     refused = run("tournament", str(config), "--db", db, "--jobs", "1", code=3)
-    assert refused == (r"durak: error: bot 'escaper' changed since its stored games (version '1\x1b]0;owned\x07' "
-                       "-> '2\\x1b[0m'); use --fresh to start a new tournament, or another --db\n")
+    assert refused.startswith(r"durak: error: bot 'escaper' changed since its stored games (x\x1b]0;owned\x07.txt "
+                              "added). Say what to do: --changed-bots replay")
+    assert refused.count("\n") == 1

@@ -64,8 +64,8 @@ def test_rows_hold_hand_computed_statistics(rows: list[Row]) -> None:
         assert r.fool_pct == pytest.approx(fool)
         assert r.avg_place == pytest.approx(place)
         assert r.identified and r.bound is None and r.ci95 is not None and r.ci95 > 0
-    assert all(r.los_next is not None and 0.5 <= r.los_next <= 1 for r in rows[:-1])
-    assert rows[-1].los_next is None
+    assert all(r.los_next_pct is not None and 50 <= r.los_next_pct <= 100 for r in rows[:-1])
+    assert rows[-1].los_next_pct is None
     assert sum(r.elo for r in rows) / 4 == pytest.approx(1500.0)
 
 
@@ -115,14 +115,15 @@ def test_table_shows_bounds() -> None:
 def test_csv_has_machine_columns_and_values(rows: list[Row]) -> None:
     parsed = list(csv.DictReader(io.StringIO(format_csv(rows))))
     assert list(parsed[0]) == ["rank", "bot", "elo", "ci95", "bound", "identified", "games", "score_pct",
-                               "fool_pct", "avg_place", "draws", "los_next", "disqualified"]
+                               "fool_pct", "avg_place", "draws", "los_next_pct", "disqualified"]
     for line, r in zip(parsed, rows, strict=True):
         assert line["bot"] == r.bot and int(line["rank"]) == r.rank
         assert float(line["elo"]) == pytest.approx(r.elo, abs=0.005)
         assert float(line["avg_place"]) == pytest.approx(EXPECTED[r.bot][3])
         assert float(line["fool_pct"]) == pytest.approx(EXPECTED[r.bot][2])
-        assert int(line["draws"]) == 1 and line["bound"] == "" and line["disqualified"] == "False"
-    assert parsed[-1]["los_next"] == ""
+        assert int(line["draws"]) == 1 and line["bound"] == "" and line["disqualified"] == "false"
+        assert line["identified"] == "true"
+    assert parsed[-1]["los_next_pct"] == ""
 
 
 def test_json_has_rows_and_meta(rows: list[Row]) -> None:
@@ -134,10 +135,11 @@ def test_json_has_rows_and_meta(rows: list[Row]) -> None:
     assert [r["bot"] for r in doc["rows"]] == [r.bot for r in rows]
     first = doc["rows"][0]
     assert set(first) == {"rank", "bot", "elo", "ci95", "bound", "identified", "games", "score_pct",
-                          "fool_pct", "avg_place", "draws", "los_next", "disqualified"}
+                          "fool_pct", "avg_place", "draws", "los_next_pct", "disqualified"}
     d = next(r for r in doc["rows"] if r["bot"] == "D")
     assert (d["games"], d["score_pct"], d["fool_pct"], d["avg_place"]) == (4, 30.0, 50.0, 2.75)
-    assert doc["rows"][-1]["los_next"] is None
+    assert doc["rows"][-1]["los_next_pct"] is None
+    assert 50 <= doc["rows"][0]["los_next_pct"] <= 100  # a percentage, like score_pct
 
 
 def test_json_and_csv_carry_bounds() -> None:

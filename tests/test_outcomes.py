@@ -40,7 +40,7 @@ def random_records(count: int, seed: int) -> list[ResultRecord]:
 def test_outcome_text_round_trips_to_the_same_columns() -> None:
     records = random_records(500, 1)
     direct = outcomes_from_records(records)
-    disqualified = {v.bot for r in records for v in r.verdicts}
+    disqualified = {v.bot: v.reason for r in records for v in r.verdicts}
     via_text = outcomes_from_rows(((r.deal, outcome_text(r)) for r in records), disqualified)
     for field in ("bot", "place", "fool", "size", "cluster", "drawn"):
         assert np.array_equal(getattr(direct, field), getattr(via_text, field)), field

@@ -103,15 +103,19 @@ def test_a_bot_failing_three_games_in_a_row_is_disqualified(tmp_path: Path) -> N
     config = write_config(tmp_path, {"good": "play", "bad": "crash"}, deals=5, extra="max_failures = 3")
     db = tmp_path / "t.db"
     summary = run_tournament(load_config(config), db, 1, False, io.StringIO())
-    assert summary.disqualified == ["bad"]
+    assert list(summary.disqualified) == ["bad"]
+    assert summary.disqualified["bad"].startswith("lost 3 games in a row by a verdict (the last: crash: bot exited")
     records = list(stored(db).values())
     kinds = [v.kind for r in records for v in r.verdicts]
     assert kinds.count("crash") == 3 and kinds.count("disqualified") == 7
     assert all(r.fools == ["bad"] for r in records)
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT disqualified FROM bots WHERE name = 'bad'").fetchone() == (1,)
+    assert all(v.reason.startswith("disqualified: lost 3 games in a row") for r in records for v in r.verdicts
+               if v.kind == "disqualified")
     board = CliRunner().invoke(app, ["leaderboard", str(db)])
     assert board.exit_code == 0 and "bad (disqualified)" in board.output
+    assert "disqualified: bad: lost 3 games in a row by a verdict (the last: crash:" in board.output
 
 
 def test_persistent_instances_never_meet_a_deal_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,7 +133,7 @@ def test_persistent_instances_never_meet_a_deal_twice(tmp_path: Path, monkeypatc
     player = worker.SlotPlayer(loaded, loaded.isolation([]))
     try:
         for slot in schedule(loaded.config, 5):
-            player.play(slot, [])
+            player.play(slot, {})
     finally:
         player.close()
     assert len(seen) == 3 * 3  # 3 bots x 3 rotations
@@ -228,7 +232,8 @@ def test_ctrl_c_stops_cleanly_keeps_finished_games_and_says_how_to_resume(tmp_pa
     run.send_signal(signal.SIGINT)
     _, err = run.communicate(timeout=30)
     assert run.returncode == 130, err
-    assert "interrupted:" in err and "run the same command again to resume" in err and "Traceback" not in err
+    assert "interrupted:" in err and f"to resume: durak tournament {config} --db {db}" in err
+    assert "Traceback" not in err
     kept = _count(db)
     assert 10 <= kept < 180
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
@@ -284,6 +289,9 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path) -> N
         def slot_of(self, key: str) -> Slot:
             return self.flying.popleft()
 
+        def games_in_flight(self) -> int:
+            return len(self.flying)
+
     class Nowhere:
         def save_slot(self, *args: object) -> None:
             pass
@@ -291,5 +299,6 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path) -> N
     pool, tournament = Pool(), SimpleNamespace(id=1)
     summary = runner.RunSummary(tournament, len(slots), 0)  # type: ignore[arg-type]
     progress = runner.Progress(len(slots), 0, stream=io.StringIO())
-    runner._run(Nowhere(), loaded, tournament, slots, pool, summary, set(), progress)  # type: ignore[arg-type]
+    run = runner._Run(Nowhere(), loaded, tournament, summary, {}, progress, {})  # type: ignore[arg-type]
+    run.play(slots, pool)  # type: ignore[arg-type]
     assert not pool.flying and pool.most == pool.size  # the pool stays full with the other deals' slots

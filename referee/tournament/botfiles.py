@@ -9,10 +9,12 @@ line naming the bot and the file (:class:`BotFilesError`), never a hang.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import stat
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,9 @@ MIB = 1 << 20
 #: Folders and file suffixes :func:`bot_files_sha256` leaves out.
 SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
 SKIPPED_SUFFIXES = (".pyc",)
+#: What the referee itself writes and an organizer may keep in a bot's folder (results databases and their
+#: journals, exports, logs): left out of a bot's files unless its ``files`` key names them.
+OUTPUT_PATTERNS = ("*.db", "*.db-wal", "*.db-shm", "*.db-journal", "*.sqlite", "*.sqlite3", "*.jsonl", "*.log")
 _CHUNK = MIB
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -43,23 +48,47 @@ CAPS = HashCaps()
 
 
 def bot_files_sha256(dir: Path, *, bot: str | None = None, caps: HashCaps = CAPS) -> str:
-    """SHA-256 (hex) identifying a bot's files: every regular file and symbolic link under ``dir``.
+    """SHA-256 (hex) over every file and link under ``dir`` (:func:`bot_files` with no patterns)."""
+    return bot_files(dir, bot=bot, caps=caps).sha256
+
+
+@dataclass(frozen=True)
+class BotFiles:
+    """A bot's files: each one's SHA-256 by its path relative to the folder, and the digest over them."""
+
+    manifest: dict[str, str]
+    sha256: str
+
+    def changes(self, old: dict[str, str]) -> list[str]:
+        """What differs from an older manifest, one entry per file: "bot.py changed", "notes.txt added"."""
+        names = sorted(set(old) | set(self.manifest))
+        return [f"{name} {'added' if name not in old else 'removed' if name not in self.manifest else 'changed'}"
+                for name in names if old.get(name) != self.manifest.get(name)]
+
+
+def bot_files(dir: Path, *, bot: str | None = None, include: Sequence[str] | None = None,
+              exclude: Sequence[str] = (), caps: HashCaps = CAPS) -> BotFiles:
+    """The files identifying a bot: every regular file and symbolic link under ``dir`` that ``include`` names
+    (all when None) and ``exclude`` does not.
+
+    Patterns are shell-style (:mod:`fnmatch`) and match the path relative to ``dir`` (``/``-separated; ``*``
+    also matches ``/``, so ``lib/*`` is everything under ``lib``); an ``exclude`` pattern without ``/`` matches
+    the file name in any folder too.
 
     The digest is taken over one line per entry, ``<sha256, hex>  <path>\\n`` (the ``sha256sum`` format),
-    with paths relative to ``dir``, ``/``-separated, sorted by their bytes. A regular file counts by the
-    SHA-256 of its content; a symbolic link by the SHA-256 of ``b"symlink:"`` and its target as written,
-    never followed (a file it points to inside the folder is hashed under its own path anyway). Left out:
-    ``__pycache__`` and ``.git`` folders, ``*.pyc`` files, and what is neither a file, a folder nor a link
-    (FIFOs, sockets, devices).
+    sorted by the paths' bytes. A regular file counts by the SHA-256 of its content; a symbolic link by the
+    SHA-256 of ``b"symlink:"`` and its target as written, never followed (a file it points to inside the
+    folder is hashed under its own path anyway). Left out: ``__pycache__`` and ``.git`` folders, ``*.pyc``
+    files, and what is neither a file, a folder nor a link (FIFOs, sockets, devices).
 
     :raises FileNotFoundError: ``dir`` is no folder.
-    :raises BotFilesError: a cap of ``caps`` is hit, or an entry cannot be read; the message names ``bot``
-        and the file.
+    :raises BotFilesError: a cap of ``caps`` is hit, an entry cannot be read, or an ``include`` pattern
+        matches no file; the message names ``bot`` and the file.
     """
     root = Path(dir)
     if not root.is_dir():
         raise FileNotFoundError(f"bot folder {str(root)!r} not found")
-    walk = _Walk(root, bot, caps)
+    walk = _Walk(root, bot, caps, _Selection(include, exclude))
     try:
         fd = os.open(root, _DIR_FLAGS)
     except OSError as exc:
@@ -68,19 +97,38 @@ def bot_files_sha256(dir: Path, *, bot: str | None = None, caps: HashCaps = CAPS
         walk.folder(fd, b"")
     finally:
         os.close(fd)
+    for pattern in include or ():
+        if not any(fnmatch.fnmatchcase(os.fsdecode(path), pattern) for path, _ in walk.lines):
+            who = f"bot {bot!r}: " if bot is not None else ""
+            raise BotFilesError(f"{who}files pattern {pattern!r} matches no file in {str(root)!r}")
     digest = hashlib.sha256()
     for path, content in sorted(walk.lines):
         digest.update(content.encode() + b"  " + path + b"\n")
-    return digest.hexdigest()
+    return BotFiles({os.fsdecode(path): content for path, content in sorted(walk.lines)}, digest.hexdigest())
+
+
+@dataclass(frozen=True)
+class _Selection:
+    include: Sequence[str] | None
+    exclude: Sequence[str]
+
+    def wants(self, relative: bytes) -> bool:
+        path = os.fsdecode(relative)
+        name = path.rpartition("/")[2]
+        if any(fnmatch.fnmatchcase(path, p) or ("/" not in p and fnmatch.fnmatchcase(name, p))
+               for p in self.exclude):
+            return False
+        return self.include is None or any(fnmatch.fnmatchcase(path, p) for p in self.include)
 
 
 class _Walk:
     """One walk over a bot's folder: the lines found so far and what is left of each cap."""
 
-    def __init__(self, root: Path, bot: str | None, caps: HashCaps) -> None:
+    def __init__(self, root: Path, bot: str | None, caps: HashCaps, selection: _Selection) -> None:
         self.root = root
         self.bot = bot
         self.caps = caps
+        self.selection = selection
         self.deadline = time.monotonic() + caps.seconds
         self.total = 0
         self.lines: list[tuple[bytes, str]] = []
@@ -108,12 +156,12 @@ class _Walk:
             relative = prefix + name
             self.check_time(relative)
             if entry.is_symlink():
-                if not _skipped(name):
+                if not _skipped(name) and self.selection.wants(relative):
                     self.add(relative, hashlib.sha256(b"symlink:" + os.readlink(name, dir_fd=fd)).hexdigest())
             elif entry.is_dir(follow_symlinks=False):
                 if name.decode(errors="replace") not in SKIPPED_DIRS:
                     self.subfolder(fd, name, relative)
-            elif entry.is_file(follow_symlinks=False) and not _skipped(name):
+            elif entry.is_file(follow_symlinks=False) and not _skipped(name) and self.selection.wants(relative):
                 content = self.content(fd, name, relative)
                 if content is not None:
                     self.add(relative, content)

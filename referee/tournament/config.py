@@ -2,9 +2,9 @@
 
 ``sample_bots/tournament.toml`` is the annotated contract. Its layout: top-level keys first (``name``,
 ``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``tables``,
-``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``), then the tables ``[rules]`` (rule options,
-RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` table per bot (``name``,
-``command``, ``dir``, ``env``). Unknown keys and values of the wrong type are rejected.
+``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``, ``preflight``), then the tables ``[rules]``
+(rule options, RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` table per bot
+(``name``, ``command``, ``dir``, ``env``, ``files``). Unknown keys and values of the wrong type are rejected.
 
 Bots: ``command`` is an argv array or a string split like a shell (:func:`shlex.split`); every word that is
 exactly ``{python}`` becomes the referee's own interpreter (``sys.executable``), so Python bots that import
@@ -53,6 +53,7 @@ Format = Literal["round_robin", "sampled", "gauntlet"]
 Rotations = Literal["cyclic", "all"]
 Restart = Literal["never", "game"]
 Sandbox = Literal["none", "process", "bwrap"]
+Preflight = Literal["stop", "disqualify"]
 
 #: The allowed values of the keys whose type is a choice, for error messages.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -60,6 +61,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "rotations": ("cyclic", "all"),
     "restart": ("never", "game"),
     "sandbox": ("none", "process", "bwrap"),
+    "preflight": ("stop", "disqualify"),
 }
 #: The error for a ``seed`` key: a config is readable by bots at the weak levels, so it holds no secret.
 SEED_KEY_ERROR = ("key 'seed': a config must not hold the tournament seed (bots may be able to read it): remove "
@@ -84,6 +86,7 @@ class BotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     command: str | list[str]
     dir: str | None = None
     env: dict[str, str] = {}
+    files: list[str] | None = None  # the files that identify the bot (patterns); None: the folder's
 
 
 class TimeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -121,6 +124,7 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     pause: bool = True
     sandbox: Sandbox = "bwrap"
     max_failures: int = 3
+    preflight: Preflight = "stop"
     rules: dict[str, bool | int | str | None] = {}
     time: TimeConfig = msgspec.field(default_factory=TimeConfig)
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
@@ -135,6 +139,13 @@ class ResolvedBot:
     argv: list[str]
     dir: Path
     env: dict[str, str]
+    files: tuple[str, ...] | None = None  # the ``files`` key: patterns of the files that identify the bot
+    words: tuple[str, ...] = ()  # the command as written (``{python}`` kept): part of the bot's identity
+
+    def settings(self) -> dict[str, object]:
+        """What of the config defines this bot, beside its files: a change makes it another bot."""
+        return {"command": list(self.words), "env": dict(sorted(self.env.items())),
+                "files": None if self.files is None else list(self.files)}
 
 
 @dataclass(frozen=True)
@@ -175,7 +186,7 @@ class LoadedConfig:
         gives the fingerprint a database made before seeds left the config stored for ``seed = N``.
 
         Not covered: the bots and ``deals``/``tables``, which may grow (bot identity is checked separately from
-        file hashes), nor time controls, limits, restart, pause and max_failures, which do not change which
+        file hashes), nor time controls, limits, restart, pause, max_failures and preflight, which do not change which
         deals are dealt to which seats. Exception: in the ``sampled`` format the tables drawn depend on the
         whole field, so there the sorted bot names are covered too (adding a bot to a sampled tournament is a
         changed schedule; more tables extend it).
@@ -408,7 +419,16 @@ class _Checker:
         folder = Path(os.path.abspath(self.folder / os.path.expanduser(bot.dir)))
         if not folder.is_dir():
             raise self.error(f"{key}.dir", f"folder {str(folder)!r} not found", name)
-        return ResolvedBot(name=name, argv=argv, dir=folder, env=dict(bot.env))
+        for pattern in bot.files or ():
+            if not pattern or pattern.startswith("/") or "\0" in pattern:
+                raise self.error(f"{key}.files", f"{pattern!r}: a pattern names files relative to the bot's dir",
+                                 name)
+        if bot.files is not None and not bot.files:
+            raise self.error(f"{key}.files", "empty: name the files that identify the bot, or leave the key out",
+                             name)
+        words = shlex.split(bot.command) if isinstance(bot.command, str) else list(bot.command)
+        return ResolvedBot(name=name, argv=argv, dir=folder, env=dict(bot.env),
+                           files=None if bot.files is None else tuple(bot.files), words=tuple(words))
 
     def split_command(self, key: str, bot: BotConfig) -> list[str]:
         if isinstance(bot.command, str):

@@ -50,6 +50,13 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """A line of its own (a bar being drawn is ended first), shown at once."""
+        if self.is_tty and self._drawn_done >= 0:
+            self.stream.write("\n")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
     def _draw(self, now: float) -> None:
         self._last_draw = now
         self._drawn_done = self.done

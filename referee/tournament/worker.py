@@ -9,6 +9,7 @@ bot plays only rotation r, so no process ever meets the same deal twice.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import msgspec
@@ -34,7 +35,7 @@ class WorkerSetup(msgspec.Struct, frozen=True):
 
 class Job(msgspec.Struct, frozen=True):
     slot: Slot
-    disqualified: list[str] = []  # bots whose seats forfeit without starting them
+    disqualified: dict[str, str] = {}  # bots whose seats forfeit without starting them, and why
 
 
 class Disqualified(BotError):
@@ -47,11 +48,11 @@ class DisqualifiedClient(BotClient):
     """Stands in for a disqualified bot: it forfeits every game at the start."""
 
     def start(self) -> BotHello:
-        raise Disqualified(f"disqualified after failing {self.failures} games in a row")
+        raise Disqualified(f"disqualified: {self.why}")
 
-    def __init__(self, name: str, failures: int) -> None:
+    def __init__(self, name: str, why: str) -> None:
         super().__init__(name, BotCommand(["disqualified"]))
-        self.failures = failures
+        self.why = why
 
 
 class SlotDone(msgspec.Struct, frozen=True):
@@ -82,24 +83,33 @@ class SlotPlayer:
                 time_control=self.loaded.time_control(), pause_between_turns=config.pause, isolation=self.isolation)
         return self.clients[key]
 
-    def play(self, slot: Slot, disqualified: list[str]) -> list[GameRecord]:
+    def play(self, slot: Slot, disqualified: dict[str, str]) -> list[GameRecord]:
         restart = self.loaded.config.restart == "game"
         instance = 0 if restart else instance_for(slot)
-        failures = self.loaded.config.max_failures
-        clients = [DisqualifiedClient(name, failures) if name in disqualified else self.client(name, instance)
-                   for name in slot.table]
+        clients = [DisqualifiedClient(name, disqualified[name]) if name in disqualified
+                   else self.client(name, instance) for name in slot.table]
         records = play_series(self.loaded.rules, clients, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
                               deal_key=slot.deal_key, bot_seed=derive_seed(slot.deal_seed, "bots", slot.rotation),
                               on_game=(lambda _record: self._stop(clients)) if restart else None)
         return records
 
     @staticmethod
-    def _stop(clients: list[BotClient]) -> None:
+    def _stop(clients: list[BotClient], grace: float = 0.5) -> None:
         for client in clients:
-            client.stop()
+            client.stop(grace)
 
-    def close(self) -> None:
-        self._stop(list(self.clients.values()))
+    def close(self, grace: float = 0.5) -> None:
+        """Stop every bot process; each gets ``grace`` seconds to exit on its own."""
+        self._stop(list(self.clients.values()), grace)
+
+
+class _Stopped(BaseException):
+    """SIGTERM from the coordinator: the slot in flight is abandoned (a BaseException: no handler of a bot's
+    errors may swallow it)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Stopped()
 
 
 def main() -> None:
@@ -112,14 +122,19 @@ def main() -> None:
     player = SlotPlayer(loaded, loaded.isolation(setup.protected, allow_root=setup.bots_as_root))
     job_decoder = msgspec.json.Decoder(Job)
     encoder = msgspec.json.Encoder()
+    grace = 0.5
+    signal.signal(signal.SIGTERM, _on_sigterm)  # the run is stopped: stop the bots at once, store nothing
     try:
         while line := read():
             job = job_decoder.decode(line)
             done = SlotDone(slot_key=job.slot.key, games=player.play(job.slot, job.disqualified))
             out.write(encoder.encode(done) + b"\n")
             out.flush()
+    except _Stopped:
+        grace = 0.0
     finally:
-        player.close()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the cleanup is not cut short
+        player.close(grace)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ FILE, so a restarted bot plays correctly. ``fork=1`` first forks a child that sl
 "forked PID" to stderr). ``fill=FOLDER`` first writes 1 MiB files there until a write fails; ``deep=N`` first
 builds a folder chain N deep in its TMPDIR (both print what they did to stderr). ``term=ignore`` ignores
 SIGTERM, so only SIGKILL stops it. ``saw=1`` writes "saw N" to stderr at each request, N the game's events
-it has been sent so far (this request's too), and "over N" at game over. Standard library
+it has been sent so far (this request's too), and "over N" at game over. ``version=flip`` reports a new version in
+every handshake. Standard library
 only: it runs under ``python -S``.
 """
 import json
@@ -195,7 +196,8 @@ def main() -> None:
             if armed and behaviour == "mute":
                 continue
             version = 99 if armed and behaviour == "bad_version" else received["protocol"]
-            send(message(type="hello", protocol=version, name=behaviour, version="1"))
+            named = str(time.time_ns()) if options.get("version") == "flip" else "1"  # a new one every start
+            send(message(type="hello", protocol=version, name=behaviour, version=named))
         elif received["type"] == "request":
             requests += 1
             if saw:
