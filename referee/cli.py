@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -38,7 +38,11 @@ from referee.exitcodes import ExitCode
 from referee.leaderboard import render
 from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
 from referee.ratings import AnchorError
-from referee.replay import ReplayError, parse_replay, seat_of, tell
+from referee.replay import ReplayError, parse_replay, replay_lines, seat_of, tell
+from referee.report.game_data import game_data
+from referee.report.page import PageWriteError, viewer_page, write_private
+from referee.report.tournament_data import ReportError
+from referee.report.tournament_page import LiveReport, ReportWriter
 from referee.results import ResultsReadError, load_outcomes
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
@@ -94,11 +98,11 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except (RulesError, InvalidDealError, BotArgError, ResultsReadError, ReplayError, AnchorError,
-            ConfigError, BotFilesError, SeedFileError, TournamentError) as exc:
+            ConfigError, BotFilesError, SeedFileError, TournamentError, ReportError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.CONFIG) from None
-    except (ResultsWriteError, StoreError) as exc:
+    except (ResultsWriteError, StoreError, PageWriteError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.DATABASE) from None
@@ -129,10 +133,16 @@ SandboxOption = Annotated[str | None, typer.Option(
     "--sandbox", help="Bot isolation: bwrap (default: bubblewrap with its own uid, cgroups, seccomp, private "
                       "files, no network), process (weaker, opt-in: no private files), or none (trusted bots). "
                       "See docs/ISOLATION.md.")]
+PrivateOption = Annotated[bool, typer.Option(
+    "--private", help="Put every bot's stderr in the report (the organizer's own copy: stderr is private to "
+                      "its bot). Left out by default.")]
 RootOption = Annotated[bool, typer.Option(
     "--bots-as-root", help="Trusted bots only: at the process level, run a bot as root (with a warning) where "
                            "its own uid cannot reach its files, instead of refusing it.")]
 VariantArg = Annotated[str, typer.Option("--variant", "-v", help=f"One of {', '.join(VARIANTS)}.")]
+HtmlOption = Annotated[str | None, typer.Option(
+    "--html", help="Also write the replay viewer: one HTML page (mode 600) that works offline, cards drawn, "
+                   "stepped with buttons or arrow keys.")]
 SetOption = Annotated[list[str] | None, typer.Option("--set", help="A rule option, OPTION=VALUE (repeatable).")]
 
 
@@ -212,6 +222,7 @@ def play(
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="Give the bots an environment variable, NAME=VALUE, or to one seat SEAT:NAME=VALUE (a seat "
                       "number or bot name); repeatable. Bots get nothing else of this environment.")] = None,
+    html: HtmlOption = None,
     sandbox: SandboxOption = None,
     bots_as_root: RootOption = False,
 ) -> None:
@@ -228,7 +239,11 @@ def play(
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
             sandbox=sandbox or "bwrap", bots_as_root=bots_as_root, stderr=tuple(stderr or ()), env=tuple(env or ()),
         )
-        run_play(options, typer.echo)
+        if html is not None:
+            _check_writable(html)
+        records = run_play(options, typer.echo)
+        if html is not None:
+            write_private(html, viewer_page([game_data(replay_lines(r), strikes=r.strikes) for r in records]))
 
 
 @app.command(name="check-bot")
@@ -281,6 +296,11 @@ def tournament(
         "--seed-file", help="A new tournament's seed: a file holding one integer that only you can read (mode "
                             "600; others are refused). Default: drawn at the first run. Either way the database "
                             "keeps it (no config may hold it); durak seed DB prints it.")] = None,
+    report: Annotated[str | None, typer.Option(
+        "--report", help="Keep an HTML report of the tournament (durak report) in this file while it runs: "
+                         "rewritten every few seconds, mode 600; the page reloads itself. A deal's games "
+                         "appear once all its seat rotations are stored.")] = None,
+    private: PrivateOption = False,
     bots_as_root: RootOption = False,
 ) -> None:
     """Run a tournament, resuming from the database, then print the leaderboard.
@@ -294,8 +314,11 @@ def tournament(
     with reported_errors():
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(db) if db is not None else Path(Path(config).stem + ".db")
-        summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
-                                 seed_file=Path(seed_file) if seed_file is not None else None)
+        if report is not None:
+            _check_writable(report)
+        with LiveReport(db_path, report, private=private) if report is not None else nullcontext():
+            summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
+                                     seed_file=Path(seed_file) if seed_file is not None else None)
         typer.echo(f"tournament '{visible(summary.tournament.name)}' in {db_path}: {summary.played} games played "
                    f"now, {summary.stored_before + summary.played}/{summary.total_games} stored")
         if summary.disqualified:
@@ -388,9 +411,14 @@ def replay(
         "--seat", help="Tell only what this bot saw, with what it wrote to stderr beside its moves.")] = None,
     stderr: Annotated[bool, typer.Option(
         "--stderr", help="The organizer's view: every seat's stderr beside its moves.")] = False,
+    html: HtmlOption = None,
 ) -> None:
     """Tell a stored game as a person would read it, every hand shown; --seat BOT shows that bot's view and its
-    own stderr (no other bot's), --stderr every bot's."""
+    own stderr (no other bot's), --stderr every bot's.
+
+    With --html FILE, write the replay viewer instead: with --seat it holds only what that bot saw and its own
+    stderr, never another hand; all-seeing, bots' stderr only with --stderr.
+    """
     with reported_errors():
         try:
             with Store(db, create=False) as store:
@@ -399,8 +427,46 @@ def replay(
             raise ResultsReadError(str(exc)) from None
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
+        if html is not None:
+            write_private(html, viewer_page([game_data(data, written, seat=seat_index, private=stderr)]))
+            typer.echo(f"wrote {html}")
+            return
         for line in tell(data, seat_index, written if seat is not None or stderr else None):
             typer.echo(line)
+
+
+@app.command()
+def report(
+    db: Annotated[str, typer.Argument(help="A results database.")],
+    tournament: Annotated[int | None, typer.Option(
+        "--tournament", help="The tournament's number in the database (default: the active one).")] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="The HTML file (default: DB's name + .html). Past 500 games the games' replays go "
+                               "in FILE.files/ beside it.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="Rating mode: fool or order.")] = "fool",
+    private: PrivateOption = False,
+) -> None:
+    """Write a tournament's report: one HTML page that works offline (file://), mode 600.
+
+    The header (rules, time controls, referee version, bot file hashes; never the seed), the leaderboard
+    as a chart and a table, head to head, how the ratings settled, and the games, each opening in the replay
+    viewer. A deal's games appear once all its seat rotations are stored.
+    """
+    with reported_errors():
+        if mode not in ("fool", "order"):
+            raise RulesError(f"--mode must be fool or order, not {mode!r}")
+        if not is_database(db):
+            raise ResultsReadError(f"{db!r} is not a results database")
+        target = Path(output) if output is not None else Path(Path(db).stem + ".html")
+        files = ReportWriter(db, target, tournament=tournament, mode=mode, private=private).write()  # type: ignore[arg-type]
+        typer.echo(f"wrote {target}: {files.games} games, {files.page_bytes + files.game_bytes:,} bytes")
+
+
+def _check_writable(path: str) -> None:
+    """Refuse a page path whose folder is missing before any game is played for it."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise PageWriteError(f"cannot write {path!r}: no folder {str(folder)!r}")
 
 
 @app.command()

@@ -294,7 +294,7 @@ class Store:
             "SELECT id, deal_key, record FROM games WHERE tournament_id = ? ORDER BY id",
             (self._chosen(tournament_id),))]
 
-    def replays_by_id(self, ids: list[int]) -> Iterator[tuple[int, bytes, list[object], list[int] | None]]:
+    def replays_by_id(self, ids: list[int]) -> Iterator[tuple[int, bytes, list[list[StderrChunk]], list[int] | None]]:
         """Each game's id, replay (JSON lines), per-seat stderr and strikes, for the given game ids."""
         decoder = msgspec.json.Decoder(ResultRecord)
         for start in range(0, len(ids), 500):
@@ -302,7 +302,7 @@ class Store:
             rows = self._query(f"SELECT id, replay, stderr, record FROM games WHERE id IN "
                                f"({','.join('?' * len(batch))}) ORDER BY id", tuple(batch))
             for gid, replay, stderr, record in rows:
-                yield (gid, zlib.decompress(replay), msgspec.json.decode(zlib.decompress(stderr)),
+                yield (gid, zlib.decompress(replay), decode_stderr(zlib.decompress(stderr)),
                        decoder.decode(record).strikes)
 
     # -- plumbing ------------------------------------------------------------------------

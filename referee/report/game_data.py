@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from protocol.events import ActionTaken
+from protocol.records import StderrChunk
 from referee.narrate import describe_event, describe_result
 from referee.replay import parse_replay
 from referee.report.steps import Step, replay_steps
@@ -22,30 +23,12 @@ from referee.text import visible
 GAME_DATA_VERSION = 1
 
 
-class StderrChunk(msgspec.Struct, frozen=True):
-    """What a bot wrote to stderr while it decided the move that produced ``events[after:]``."""
-
-    after: int
-    text: str
-
-
-def stderr_chunks(stored: Sequence[object]) -> list[list[StderrChunk]]:
-    """Each seat's stderr as chunks: a stored seat is a list of chunks, or (older rows) one string."""
-    seats: list[list[StderrChunk]] = []
-    for seat in stored:
-        if isinstance(seat, str):
-            seats.append([StderrChunk(0, seat)] if seat else [])
-        else:
-            seats.append(msgspec.convert(seat, list[StderrChunk]))
-    return seats
-
-
-def game_data(replay: bytes, stderr: Sequence[object] = (), *, seat: int | None = None, private: bool = False,
+def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: int | None = None, private: bool = False,
               game_id: int | None = None, strikes: Sequence[int] | None = None) -> dict[str, Any]:
     """The viewer's data for one stored game (``replay`` as JSON lines).
 
     Args:
-        stderr: each seat's stored stderr (see :func:`stderr_chunks`).
+        stderr: each seat's stderr chunks, as stored.
         seat: only what this seat saw; None for every hand.
         private: with ``seat`` None, every bot's stderr too (the organizer's own copy).
         game_id: the database's number for the game, when it has one.
@@ -59,8 +42,7 @@ def game_data(replay: bytes, stderr: Sequence[object] = (), *, seat: int | None 
         result = msgspec.structs.replace(result, reason=None)
         verdicts = [msgspec.structs.replace(v, reason="") if v.seat != seat else v for v in verdicts]
     names = [visible(name) for name in header.names]
-    chunks = stderr_chunks(stderr)
-    shown_stderr = [chunks[s] if s < len(chunks) and (s == seat or (seat is None and private)) else []
+    shown_stderr = [stderr[s] if s < len(stderr) and (s == seat or (seat is None and private)) else []
                     for s in range(len(header.names))]
     return {
         "v": GAME_DATA_VERSION,
@@ -80,7 +62,7 @@ def game_data(replay: bytes, stderr: Sequence[object] = (), *, seat: int | None 
         "verdicts": msgspec.to_builtins(verdicts),
         "times": msgspec.to_builtins(end.times),
         "strikes": None if strikes is None else list(strikes),
-        "stderr": [[msgspec.to_builtins(c) for c in seat_chunks] for seat_chunks in shown_stderr],
+        "stderr": [[{"after": c.after, "text": c.text} for c in chunks] for chunks in shown_stderr],
     }
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import os
 import tempfile
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,16 +36,13 @@ def asset(name: str) -> str:
     return resources.files("referee.report").joinpath(*name.split("/")).read_text(encoding="utf-8")
 
 
-def page(title: str, body: str, data: dict[str, str], scripts: list[str], *, refresh: int | None = None,
-         external: Sequence[str] = ()) -> str:
+def page(title: str, body: str, data: dict[str, str], scripts: list[str]) -> str:
     """A whole HTML document.
 
     Args:
         body: trusted markup (the template's own, never data).
         data: element id -> JSON text (from :func:`script_json`).
         scripts: asset names inlined in order.
-        refresh: seconds after which the page reloads itself (a live report).
-        external: relative script paths loaded after the inlined ones (data chunks beside the page).
     """
     head = [
         "<!doctype html>",
@@ -54,13 +50,10 @@ def page(title: str, body: str, data: dict[str, str], scripts: list[str], *, ref
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f'<meta name="generator" content="durak-referee {html.escape(__version__)}">',
     ]
-    if refresh is not None:
-        head.append(f'<meta http-equiv="refresh" content="{int(refresh)}">')
     head += [f"<title>{html.escape(title)}</title>", f"<style>{asset('assets/style.css')}</style>", "</head>"]
     parts = [*head, "<body>", body]
     parts += [f'<script type="application/json" id="{html.escape(key)}">{text}</script>' for key, text in data.items()]
     parts += [f"<script>{_inline_script(asset(name))}</script>" for name in scripts]
-    parts += [f'<script src="{html.escape(src)}"></script>' for src in external]
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

@@ -109,7 +109,7 @@
         ],
       },
       options: { indexAxis: "y", animation: false, maintainAspectRatio: false, responsive: true,
-        scales: { x: { title: { display: true, text: "Elo (95% interval)" } } } },
+        scales: { x: { beginAtZero: false, title: { display: true, text: "Elo (95% interval)" } } } },
     });
   }
 
@@ -315,7 +315,12 @@
   if (window.DurakStats) window.DurakStats(data, $("stats"));
   filters();
   gameList();
-  if (data.live) $("live").textContent = "live: this page reloads itself every " + data.live + " s";
+  if (data.live) {
+    // A live tournament: reload for fresh data, but never under a reader who has a game open.
+    $("live").textContent = "live: the tournament is running; this page reloads itself every " + data.live +
+      " s while no game is open";
+    setInterval(() => { if ($("viewer-panel").hidden) location.reload(); }, data.live * 1000);
+  }
   document.body.dataset.ready = "1";
   fromFragment();
 })();

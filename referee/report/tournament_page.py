@@ -1,0 +1,167 @@
+"""The tournament report as files: one HTML page and, for large tournaments, chunks of game data beside it.
+
+The page embeds the report data once; each shown game's viewer data is compressed (zlib, base64) into a
+chunk by game id (``id // CHUNK_GAMES``), inline in the page up to ``inline_games`` games, else in
+``FILE.files/chunk-K.js`` files the page loads when a game is opened (``<script src>`` works from
+``file://``, where ``fetch`` does not). A chunk changes only when a game in its id range is first shown,
+so a live report (:class:`ReportWriter`) rewrites only those, and compresses each game once.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import msgspec
+
+from referee.ratings import Mode
+from referee.report.page import PageWriteError, page, script_json, write_private
+from referee.report.tournament_data import report_data, viewer_games
+from referee.store import Store, StoreError
+
+LOGGER = logging.getLogger("durak")
+
+#: Games per chunk of viewer data.
+CHUNK_GAMES = 250
+#: Up to this many shown games, the chunks are inline in the page (one file); beyond, files beside it.
+INLINE_GAMES = 500
+
+REPORT_BODY = """<main>
+<h1 id="title">Durak tournament</h1>
+<p id="live" class="warning"></p>
+<section id="header"><dl class="kv" id="header-kv"></dl>
+<h3>Bots</h3>
+<table id="bots-table"><thead><tr><th class="text">bot</th><th class="text">version</th>
+<th class="text">file hash (SHA-256)</th></tr></thead><tbody></tbody></table></section>
+<section id="leaderboard"><h2>Leaderboard</h2>
+<div class="chart"><canvas id="elo-chart" aria-label="Elo with 95% intervals"></canvas></div>
+<table id="leaderboard-table"><thead><tr></tr></thead><tbody></tbody></table>
+<p class="legend" id="leaderboard-meta"></p><dl class="legend" id="leaderboard-legend"></dl></section>
+<section id="head-to-head"><h2>Head to head</h2><table id="h2h-table" class="h2h"><thead></thead><tbody></tbody>
+</table><p class="legend" id="h2h-note"></p></section>
+<section id="stats"><h2>Per-bot statistics</h2></section>
+<section id="ratings-history"><h2>How the ratings settled</h2>
+<div class="chart"><canvas id="history-chart" aria-label="Elo against games played"></canvas></div>
+<p class="legend">Each point is a fit over the games stored up to it.</p></section>
+<section id="games"><h2>Games</h2>
+<div class="filters"><select id="filter-bot"></select><select id="filter-fool"></select>
+<select id="filter-verdict"></select><select id="filter-end"></select><span id="games-count"></span></div>
+<table id="games-table" class="games"><thead><tr><th>id</th><th class="text">game</th><th class="text">players</th>
+<th class="text">fool</th><th class="text">end</th><th class="text">verdicts</th></tr></thead><tbody></tbody></table>
+<button type="button" id="more-games" hidden>show more</button></section>
+<section id="viewer-panel" hidden><button type="button" id="close-viewer">close</button>
+<span id="viewer-status"></span><div id="viewer"></div></section>
+</main>"""
+
+SCRIPTS = ["vendor/chart.umd.min.js", "assets/viewer.js", "assets/stats.js", "assets/report.js"]
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """What a report came to: its games, and the bytes of the page and of its game data."""
+
+    games: int
+    page_bytes: int
+    game_bytes: int  # compressed viewer data of every shown game (inline or in chunk files)
+
+    @property
+    def bytes_per_game(self) -> float:
+        return (self.page_bytes + self.game_bytes) / self.games if self.games else 0.0
+
+
+class ReportWriter:
+    """Writes a database's report, again and again (a live tournament), compressing each game once."""
+
+    def __init__(self, db: str | Path, output: str | Path, *, tournament: int | None = None,
+                 mode: Mode = "fool", private: bool = False, refresh: int | None = None,
+                 inline_games: int = INLINE_GAMES) -> None:
+        self.db, self.output = Path(db), Path(output)
+        self.tournament, self.mode, self.private = tournament, mode, private
+        self.refresh, self.inline_games = refresh, inline_games
+        self._packed: dict[int, str] = {}
+        self._written: dict[int, int] = {}  # chunk -> games in it when last written
+
+    @property
+    def folder(self) -> Path:
+        return self.output.with_name(self.output.name + ".files")
+
+    def write(self) -> ReportFiles:
+        """Read the database and (re)write the report."""
+        with Store(self.db, create=False) as store:
+            data = report_data(store, self.tournament, mode=self.mode)
+            fresh = [gid for gid in data.shown if gid not in self._packed]
+            for gid, game in viewer_games(store, fresh, private=self.private):
+                self._packed[gid] = _pack(game)
+        chunks: dict[int, dict[str, str]] = {}
+        for gid in data.shown:
+            chunks.setdefault(gid // CHUNK_GAMES, {})[str(gid)] = self._packed[gid]
+        inline = len(data.shown) <= self.inline_games
+        page_data = {**data.page, "chunks": {"size": CHUNK_GAMES, "folder": f"{self.folder.name}/"},
+                     "live": self.refresh}
+        embedded = {"report-data": script_json(page_data)}
+        if inline:
+            embedded.update({f"chunk-{k}": script_json(c) for k, c in sorted(chunks.items())})
+        else:
+            self._write_chunks(chunks)
+        title = f"Durak tournament: {data.page['header']['name']}"
+        text = page(title, REPORT_BODY, embedded, SCRIPTS)
+        write_private(self.output, text)
+        game_bytes = sum(len(v) for c in chunks.values() for v in c.values())
+        return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()), game_bytes=game_bytes)
+
+    def _write_chunks(self, chunks: dict[int, dict[str, str]]) -> None:
+        try:
+            self.folder.mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise PageWriteError(f"cannot make {str(self.folder)!r}: {exc.strerror}") from None
+        for k, content in sorted(chunks.items()):
+            if self._written.get(k) == len(content) and (self.folder / f"chunk-{k}.js").exists():
+                continue
+            # JSON of ids and base64 is also JavaScript; script_json keeps "</" out all the same.
+            write_private(self.folder / f"chunk-{k}.js", f"durakChunk({k},{script_json(content)});\n")
+            self._written[k] = len(content)
+
+
+def _pack(game: dict[str, object]) -> str:
+    return base64.b64encode(zlib.compress(msgspec.json.encode(game), 9)).decode()
+
+
+class LiveReport:
+    """While a tournament runs, its report rewritten every ``interval`` seconds from a thread (the page reloads
+    itself meanwhile); once it stops, written a last time without reloads. A failed write is a warning."""
+
+    def __init__(self, db: str | Path, output: str | Path, *, interval: float = 5.0, private: bool = False) -> None:
+        self.interval = interval
+        self._writer = ReportWriter(db, output, private=private, refresh=max(1, round(interval)))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="durak-report", daemon=True)
+        self._warned: set[str] = set()
+
+    def __enter__(self) -> LiveReport:
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._writer.refresh = None
+        self._write()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._write()
+
+    def _write(self) -> None:
+        try:
+            self._writer.write()
+        except (StoreError, PageWriteError, ValueError) as exc:
+            message = str(exc)
+            if message not in self._warned:
+                self._warned.add(message)
+                LOGGER.warning("report not written: %s", message)
