@@ -23,8 +23,9 @@ from referee.text import visible
 GAME_DATA_VERSION = 1
 
 
-def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: int | None = None, private: bool = False,
-              game_id: int | None = None, strikes: Sequence[int] | None = None) -> dict[str, Any]:
+def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: int | None = None,
+              private: bool = False, game_id: int | None = None,
+              strikes: Sequence[int] | None = None) -> dict[str, Any]:
     """The viewer's data for one stored game (``replay`` as JSON lines).
 
     Args:

@@ -136,7 +136,7 @@ def _deal_steps(game: Game, seat: int | None) -> list[Step]:
     steps: list[Step] = []
     piles: list[list[str]] = []
     kept: list[list[str | None]] = [[] for _ in range(game.players)]
-    stock = game.rules.deck
+    stock: int = game.rules.deck
     for index, event in enumerate(ladder):
         if isinstance(event, LadderStarted):
             piles = [[card] for card in event.piles]

@@ -25,7 +25,7 @@ from referee.leaderboard import build_meta, build_rows, format_json
 from referee.outcomes import Outcomes
 from referee.ratings import Mode, rate
 from referee.report.game_data import game_data
-from referee.store import Store, StoreError
+from referee.store import Store
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import rotation_count
 
@@ -133,5 +133,3 @@ def viewer_games(store: Store, ids: list[int], *, private: bool) -> Iterator[tup
     for gid, replay, stderr, strikes in store.replays_by_id(ids):
         yield gid, game_data(replay, stderr if private else (), private=private, game_id=gid, strikes=strikes)
 
-
-__all__ = ["ReportData", "ReportError", "StoreError", "report_data", "viewer_games"]

@@ -28,6 +28,9 @@ LOGGER = logging.getLogger("durak")
 
 #: Games per chunk of viewer data.
 CHUNK_GAMES = 250
+#: The most compressed viewer data one game may take (base64 of zlib JSON): a 2-player game takes ~3 KB,
+#: a 4-player one ~5 KB (tests/test_report.py holds a real tournament's games to it).
+GAME_BYTES_CAP = 8000
 #: Up to this many shown games, the chunks are inline in the page (one file); beyond, files beside it.
 INLINE_GAMES = 500
 
