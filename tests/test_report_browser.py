@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from protocol.records import ResultRecord
 from referee.cli import app
 from referee.replay import parse_replay, tell
+from referee.report.tournament_page import ReportWriter
 from referee.store import Store
 from tests.browser import browser, console_errors, open_page, wait_for
 
@@ -143,8 +144,7 @@ def _stderr_in(page: Path) -> list[Any]:
     text = page.read_text()
     found = []
     for chunk in re.findall(r'<script type="application/json" id="chunk-\d+">(.*?)</script>', text, re.S):
-        for packed in json.loads(chunk).values():
-            game = json.loads(zlib.decompress(base64.b64decode(packed)))
+        for game in json.loads(zlib.decompress(base64.b64decode(json.loads(chunk)))).values():
             found += [c for seat in game["stderr"] for c in seat]
     return found
 
@@ -174,3 +174,16 @@ def test_bot_words_render_as_text_and_stderr_only_with_private(browser: Any, are
         else:
             assert stderr == ""
         assert console_errors(browser) == []
+
+
+def test_games_in_chunk_files_beside_the_page_open_from_file_urls(browser: Any, arena: Path) -> None:
+    page = arena / "chunked.html"
+    files = ReportWriter(arena / "t.db", page, inline_games=3).write()
+    assert files.games == 12 and (arena / "chunked.html.files" / "chunk-0.js").is_file()
+    assert "chunk-0" not in page.read_text()
+    stored = records(arena / "t.db")
+    gid = next(gid for gid, r in stored.items() if "html" not in r.players)
+    open_page(browser, page, f"#game={gid}&step=2")
+    wait_for(browser, "return document.getElementById('viewer').dataset.step === '2'")
+    assert browser.find_element("css selector", "#viewer .vtitle").text == f"Game {stored[gid].game}"
+    assert console_errors(browser) == []

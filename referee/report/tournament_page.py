@@ -1,10 +1,10 @@
 """The tournament report as files: one HTML page and, for large tournaments, chunks of game data beside it.
 
-The page embeds the report data once; each shown game's viewer data is compressed (zlib, base64) into a
-chunk by game id (``id // CHUNK_GAMES``), inline in the page up to ``inline_games`` games, else in
+The page embeds the report data once; the shown games' viewer data is compressed (zlib, base64) by chunks
+of game ids (``id // CHUNK_GAMES``), inline in the page up to ``inline_games`` games, else in
 ``FILE.files/chunk-K.js`` files the page loads when a game is opened (``<script src>`` works from
 ``file://``, where ``fetch`` does not). A chunk changes only when a game in its id range is first shown,
-so a live report (:class:`ReportWriter`) rewrites only those, and compresses each game once.
+so a live report (:class:`ReportWriter`) packs and rewrites only those.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import msgspec
 
@@ -28,9 +29,9 @@ LOGGER = logging.getLogger("durak")
 
 #: Games per chunk of viewer data.
 CHUNK_GAMES = 250
-#: The most compressed viewer data one game may take (base64 of zlib JSON): a 2-player game takes ~3 KB,
-#: a 4-player one ~5 KB (tests/test_report.py holds a real tournament's games to it).
-GAME_BYTES_CAP = 8000
+#: The most packed viewer data (base64 of zlib JSON) one game may take on average: a 2-player game of random
+#: bots takes ~2.8 KB, a 3-player one ~4 KB (tests/test_report.py holds a real tournament's games to it).
+GAME_BYTES_CAP = 6000
 #: Up to this many shown games, the chunks are inline in the page (one file); beyond, files beside it.
 INLINE_GAMES = 500
 
@@ -70,7 +71,7 @@ class ReportFiles:
 
     games: int
     page_bytes: int
-    game_bytes: int  # compressed viewer data of every shown game (inline or in chunk files)
+    game_bytes: int  # packed viewer data of every shown game (inline or in chunk files)
 
     @property
     def bytes_per_game(self) -> float:
@@ -78,7 +79,8 @@ class ReportFiles:
 
 
 class ReportWriter:
-    """Writes a database's report, again and again (a live tournament), compressing each game once."""
+    """Writes a database's report, again and again (a live tournament), packing each chunk of games again
+    only when a game of it is first shown."""
 
     def __init__(self, db: str | Path, output: str | Path, *, tournament: int | None = None,
                  mode: Mode = "fool", private: bool = False, refresh: int | None = None,
@@ -86,8 +88,8 @@ class ReportWriter:
         self.db, self.output = Path(db), Path(output)
         self.tournament, self.mode, self.private = tournament, mode, private
         self.refresh, self.inline_games = refresh, inline_games
-        self._packed: dict[int, str] = {}
-        self._written: dict[int, int] = {}  # chunk -> games in it when last written
+        self._chunks: dict[int, tuple[frozenset[int], str]] = {}  # chunk -> (its game ids, packed)
+        self._written: dict[int, frozenset[int]] = {}  # chunk file -> its game ids when written
 
     @property
     def folder(self) -> Path:
@@ -95,43 +97,47 @@ class ReportWriter:
 
     def write(self) -> ReportFiles:
         """Read the database and (re)write the report."""
+        by_chunk: dict[int, list[int]] = {}
         with Store(self.db, create=False) as store:
             data = report_data(store, self.tournament, mode=self.mode)
-            fresh = [gid for gid in data.shown if gid not in self._packed]
-            for gid, game in viewer_games(store, fresh, private=self.private):
-                self._packed[gid] = _pack(game)
-        chunks: dict[int, dict[str, str]] = {}
-        for gid in data.shown:
-            chunks.setdefault(gid // CHUNK_GAMES, {})[str(gid)] = self._packed[gid]
+            for gid in data.shown:
+                by_chunk.setdefault(gid // CHUNK_GAMES, []).append(gid)
+            for k, ids in by_chunk.items():
+                if k not in self._chunks or self._chunks[k][0] != frozenset(ids):
+                    games = dict(viewer_games(store, ids, private=self.private))
+                    self._chunks[k] = (frozenset(ids), _pack({str(gid): game for gid, game in games.items()}))
+        packed = {k: self._chunks[k][1] for k in sorted(by_chunk)}
         inline = len(data.shown) <= self.inline_games
         page_data = {**data.page, "chunks": {"size": CHUNK_GAMES, "folder": f"{self.folder.name}/"},
                      "live": self.refresh}
         embedded = {"report-data": script_json(page_data)}
         if inline:
-            embedded.update({f"chunk-{k}": script_json(c) for k, c in sorted(chunks.items())})
+            embedded.update({f"chunk-{k}": script_json(text) for k, text in packed.items()})
         else:
-            self._write_chunks(chunks)
+            self._write_chunks(packed)
         title = f"Durak tournament: {data.page['header']['name']}"
         text = page(title, REPORT_BODY, embedded, SCRIPTS)
         write_private(self.output, text)
-        game_bytes = sum(len(v) for c in chunks.values() for v in c.values())
-        return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()), game_bytes=game_bytes)
+        return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()),
+                           game_bytes=sum(map(len, packed.values())))
 
-    def _write_chunks(self, chunks: dict[int, dict[str, str]]) -> None:
+    def _write_chunks(self, packed: dict[int, str]) -> None:
         try:
             self.folder.mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
             raise PageWriteError(f"cannot make {str(self.folder)!r}: {exc.strerror}") from None
-        for k, content in sorted(chunks.items()):
-            if self._written.get(k) == len(content) and (self.folder / f"chunk-{k}.js").exists():
+        for k, text in packed.items():
+            ids = self._chunks[k][0]
+            if self._written.get(k) == ids and (self.folder / f"chunk-{k}.js").exists():
                 continue
-            # JSON of ids and base64 is also JavaScript; script_json keeps "</" out all the same.
-            write_private(self.folder / f"chunk-{k}.js", f"durakChunk({k},{script_json(content)});\n")
-            self._written[k] = len(content)
+            write_private(self.folder / f"chunk-{k}.js", f"durakChunk({k},{script_json(text)});\n")
+            self._written[k] = ids
 
 
-def _pack(game: dict[str, object]) -> str:
-    return base64.b64encode(zlib.compress(msgspec.json.encode(game), 9)).decode()
+def _pack(games: dict[str, Any]) -> str:
+    """A chunk's games, ``{id: viewer data}``, as base64 of zlib-compressed JSON (one stream: the games of a
+    chunk share their names and phrases, which compresses them to ~70% of one stream each)."""
+    return base64.b64encode(zlib.compress(msgspec.json.encode(games), 9)).decode()
 
 
 class LiveReport:

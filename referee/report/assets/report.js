@@ -231,33 +231,27 @@
 
   // -- games in the viewer ---------------------------------------------------------------
 
+  // A chunk is base64 of zlib-compressed JSON, {id: game}: inline in a script element, or in a file beside
+  // the page that calls durakChunk(k, text) (a <script src> loads from file://, where fetch cannot).
   const chunks = new Map();
-  window.durakChunk = (k, content) => {
-    const waiting = chunks.get(k);
-    chunks.set(k, content);
-    if (waiting && waiting.resolve) waiting.resolve(content);
-  };
+  const arrived = new Map();
+  window.durakChunk = (k, text) => { const done = arrived.get(k); if (done) done(text); };
 
-  function chunk(k) {
-    const have = chunks.get(k);
-    if (have && !have.resolve) return Promise.resolve(have);
-    if (have) return have.promise;
+  function chunkText(k) {
     const inline = document.getElementById("chunk-" + k);
-    if (inline) {
-      const content = JSON.parse(inline.textContent);
-      chunks.set(k, content);
-      return Promise.resolve(content);
-    }
-    const pending = {};
-    pending.promise = new Promise((resolve, reject) => {
-      pending.resolve = resolve;
+    if (inline) return Promise.resolve(JSON.parse(inline.textContent));
+    return new Promise((resolve, reject) => {
+      arrived.set(k, resolve);
       const script = document.createElement("script");
       script.src = data.chunks.folder + "chunk-" + k + ".js";
       script.onerror = () => reject(new Error("cannot load " + script.src));
       document.body.append(script);
     });
-    chunks.set(k, pending);
-    return pending.promise;
+  }
+
+  function chunk(k) {
+    if (!chunks.has(k)) chunks.set(k, chunkText(k).then(inflate));
+    return chunks.get(k);
   }
 
   async function inflate(b64) {
@@ -275,7 +269,7 @@
     try {
       const content = await chunk(Math.floor(id / data.chunks.size));
       if (!(String(id) in content)) throw new Error("game " + id + " is not in this report");
-      const game = await inflate(content[String(id)]);
+      const game = content[String(id)];
       status.textContent = "";
       viewer = new DurakViewer.Viewer($("viewer"), game, {
         step,
@@ -321,6 +315,7 @@
       " s while no game is open";
     setInterval(() => { if ($("viewer-panel").hidden) location.reload(); }, data.live * 1000);
   }
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = "1";
   fromFragment();
 })();
