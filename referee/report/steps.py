@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from protocol.actions import InvalidActionError, parse_action
-from protocol.cards import parse_cards
+from protocol.cards import card_names, parse_cards
 from protocol.events import ActionTaken, AnyEvent, BoutStarted, CardKept, CardPlaced, LadderStarted, event_for_seat
 from protocol.views import GameResult
 from referee.engine import Game, IllegalActionError, new_game
@@ -107,10 +107,9 @@ def frame(game: Game, seat: int | None) -> Frame:
     ``x`` discarded cards, ``t`` table pairs, ``a``/``d`` attacker and defender, ``k`` taking, ``p`` the
     Fool's Fool pile and ``pl`` its size, ``o`` seats out by place, ``c`` chases.
     """
-    views = [game.view(s) for s in range(game.players)] if seat is None else [game.view(seat)]
-    public = views[0]
-    if seat is None:
-        hands = [" ".join(v.hand) for v in views]
+    public = game.view(0 if seat is None else seat)
+    if seat is None:  # every hand: the engine's own hands (card masks), not one view per seat
+        hands = [" ".join(card_names(hand)) for hand in game.hands]
     else:
         hands = [" ".join(public.hand if s == seat else public.known[s]) for s in range(game.players)]
     out: Frame = {"m": public.to_move, "h": hands, "n": public.hand_sizes, "s": public.stock,
