@@ -34,6 +34,7 @@ from referee.match import GameRecord
 from referee.replay import replay_lines
 from referee.report.tournament_page import ReportWriter
 from referee.store import BotRow, Store, StoredGame
+from tests.browser import start_chromium
 
 BOTS = [f"bot{k}" for k in range(6)]
 CONFIG = 'name = "bench"\ndeals = {deals}\n' + "".join(
@@ -72,18 +73,6 @@ def build(db: Path, games: int) -> None:
                     stderr=[[StderrChunk(0, "hello\n")], []])])
 
 
-def browser() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900"):
-        options.add_argument(argument)
-    return webdriver.Chrome(service=Service(executable_path=shutil.which("chromedriver")), options=options)
-
-
 def wait(driver: Any, script: str, timeout: float = 120.0) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := driver.execute_script(script)):
@@ -96,7 +85,7 @@ def wait(driver: Any, script: str, timeout: float = 120.0) -> Any:
 def load_times(page: Path, loads: int) -> tuple[list[float], list[float]]:
     """Per load: ms from navigation start to data-ready (the page's own clock), and ms to open game 1."""
     ready, opened = [], []
-    driver = browser()
+    driver = start_chromium()
     try:
         for _ in range(loads):
             driver.get("about:blank")

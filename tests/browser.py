@@ -28,24 +28,36 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """A headless Chromium (as root it needs --no-sandbox) that keeps the page's console log."""
+class NoBrowser(RuntimeError):
+    """Chromium, chromedriver or selenium is missing."""
+
+
+def start_chromium(width: int = 1280, height: int = 900) -> Any:
+    """A headless Chromium (as root it needs --no-sandbox) driven by Debian's chromedriver, keeping the
+    page's console log. Also used by bench/bench_report.py and scripts/report_screenshots.py."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        missing("selenium is not installed (pip install -e '.[test]')")
+        raise NoBrowser("selenium is not installed (pip install -e '.[test]')") from None
     binary, driver_path = _found(CHROMIUM), _found(("chromedriver",))
     if binary is None or driver_path is None:
-        missing("Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
+        raise NoBrowser("Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = binary
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--allow-file-access-from-files"):
+                     "--hide-scrollbars", f"--window-size={width},{height}"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        driver = start_chromium()
+    except NoBrowser as exc:
+        missing(str(exc))
     try:
         yield driver
     finally:

@@ -275,7 +275,7 @@
         step,
         onStep: (s) => history_replace("game=" + id + "&step=" + s),
       });
-      viewer.root.focus();
+      viewer.root.focus({ preventScroll: true });
       panel.dataset.game = String(id);
       panel.scrollIntoView({ block: "start" });
     } catch (error) {

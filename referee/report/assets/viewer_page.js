@@ -40,6 +40,6 @@
   });
   const start = fragment();
   show(start.game, start.step);
-  root.focus();
+  root.focus({ preventScroll: true });
   document.body.dataset.ready = "1";
 })();
