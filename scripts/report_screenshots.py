@@ -15,13 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from typer.testing import CliRunner
 
 from referee.cli import app
 from tests.browser import start_chromium
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CONFIG = """name = "sample bots, three at a table"
 variant = "perevodnoy"
