@@ -216,6 +216,8 @@ def test_the_bytes_per_game_stay_under_the_cap(tournament: Path) -> None:
     chunked = ReportWriter(tournament / "t.db", files, inline_games=5).write()
     assert inline.game_bytes == chunked.game_bytes and inline.games == 12
     assert inline.game_bytes / inline.games <= GAME_BYTES_CAP
+    rows = embedded(small, "report-data")["games"]["rows"]
+    assert len(script_json(rows)) / len(rows) <= 120  # the games list: a row of bot indexes per game
     # beyond the inline limit the games leave the page for chunk files beside it
     assert chunked.page_bytes < inline.page_bytes - inline.game_bytes * 0.9
     chunk = (tournament / "chunked.html.files" / "chunk-0.js").read_text()
