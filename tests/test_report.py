@@ -271,3 +271,16 @@ def test_replay_and_play_write_the_viewer(tournament: Path) -> None:
     games = embedded(played, "games-data")
     assert [g["game"] for g in games] == ["g1", "g2"] and all(g["seat"] is None for g in games)
     assert stat.S_IMODE(played.stat().st_mode) == 0o600
+
+
+def test_chunk_files_are_written_again_only_when_their_games_change(tournament: Path) -> None:
+    out = tournament / "again.html"
+    ReportWriter(tournament / "t.db", out, inline_games=5).write()
+    chunk = tournament / "again.html.files" / "chunk-0.js"
+    first = chunk.stat().st_mtime_ns
+    chunk.write_text(chunk.read_text())  # same text, new time: a rewrite would change it again
+    touched = chunk.stat().st_mtime_ns
+    assert ReportWriter(tournament / "t.db", out, inline_games=5).write().games == 12
+    assert chunk.stat().st_mtime_ns == touched != first
+    ReportWriter(tournament / "t.db", out, inline_games=5, private=True).write()  # stderr in: packed again
+    assert chunk.stat().st_mtime_ns != touched

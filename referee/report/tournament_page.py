@@ -4,12 +4,13 @@ The page embeds the report data once; the shown games' viewer data is compressed
 of game ids (``id // CHUNK_GAMES``), inline in the page up to ``inline_games`` games, else in
 ``FILE.files/chunk-K.js`` files the page loads when a game is opened (``<script src>`` works from
 ``file://``, where ``fetch`` does not). A chunk changes only when a game in its id range is first shown,
-so a live report (:class:`ReportWriter`) packs and rewrites only those.
+so a live report, or the next run (:class:`ReportWriter`), packs and rewrites only those.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 import threading
 import zlib
@@ -20,7 +21,9 @@ from typing import Any
 
 import msgspec
 
+from referee import __version__
 from referee.ratings import Mode
+from referee.report.game_data import GAME_DATA_VERSION
 from referee.report.page import PageWriteError, page, script_json, write_private
 from referee.report.tournament_data import report_data, viewer_games
 from referee.store import Store, StoreError
@@ -79,8 +82,9 @@ class ReportFiles:
 
 
 class ReportWriter:
-    """Writes a database's report, again and again (a live tournament), packing each chunk of games again
-    only when a game of it is first shown."""
+    """Writes a database's report, again and again (a live tournament). A chunk of games is packed again only
+    when its games change: chunk files are listed in ``manifest.json`` beside them with a key of their game
+    ids (and of what else shapes them), so a later run or a resumed tournament rewrites only new chunks."""
 
     def __init__(self, db: str | Path, output: str | Path, *, tournament: int | None = None,
                  mode: Mode = "fool", private: bool = False, refresh: int | None = None,
@@ -88,8 +92,8 @@ class ReportWriter:
         self.db, self.output = Path(db), Path(output)
         self.tournament, self.mode, self.private = tournament, mode, private
         self.refresh, self.inline_games = refresh, inline_games
-        self._chunks: dict[int, tuple[frozenset[int], str]] = {}  # chunk -> (its game ids, packed)
-        self._written: dict[int, frozenset[int]] = {}  # chunk file -> its game ids when written
+        self._inline: dict[int, tuple[str, str]] = {}  # chunk -> (key, packed), for a page that holds them
+        self._manifest: dict[str, str] | None = None  # chunk file -> key
 
     @property
     def folder(self) -> Path:
@@ -102,36 +106,58 @@ class ReportWriter:
             data = report_data(store, self.tournament, mode=self.mode)
             for gid in data.shown:
                 by_chunk.setdefault(gid // CHUNK_GAMES, []).append(gid)
-            for k, ids in by_chunk.items():
-                if k not in self._chunks or self._chunks[k][0] != frozenset(ids):
-                    games = dict(viewer_games(store, ids, private=self.private))
-                    self._chunks[k] = (frozenset(ids), _pack({str(gid): game for gid, game in games.items()}))
-        packed = {k: self._chunks[k][1] for k in sorted(by_chunk)}
-        inline = len(data.shown) <= self.inline_games
-        page_data = {**data.page, "chunks": {"size": CHUNK_GAMES, "folder": f"{self.folder.name}/"},
-                     "live": self.refresh}
-        embedded = {"report-data": script_json(page_data)}
-        if inline:
-            embedded.update({f"chunk-{k}": script_json(text) for k, text in packed.items()})
-        else:
-            self._write_chunks(packed)
+            page_data = {**data.page, "chunks": {"size": CHUNK_GAMES, "folder": f"{self.folder.name}/"},
+                         "live": self.refresh}
+            embedded = {"report-data": script_json(page_data)}
+            if len(data.shown) <= self.inline_games:
+                packed = self._packed_inline(store, by_chunk)
+                embedded.update({f"chunk-{k}": script_json(text) for k, text in packed.items()})
+                game_bytes = sum(map(len, packed.values()))
+            else:
+                game_bytes = self._write_chunks(store, by_chunk)
         title = f"Durak tournament: {data.page['header']['name']}"
         text = page(title, REPORT_BODY, embedded, SCRIPTS)
         write_private(self.output, text)
-        return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()),
-                           game_bytes=sum(map(len, packed.values())))
+        return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()), game_bytes=game_bytes)
 
-    def _write_chunks(self, packed: dict[int, str]) -> None:
+    def _key(self, ids: list[int]) -> str:
+        shape = f"{GAME_DATA_VERSION}|{__version__}|{self.private}|{','.join(map(str, ids))}"
+        return hashlib.sha256(shape.encode()).hexdigest()
+
+    def _pack_chunk(self, store: Store, ids: list[int]) -> str:
+        return _pack({str(gid): game for gid, game in viewer_games(store, ids, private=self.private)})
+
+    def _packed_inline(self, store: Store, by_chunk: dict[int, list[int]]) -> dict[int, str]:
+        for k, ids in by_chunk.items():
+            key = self._key(ids)
+            if self._inline.get(k, ("", ""))[0] != key:
+                self._inline[k] = (key, self._pack_chunk(store, ids))
+        return {k: self._inline[k][1] for k in sorted(by_chunk)}
+
+    def _write_chunks(self, store: Store, by_chunk: dict[int, list[int]]) -> int:
+        """Write the chunk files whose games changed; the bytes of the games' data in all of them."""
         try:
             self.folder.mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
             raise PageWriteError(f"cannot make {str(self.folder)!r}: {exc.strerror}") from None
-        for k, text in packed.items():
-            ids = self._chunks[k][0]
-            if self._written.get(k) == ids and (self.folder / f"chunk-{k}.js").exists():
-                continue
-            write_private(self.folder / f"chunk-{k}.js", f"durakChunk({k},{script_json(text)});\n")
-            self._written[k] = ids
+        manifest = self._manifest if self._manifest is not None else self._read_manifest()
+        self._manifest = manifest
+        total = 0
+        for k, ids in sorted(by_chunk.items()):
+            key, file = self._key(ids), self.folder / f"chunk-{k}.js"
+            wrapper = len(f"durakChunk({k},\"\");\n")
+            if manifest.get(str(k)) != key or not file.is_file():
+                write_private(file, f"durakChunk({k},{script_json(self._pack_chunk(store, ids))});\n")
+                manifest[str(k)] = key
+                write_private(self.folder / "manifest.json", msgspec.json.encode(manifest))
+            total += file.stat().st_size - wrapper
+        return total
+
+    def _read_manifest(self) -> dict[str, str]:
+        try:
+            return msgspec.json.decode((self.folder / "manifest.json").read_bytes(), type=dict[str, str])
+        except (OSError, msgspec.DecodeError):
+            return {}
 
 
 def _pack(games: dict[str, Any]) -> str:
