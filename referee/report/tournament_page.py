@@ -10,8 +10,10 @@ so a live report, or the next run (:class:`ReportWriter`), packs and rewrites on
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import logging
+import os
 import threading
 import zlib
 from dataclasses import dataclass
@@ -189,6 +191,10 @@ class LiveReport:
         self._write()
 
     def _run(self) -> None:
+        # The games' workers and their bots are pinned to cores; this thread is not, and must not take their
+        # time: on Linux a thread has a nice value of its own.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         while not self._stop.wait(self.interval):
             self._write()
 
