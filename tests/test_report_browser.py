@@ -10,6 +10,7 @@ import re
 import shutil
 import sqlite3
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import closing
@@ -186,4 +187,19 @@ def test_games_in_chunk_files_beside_the_page_open_from_file_urls(browser: Any, 
     open_page(browser, page, f"#game={gid}&step=2")
     wait_for(browser, "return document.getElementById('viewer').dataset.step === '2'")
     assert browser.find_element("css selector", "#viewer .vtitle").text == f"Game {stored[gid].game}"
+    assert console_errors(browser) == []
+
+
+def test_a_live_report_reloads_itself_but_not_under_an_open_game(browser: Any, arena: Path) -> None:
+    page = arena / "live.html"
+    ReportWriter(arena / "t.db", page, refresh=1).write()
+    open_page(browser, page)
+    assert "reloads itself every 1 s" in browser.find_element("id", "live").text
+    browser.execute_script("window.marker = 1")
+    wait_for(browser, "return window.marker === undefined && document.body.dataset.ready === '1'", timeout=10)
+    browser.find_elements("css selector", "tr.game-row")[0].click()
+    wait_for(browser, "return document.getElementById('viewer').dataset.steps")
+    browser.execute_script("window.marker = 2")
+    time.sleep(2.5)
+    assert browser.execute_script("return window.marker") == 2
     assert console_errors(browser) == []
