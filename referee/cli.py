@@ -7,6 +7,7 @@ a traceback appears only with ``--debug``.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -458,7 +459,8 @@ def report(
         if not is_database(db):
             raise ResultsReadError(f"{db!r} is not a results database")
         target = Path(output) if output is not None else Path(Path(db).stem + ".html")
-        files = ReportWriter(db, target, tournament=tournament, mode=mode, private=private).write()  # type: ignore[arg-type]
+        files = ReportWriter(db, target, tournament=tournament, mode=mode, private=private,  # type: ignore[arg-type]
+                             jobs=os.cpu_count() or 1).write()
         typer.echo(f"wrote {target}: {files.games} games, {files.page_bytes + files.game_bytes:,} bytes")
 
 

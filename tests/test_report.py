@@ -213,7 +213,7 @@ def test_a_deal_is_shown_only_once_all_its_rotations_are_stored(tournament: Path
 def test_the_bytes_per_game_stay_under_the_cap(tournament: Path) -> None:
     small, files = tournament / "small.html", tournament / "chunked.html"
     inline = ReportWriter(tournament / "t.db", small).write()
-    chunked = ReportWriter(tournament / "t.db", files, inline_games=5).write()
+    chunked = ReportWriter(tournament / "t.db", files, inline_games=5, jobs=2).write()
     assert inline.game_bytes == chunked.game_bytes and inline.games == 12
     assert inline.game_bytes / inline.games <= GAME_BYTES_CAP
     rows = embedded(small, "report-data")["games"]["rows"]
@@ -284,3 +284,21 @@ def test_chunk_files_are_written_again_only_when_their_games_change(tournament: 
     assert chunk.stat().st_mtime_ns == touched != first
     ReportWriter(tournament / "t.db", out, inline_games=5, private=True).write()  # stderr in: packed again
     assert chunk.stat().st_mtime_ns != touched
+
+
+def test_chunk_files_packed_by_worker_processes_hold_every_shown_game(tournament: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.report import tournament_page
+
+    monkeypatch.setattr(tournament_page, "CHUNK_GAMES", 5)
+    out = tournament / "pooled.html"
+    files = ReportWriter(tournament / "t.db", out, inline_games=5, jobs=2).write()
+    folder = tournament / "pooled.html.files"
+    chunks = sorted(folder.glob("chunk-*.js"))
+    assert [c.name for c in chunks] == ["chunk-0.js", "chunk-1.js", "chunk-2.js"]  # ids 1-4, 5-9, 10-12
+    games: dict[str, Any] = {}
+    for chunk in chunks:
+        text = chunk.read_text()
+        games.update(json.loads(zlib.decompress(base64.b64decode(json.loads(text[text.index(",") + 1:-3])))))
+    assert sorted(map(int, games)) == list(range(1, 13)) and files.games == 12
+    assert set(json.loads((folder / "manifest.json").read_text())) == {"0", "1", "2"}

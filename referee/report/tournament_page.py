@@ -13,13 +13,15 @@ import base64
 import contextlib
 import hashlib
 import logging
+import multiprocessing
 import os
 import threading
 import zlib
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import msgspec
 
@@ -90,8 +92,9 @@ class ReportWriter:
 
     def __init__(self, db: str | Path, output: str | Path, *, tournament: int | None = None,
                  mode: Mode = "fool", private: bool = False, refresh: int | None = None,
-                 inline_games: int = INLINE_GAMES) -> None:
+                 inline_games: int = INLINE_GAMES, jobs: int = 1) -> None:
         self.db, self.output = Path(db), Path(output)
+        self.jobs = jobs  # processes that pack chunk files at once
         self.tournament, self.mode, self.private = tournament, mode, private
         self.refresh, self.inline_games = refresh, inline_games
         self._inline: dict[int, tuple[str, str]] = {}  # chunk -> (key, packed), for a page that holds them
@@ -116,7 +119,7 @@ class ReportWriter:
                 embedded.update({f"chunk-{k}": script_json(text) for k, text in packed.items()})
                 game_bytes = sum(map(len, packed.values()))
             else:
-                game_bytes = self._write_chunks(store, by_chunk)
+                game_bytes = self._write_chunks(by_chunk)
         title = f"Durak tournament: {data.page['header']['name']}"
         text = page(title, REPORT_BODY, embedded, SCRIPTS)
         write_private(self.output, text)
@@ -126,17 +129,14 @@ class ReportWriter:
         shape = f"{GAME_DATA_VERSION}|{__version__}|{self.private}|{','.join(map(str, ids))}"
         return hashlib.sha256(shape.encode()).hexdigest()
 
-    def _pack_chunk(self, store: Store, ids: list[int]) -> str:
-        return _pack({str(gid): game for gid, game in viewer_games(store, ids, private=self.private)})
-
     def _packed_inline(self, store: Store, by_chunk: dict[int, list[int]]) -> dict[int, str]:
         for k, ids in by_chunk.items():
             key = self._key(ids)
             if self._inline.get(k, ("", ""))[0] != key:
-                self._inline[k] = (key, self._pack_chunk(store, ids))
+                self._inline[k] = (key, pack_chunk(store, ids, self.private))
         return {k: self._inline[k][1] for k in sorted(by_chunk)}
 
-    def _write_chunks(self, store: Store, by_chunk: dict[int, list[int]]) -> int:
+    def _write_chunks(self, by_chunk: dict[int, list[int]]) -> int:
         """Write the chunk files whose games changed; the bytes of the games' data in all of them."""
         try:
             self.folder.mkdir(mode=0o700, exist_ok=True)
@@ -144,16 +144,27 @@ class ReportWriter:
             raise PageWriteError(f"cannot make {str(self.folder)!r}: {exc.strerror}") from None
         manifest = self._manifest if self._manifest is not None else self._read_manifest()
         self._manifest = manifest
-        total = 0
-        for k, ids in sorted(by_chunk.items()):
-            key, file = self._key(ids), self.folder / f"chunk-{k}.js"
-            wrapper = len(f"durakChunk({k},\"\");\n")
-            if manifest.get(str(k)) != key or not file.is_file():
-                write_private(file, f"durakChunk({k},{script_json(self._pack_chunk(store, ids))});\n")
-                manifest[str(k)] = key
-                write_private(self.folder / "manifest.json", msgspec.json.encode(manifest))
-            total += file.stat().st_size - wrapper
-        return total
+        stale = {k: ids for k, ids in by_chunk.items()
+                 if manifest.get(str(k)) != self._key(ids) or not self._chunk_file(k).is_file()}
+        if self.jobs > 1 and len(stale) > 1:
+            pool = ProcessPoolExecutor(min(self.jobs, len(stale)), mp_context=multiprocessing.get_context("spawn"))
+            with pool:
+                jobs = [pool.submit(write_chunk_file, self.db, ids, self.private, self._chunk_file(k), k)
+                        for k, ids in stale.items()]
+                self._note_written((job.result() for job in as_completed(jobs)), by_chunk, manifest)
+        else:
+            self._note_written((write_chunk_file(self.db, ids, self.private, self._chunk_file(k), k)
+                                for k, ids in stale.items()), by_chunk, manifest)
+        return sum(self._chunk_file(k).stat().st_size - len(f'durakChunk({k},"");\n') for k in by_chunk)
+
+    def _chunk_file(self, k: int) -> Path:
+        return self.folder / f"chunk-{k}.js"
+
+    def _note_written(self, done: Iterable[int], by_chunk: dict[int, list[int]], manifest: dict[str, str]) -> None:
+        """Keep the manifest up to date as chunks are written (a run stopped half way keeps what it wrote)."""
+        for k in done:
+            manifest[str(k)] = self._key(by_chunk[k])
+            write_private(self.folder / "manifest.json", msgspec.json.encode(manifest))
 
     def _read_manifest(self) -> dict[str, str]:
         try:
@@ -162,10 +173,18 @@ class ReportWriter:
             return {}
 
 
-def _pack(games: dict[str, Any]) -> str:
-    """A chunk's games, ``{id: viewer data}``, as base64 of zlib-compressed JSON (one stream: the games of a
-    chunk share their names and phrases, which compresses them to ~70% of one stream each)."""
+def pack_chunk(store: Store, ids: list[int], private: bool) -> str:
+    """The games ``ids`` as ``{id: viewer data}`` in base64 of zlib-compressed JSON (one stream: the games of
+    a chunk share their names and phrases, which compresses them to ~70% of one stream each)."""
+    games = {str(gid): game for gid, game in viewer_games(store, ids, private=private)}
     return base64.b64encode(zlib.compress(msgspec.json.encode(games), 9)).decode()
+
+
+def write_chunk_file(db: Path, ids: list[int], private: bool, file: Path, k: int) -> int:
+    """Pack chunk ``k`` (in a worker process or not) and write it as a script that hands it to the page."""
+    with Store(db, create=False) as store:
+        write_private(file, f"durakChunk({k},{script_json(pack_chunk(store, ids, private))});\n")
+    return k
 
 
 class LiveReport:
