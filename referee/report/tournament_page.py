@@ -146,8 +146,8 @@ class ReportWriter:
         self._manifest = manifest
         stale = {k: ids for k, ids in by_chunk.items()
                  if manifest.get(str(k)) != self._key(ids) or not self._chunk_file(k).is_file()}
-        if self.jobs > 1 and len(stale) > 1:
-            pool = ProcessPoolExecutor(min(self.jobs, len(stale)), mp_context=multiprocessing.get_context("spawn"))
+        if self.jobs > 1 and len(stale) > 1:  # forked: the report's writer runs no threads of its own
+            pool = ProcessPoolExecutor(min(self.jobs, len(stale)), mp_context=multiprocessing.get_context("fork"))
             with pool:
                 jobs = [pool.submit(write_chunk_file, self.db, ids, self.private, self._chunk_file(k), k)
                         for k, ids in stale.items()]
