@@ -74,9 +74,9 @@ def test_a_seat_view_holds_only_cards_that_seat_was_told(variant: str, players: 
         assert everything == set(header.deck)  # all-seeing: every card is somewhere
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_the_steps_follow_the_game_to_its_result(variant: str) -> None:
-    record = random_game(variant, 3, 11)
+@pytest.mark.parametrize(("variant", "players", "deck"), [*((v, 3, 36) for v in VARIANTS), ("perevodnoy", 6, 52)])
+def test_the_steps_follow_the_game_to_its_result(variant: str, players: int, deck: int) -> None:
+    record = random_game(variant, players, 11, deck=deck)
     header, events, end = parse_replay(replay_lines(record))
     steps = replay_steps(header, events, end).steps
     assert [e for s in steps for e in s.events] == events
@@ -91,7 +91,7 @@ def test_the_steps_follow_the_game_to_its_result(variant: str) -> None:
         f = step.frame
         if "lp" not in f:
             table = sum(1 for pair in f.get("t", []) for card in pair if card)
-            assert sum(f["n"]) + f["s"] + f["x"] + table + len(f.get("p", [])) == 36
+            assert sum(f["n"]) + f["s"] + f["x"] + table + len(f.get("p", [])) == deck
 
 
 def test_fools_fool_shows_its_ladder_card_by_card() -> None:
