@@ -104,7 +104,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=10_000)
     parser.add_argument("--loads", type=int, default=5)
-    parser.add_argument("--keep", help="Keep the database and report in this folder.")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="Processes packing chunk files.")
+    parser.add_argument("--keep", help="Keep the database and report in this folder (a second run reuses both: "
+                                       "only the page is written again).")
     args = parser.parse_args()
     folder = Path(args.keep or tempfile.mkdtemp(prefix="durak-bench-report-"))
     folder.mkdir(exist_ok=True)
@@ -115,11 +117,11 @@ def main() -> None:
             build(db, args.games)
             print(f"built {args.games:,} games in {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
-        files = ReportWriter(db, page).write()
+        files = ReportWriter(db, page, jobs=args.jobs).write()
         written = time.perf_counter() - start
         chunks = sum(f.stat().st_size for f in (folder / "bench.html.files").glob("*")) \
             if (folder / "bench.html.files").is_dir() else 0
-        print(f"report: {files.games:,} games written in {written:.1f} s; page {files.page_bytes:,} bytes, "
+        print(f"report: {files.games:,} games written in {written:.1f} s ({args.jobs} jobs); page {files.page_bytes:,} bytes, "
               f"game data {files.game_bytes:,} bytes ({files.game_bytes / files.games:,.0f} per game), "
               f"chunk files {chunks:,} bytes, page bytes per game {files.page_bytes / files.games:,.0f}")
         ready, opened = load_times(page, args.loads)
