@@ -121,7 +121,8 @@ def main() -> None:
         written = time.perf_counter() - start
         chunks = sum(f.stat().st_size for f in (folder / "bench.html.files").glob("*")) \
             if (folder / "bench.html.files").is_dir() else 0
-        print(f"report: {files.games:,} games written in {written:.1f} s ({args.jobs} jobs); page {files.page_bytes:,} bytes, "
+        print(f"report: {files.games:,} games written in {written:.1f} s ({args.jobs} jobs); "
+              f"page {files.page_bytes:,} bytes, "
               f"game data {files.game_bytes:,} bytes ({files.game_bytes / files.games:,.0f} per game), "
               f"chunk files {chunks:,} bytes, page bytes per game {files.page_bytes / files.games:,.0f}")
         ready, opened = load_times(page, args.loads)
