@@ -196,7 +196,7 @@ def test_a_live_report_reloads_itself_but_not_under_an_open_game(browser: Any, a
     open_page(browser, page)
     assert "reloads itself every 1 s" in browser.find_element("id", "live").text
     browser.execute_script("window.marker = 1")
-    wait_for(browser, "return window.marker === undefined && document.body.dataset.ready === '1'", timeout=10)
+    wait_for(browser, "return window.marker === undefined && document.body.dataset.ready === '1'", timeout=60)
     browser.find_elements("css selector", "tr.game-row")[0].click()
     wait_for(browser, "return document.getElementById('viewer').dataset.steps")
     browser.execute_script("window.marker = 2")
