@@ -12,7 +12,7 @@ import shlex
 import signal
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -42,7 +42,11 @@ from referee.exitcodes import ExitCode
 from referee.leaderboard import LEGEND, render
 from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
 from referee.ratings import AnchorError
-from referee.replay import ReplayError, parse_replay, replays_of_log, seat_of, tell
+from referee.replay import ReplayError, parse_replay, replay_lines, replays_of_log, seat_of, tell
+from referee.report.game_data import game_data
+from referee.report.page import PageWriteError, viewer_page, write_private
+from referee.report.tournament_data import ReportError
+from referee.report.tournament_page import LiveReport, ReportWriter
 from referee.results import ResultsReadError, load_outcomes, load_stats
 from referee.rules_summary import SUMMARIES
 from referee.selfplay import selfplay
@@ -110,11 +114,11 @@ def reported_errors() -> Iterator[None]:
             raise
         raise fail(str(exc), ExitCode.BOT_PROGRAM) from None
     except (RulesError, InvalidDealError, ResultsReadError, ReplayError,
-            ConfigError, BotFilesError, SeedFileError, TournamentError) as exc:
+            ConfigError, BotFilesError, SeedFileError, TournamentError, ReportError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.CONFIG) from None
-    except (ResultsWriteError, StoreError) as exc:
+    except (ResultsWriteError, StoreError, PageWriteError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.DATABASE) from None
@@ -149,10 +153,16 @@ SandboxOption = Annotated[SandboxLevel | None, typer.Option(
     "--sandbox", help="Bot isolation: bwrap (default: bubblewrap with its own uid, cgroups, seccomp, private "
                       "files, no network), process (weaker, opt-in: no private files), or none (trusted bots). "
                       "See docs/ISOLATION.md.")]
+PrivateOption = Annotated[bool, typer.Option(
+    "--private", help="Put every bot's stderr in the report (the organizer's own copy: stderr is private to "
+                      "its bot). Left out by default.")]
 RootOption = Annotated[bool, typer.Option(
     "--bots-as-root", help="Trusted bots only: at the process level, run a bot as root (with a warning) where "
                            "its own uid cannot reach its files, instead of refusing it.")]
 VariantArg = Annotated[str, typer.Option("--variant", "-v", help=f"One of {', '.join(VARIANTS)}.")]
+HtmlOption = Annotated[str | None, typer.Option(
+    "--html", help="Also write the replay viewer: one HTML page (mode 600) that works offline, cards drawn, "
+                   "stepped with buttons or arrow keys.")]
 SetOption = Annotated[list[str] | None, typer.Option("--set", help="A rule option, OPTION=VALUE (repeatable).")]
 
 
@@ -232,6 +242,7 @@ def play(
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="Give the bots an environment variable, NAME=VALUE, or to one seat SEAT:NAME=VALUE (a seat "
                       "number or bot name); repeatable. Bots get nothing else of this environment.")] = None,
+    html: HtmlOption = None,
     sandbox: SandboxOption = None,
     bots_as_root: RootOption = False,
 ) -> None:
@@ -248,7 +259,11 @@ def play(
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
             sandbox=sandbox or "bwrap", bots_as_root=bots_as_root, stderr=tuple(stderr or ()), env=tuple(env or ()),
         )
-        run_play(options, typer.echo)
+        if html is not None:
+            _check_writable(html)
+        records = run_play(options, typer.echo)
+        if html is not None:
+            write_private(html, viewer_page([game_data(replay_lines(r), strikes=r.strikes) for r in records]))
 
 
 @app.command(name="check-bot")
@@ -317,6 +332,11 @@ def tournament(
                                "its stored games (refused without this): replay = play its stored games again "
                                "with the new version (the old ones kept as history, not rated); keep = keep "
                                "them rated. Either lifts its disqualification.")] = None,
+    report: Annotated[str | None, typer.Option(
+        "--report", help="Keep an HTML report of the tournament (durak report) in this file while it runs: "
+                         "rewritten every few seconds, mode 600; the page reloads itself. A deal's games "
+                         "appear once all its seat rotations are stored.")] = None,
+    private: PrivateOption = False,
     bots_as_root: RootOption = False,
 ) -> None:
     """Run a tournament, resuming from the database, then print the leaderboard and per-bot statistics.
@@ -333,10 +353,13 @@ def tournament(
     with reported_errors():
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(os.path.abspath(db)) if db is not None else default_database(config)
+        if report is not None:
+            _check_writable(report)
         try:
-            summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
-                                     seed_file=Path(seed_file) if seed_file is not None else None,
-                                     changed_bots=changed_bots)
+            with LiveReport(db_path, report, private=private) if report is not None else nullcontext():
+                summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
+                                         seed_file=Path(seed_file) if seed_file is not None else None,
+                                         changed_bots=changed_bots)
         except Interrupted as stop:
             # never --fresh again (a new tournament) nor --seed-file or --changed-bots (done by then)
             again = [*(["--jobs", str(jobs)] if jobs else []), *(["--sandbox", sandbox] if sandbox else []),
@@ -508,9 +531,14 @@ def replay(
     stderr: Annotated[bool, typer.Option(
         "--stderr", help="The organizer's view: every seat's stderr beside its moves.")] = False,
     tournament_id: TournamentOption = None,
+    html: HtmlOption = None,
 ) -> None:
     """Tell a stored or logged game as a person would read it, every hand shown; --seat BOT shows that bot's view
-    and its own stderr (no other bot's), --stderr every bot's (a database keeps it; a log file does not)."""
+    and its own stderr (no other bot's), --stderr every bot's (a database keeps it; a log file does not).
+
+    With --html FILE, write the replay viewer instead: with --seat it holds only what that bot saw and its own
+    stderr, never another hand; all-seeing, bots' stderr only with --stderr.
+    """
     with reported_errors():
         written = None
         if is_database(source):
@@ -524,6 +552,10 @@ def replay(
             data = _logged_game(source, game)
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
+        if html is not None:
+            write_private(html, viewer_page([game_data(data, written or (), seat=seat_index, private=stderr)]))
+            typer.echo(f"wrote {html}")
+            return
         for line in tell(data, seat_index, written if written is not None and (seat is not None or stderr)
                          else None):
             typer.echo(line)
@@ -547,6 +579,41 @@ def _logged_game(path: str, game: str | None) -> bytes:
     if game.isdigit() and 1 <= int(game) <= len(replays):
         return replays[int(game) - 1]
     raise ReplayError(f"no game {game!r} in {path!r} (it holds {len(replays)})")
+
+
+@app.command()
+def report(
+    db: Annotated[str, typer.Argument(help="A results database.")],
+    tournament: Annotated[int | None, typer.Option(
+        "--tournament", help="The tournament's number in the database (default: the active one).")] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="The HTML file (default: DB's name + .html). Past 500 games the games' replays go "
+                               "in FILE.files/ beside it.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="Rating mode: fool or order.")] = "fool",
+    private: PrivateOption = False,
+) -> None:
+    """Write a tournament's report: one HTML page that works offline (file://), mode 600.
+
+    The header (rules, time controls, referee version, bot file hashes; never the seed), the leaderboard
+    as a chart and a table, head to head, how the ratings settled, and the games, each opening in the replay
+    viewer. A deal's games appear once all its seat rotations are stored.
+    """
+    with reported_errors():
+        if mode not in ("fool", "order"):
+            raise RulesError(f"--mode must be fool or order, not {mode!r}")
+        if not is_database(db):
+            raise ResultsReadError(f"{db!r} is not a results database")
+        target = Path(output) if output is not None else Path(Path(db).stem + ".html")
+        files = ReportWriter(db, target, tournament=tournament, mode=mode, private=private,  # type: ignore[arg-type]
+                             jobs=os.cpu_count() or 1).write()
+        typer.echo(f"wrote {target}: {files.games} games, {files.page_bytes + files.game_bytes:,} bytes")
+
+
+def _check_writable(path: str) -> None:
+    """Refuse a page path whose folder is missing before any game is played for it."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise PageWriteError(f"cannot write {path!r}: no folder {str(folder)!r}")
 
 
 @app.command()

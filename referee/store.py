@@ -452,6 +452,31 @@ class Store:
                              "lists them)")
         return zlib.decompress(row[0]), decode_stderr(zlib.decompress(row[1]))
 
+    # -- the report ----------------------------------------------------------------------
+
+    def tournament_info(self, tournament_id: int | None = None) -> tuple[int, str, str, str] | None:
+        """A tournament's id, name, creation time and config text (default: the active one); never its seed."""
+        row = self._query_one("SELECT id, name, created, config FROM tournaments WHERE id = ?",
+                              (self._chosen(tournament_id),))
+        return None if row is None else (row[0], row[1], row[2], row[3])
+
+    def game_rows(self, tournament_id: int | None = None) -> list[tuple[int, str, str]]:
+        """Every stored game's id, deal key and result record (JSON), in the order stored."""
+        return [(r[0], r[1], r[2]) for r in self._query(
+            "SELECT id, deal_key, record FROM games WHERE tournament_id = ? ORDER BY id",
+            (self._chosen(tournament_id),))]
+
+    def replays_by_id(self, ids: list[int]) -> Iterator[tuple[int, bytes, list[list[StderrChunk]], list[int] | None]]:
+        """Each game's id, replay (JSON lines), per-seat stderr and strikes, for the given game ids."""
+        decoder = msgspec.json.Decoder(ResultRecord)
+        for start in range(0, len(ids), 500):
+            batch = ids[start:start + 500]
+            rows = self._query(f"SELECT id, replay, stderr, record FROM games WHERE id IN "
+                               f"({','.join('?' * len(batch))}) ORDER BY id", tuple(batch))
+            for gid, replay, stderr, record in rows:
+                yield (gid, zlib.decompress(replay), decode_stderr(zlib.decompress(stderr)),
+                       decoder.decode(record).strikes)
+
     # -- plumbing ------------------------------------------------------------------------
 
     def _chosen(self, tournament_id: int | None) -> int:

@@ -72,7 +72,7 @@ def test_play_prints_the_last_stderr_of_a_bot_that_forfeits() -> None:
 
 def test_play_stderr_of_a_seat_that_is_not_there_is_a_one_line_error() -> None:
     code, _, err = durak("play", shell("play"), shell("play"), "--stderr", "carol")
-    assert code == 3 and err == "durak: error: no seat 'carol': the seats are 0-1 (bot, bot#2)\n"
+    assert code == 2 and err == "durak: error: no seat 'carol': the seats are 0-1 (bot, bot#2)\n"
 
 
 ENV_BOT = textwrap.dedent("""\
@@ -101,7 +101,7 @@ def test_play_env_gives_settings_to_every_seat_or_one_and_nothing_else(tmp_path:
     assert code == 0, err
     assert stderr_lines(out, "0:a") == ["DEPTH=3 SECRET=-"] and stderr_lines(out, "1:b") == ["DEPTH=4 SECRET=-"]
     code, _, err = durak("play", command, command, "--env", "no equals sign")
-    assert code == 3 and "--env takes NAME=VALUE or SEAT:NAME=VALUE, not 'no equals sign'" in err
+    assert code == 2 and "--env takes NAME=VALUE or SEAT:NAME=VALUE, not 'no equals sign'" in err
 
 
 def test_a_seat_is_told_the_face_up_trump_card_another_seat_draws() -> None:

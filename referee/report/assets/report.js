@@ -1,0 +1,321 @@
+// The tournament report: renders the embedded data (referee/report/tournament_data.py) once, then opens
+// games in the replay viewer on demand. Every string from the data is set as text, never as markup.
+"use strict";
+
+(() => {
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const $ = (id) => document.getElementById(id);
+  const HEADERS = [
+    ["rank", "Rank", "position by rating (ties broken by name)"],
+    ["bot", "Bot", "bot name"],
+    ["elo", "Elo", "Bradley-Terry rating; a bound (> x, < x) when the data alone cannot place the bot, ~x when only the prior places it"],
+    ["ci95", "\u00b195%", "error bar of the rating relative to the anchor"],
+    ["games", "Games", "games played"],
+    ["score_pct", "Score%", "pairwise points over pairwise comparisons, in the rating mode"],
+    ["fool_pct", "Fool%", "games where the bot was a fool / games"],
+    ["avg_place", "AvgPlace", "mean place, 1 = best; tied players share 1 + the number ahead"],
+    ["draws", "Draws", "drawn games (no fool) played"],
+    ["los_next", "LOS(next)", "likelihood of superiority over the next bot in rank order"],
+  ];
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function cell(row, text, cls) {
+    const td = el("td", cls || "", text);
+    row.append(td);
+    return td;
+  }
+
+  function fixed(value, digits) {
+    return value === null || value === undefined ? "" : Number(value).toFixed(digits);
+  }
+
+  function kv(dl, key, value) {
+    dl.append(el("dt", "", key), el("dd", "", value));
+  }
+
+  function header() {
+    const h = data.header;
+    $("title").textContent = h.name;
+    document.title = "Durak tournament: " + h.name;
+    const dl = $("header-kv");
+    const rules = Object.entries(h.rules).filter(([k, v]) => k !== "variant" && v !== null)
+      .map(([k, v]) => k + "=" + JSON.stringify(v)).join(", ");
+    kv(dl, "variant", h.variant + " (" + rules + ")");
+    kv(dl, "table", h.players + " players, " + h.format + ", " + h.deals + " deals \u00d7 " + h.rotations +
+      " rotations \u00d7 series of " + h.series);
+    const t = h.time;
+    kv(dl, "time controls", "move " + t.move + " s + grace " + t.grace + " s, startup " + t.startup + " s" +
+      (t.bank === null ? ", no time bank" : ", bank " + t.bank + " s per game"));
+    kv(dl, "games", h.games + " stored" + (h.shown < h.games ? ", " + h.shown +
+      " shown (a deal's games appear once all its seat rotations are stored)" : ""));
+    kv(dl, "referee", "durak-referee " + h.referee);
+    kv(dl, "started", h.created);
+    const body = $("bots-table").querySelector("tbody");
+    for (const b of h.bots) {
+      const tr = el("tr");
+      tr.dataset.bot = b.name;
+      cell(tr, b.name + (b.disqualified ? " (disqualified)" : ""), "text");
+      cell(tr, b.version, "text");
+      cell(tr, b.sha256, "text mono");
+      body.append(tr);
+    }
+  }
+
+  function leaderboard() {
+    const lb = data.leaderboard;
+    if (!lb) {
+      $("leaderboard").append(el("p", "", "No games yet."));
+      return;
+    }
+    const table = $("leaderboard-table");
+    const headRow = table.querySelector("thead tr");
+    const legend = $("leaderboard-legend");
+    for (const [key, label, meaning] of HEADERS) {
+      const th = el("th", key === "bot" ? "text" : "", label);
+      th.title = meaning;
+      headRow.append(th);
+      legend.append(el("dt", "", label), el("dd", "", meaning));
+    }
+    const body = table.querySelector("tbody");
+    for (const r of lb.rows) {
+      const tr = el("tr");
+      tr.className = "lb-row";
+      for (const [key, value] of Object.entries(r)) tr.setAttribute("data-" + key.replace(/_/g, "-"), value === null ? "" : String(value));
+      const elo = r.bound === "lower" ? "> " + fixed(r.elo, 0) : r.bound === "upper" ? "< " + fixed(r.elo, 0)
+        : (r.identified ? "" : "~") + fixed(r.elo, 0);
+      const texts = [r.rank, r.bot + (r.disqualified ? " (disqualified)" : ""), elo, fixed(r.ci95, 0), r.games,
+        fixed(r.score_pct, 1), fixed(r.fool_pct, 1), fixed(r.avg_place, 2), r.draws,
+        r.los_next === null ? "" : fixed(100 * r.los_next, 1) + "%"];
+      texts.forEach((text, i) => cell(tr, text, i === 1 ? "text" : ""));
+      body.append(tr);
+    }
+    const m = lb.meta;
+    $("leaderboard-meta").textContent = m.model + " | mode: " + m.mode + " | anchor: " + m.anchor + " | " +
+      m.clusters + " deals (clusters), " + m.games + " games | \u00b195%: " + m.errors;
+    new Chart($("elo-chart"), {
+      data: {
+        labels: lb.rows.map((r) => r.bot),
+        datasets: [
+          { type: "bar", label: "95% interval", data: lb.rows.map((r) => r.ci95 === null ? null : [r.elo - r.ci95, r.elo + r.ci95]),
+            backgroundColor: "rgba(74, 120, 194, 0.35)", borderColor: "#4a78c2", borderWidth: 1, barPercentage: 0.5 },
+          { type: "line", label: "Elo", data: lb.rows.map((r) => r.elo), showLine: false, pointRadius: 6,
+            pointStyle: "rectRot", backgroundColor: "#1b3f7a", borderColor: "#1b3f7a" },
+        ],
+      },
+      options: { indexAxis: "y", animation: false, maintainAspectRatio: false, responsive: true,
+        scales: { x: { beginAtZero: false, title: { display: true, text: "Elo (95% interval)" } } } },
+    });
+  }
+
+  function h2h() {
+    const m = data.h2h;
+    if (!m) return;
+    const table = $("h2h-table");
+    const head = el("tr");
+    head.append(el("th", "text", "row vs column"));
+    for (const b of m.bots) head.append(el("th", "", b));
+    table.querySelector("thead").append(head);
+    const body = table.querySelector("tbody");
+    m.bots.forEach((a, i) => {
+      const tr = el("tr");
+      tr.append(el("th", "text", a));
+      m.bots.forEach((b, j) => {
+        const n = m.comparisons[i][j];
+        const td = cell(tr, i === j ? "\u2013" : n ? Math.round(100 * m.points[i][j] / n) + "% (" + Math.round(n) + ")" : "");
+        if (i !== j && n) {
+          const score = m.points[i][j] / n;
+          td.style.background = "hsl(" + Math.round(120 * score) + ", 60%, " + Math.round(92 - 30 * Math.abs(score - 0.5)) + "%)";
+          td.dataset.score = String(score);
+          td.dataset.comparisons = String(n);
+        }
+      });
+      body.append(tr);
+    });
+    $("h2h-note").textContent = "the row bot's points against the column bot over their pairwise comparisons (" + m.mode + " mode)";
+  }
+
+  function history() {
+    const h = data.history;
+    if (!h) return;
+    const palette = ["#4a78c2", "#d1495b", "#edae49", "#00798c", "#30638e", "#66a182", "#8d6a9f", "#c45baa"];
+    new Chart($("history-chart"), {
+      type: "line",
+      data: {
+        labels: h.games,
+        datasets: Object.entries(h.elo).map(([bot, values], i) => ({
+          label: bot, data: values, borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length],
+          pointRadius: 2, spanGaps: true, tension: 0.2 })),
+      },
+      options: { animation: false, maintainAspectRatio: false, responsive: true,
+        scales: { x: { title: { display: true, text: "games played" } }, y: { title: { display: true, text: "Elo" } } } },
+    });
+  }
+
+  // -- the games list --------------------------------------------------------------------
+
+  const games = data.games;
+  const PAGE = 200;
+  let shownRows = PAGE;
+
+  function option(select, value, label) {
+    const o = el("option", "", label);
+    o.value = value;
+    select.append(o);
+  }
+
+  function filters() {
+    for (const id of ["filter-bot", "filter-fool"]) {
+      const select = $(id);
+      option(select, "", id === "filter-bot" ? "any bot" : "any fool");
+      if (id === "filter-fool") option(select, "none", "no fool (draw)");
+      games.bots.forEach((b, i) => option(select, String(i), b));
+    }
+    const kinds = new Set();
+    const ends = new Set();
+    for (const r of games.rows) {
+      ends.add(r[4]);
+      for (const v of r[5]) kinds.add(v[0]);
+    }
+    option($("filter-verdict"), "", "any verdicts");
+    option($("filter-verdict"), "none", "no verdict");
+    option($("filter-verdict"), "some", "some verdict");
+    for (const k of [...kinds].sort()) option($("filter-verdict"), k, k);
+    option($("filter-end"), "", "any end");
+    for (const e of [...ends].sort()) option($("filter-end"), e, e);
+    for (const id of ["filter-bot", "filter-fool", "filter-verdict", "filter-end"]) {
+      $(id).addEventListener("change", () => { shownRows = PAGE; gameList(); });
+    }
+    $("more-games").addEventListener("click", () => { shownRows += PAGE; gameList(); });
+  }
+
+  function matches(r) {
+    const bot = $("filter-bot").value, fool = $("filter-fool").value;
+    const verdict = $("filter-verdict").value, end = $("filter-end").value;
+    if (bot && !r[2].includes(Number(bot))) return false;
+    if (fool === "none" ? r[3].length > 0 : fool && !r[3].includes(Number(fool))) return false;
+    if (verdict === "none" && r[5].length) return false;
+    if (verdict === "some" && !r[5].length) return false;
+    if (verdict && verdict !== "none" && verdict !== "some" && !r[5].some((v) => v[0] === verdict)) return false;
+    return !end || r[4] === end;
+  }
+
+  function gameList() {
+    const body = $("games-table").querySelector("tbody");
+    body.textContent = "";
+    const names = games.bots;
+    let count = 0;
+    for (const r of games.rows) {
+      if (!matches(r)) continue;
+      count++;
+      if (count > shownRows) continue;
+      const tr = el("tr", "game-row");
+      tr.dataset.id = String(r[0]);
+      cell(tr, r[0]);
+      cell(tr, r[1], "text");
+      cell(tr, r[2].map((b) => names[b]).join(", "), "text");
+      cell(tr, r[3].map((b) => names[b]).join(", ") || "\u2013", "text");
+      cell(tr, r[4], "text");
+      cell(tr, r[5].map((v) => v[0] + " (" + names[v[1]] + ")").join(", "), "text");
+      tr.addEventListener("click", () => openGame(r[0], 0));
+      body.append(tr);
+    }
+    $("games-count").textContent = count + " of " + games.rows.length + " games" + (count > shownRows ? ", first " + shownRows + " listed" : "");
+    $("more-games").hidden = count <= shownRows;
+  }
+
+  // -- games in the viewer ---------------------------------------------------------------
+
+  // A chunk is base64 of zlib-compressed JSON, {id: game}: inline in a script element, or in a file beside
+  // the page that calls durakChunk(k, text) (a <script src> loads from file://, where fetch cannot).
+  const chunks = new Map();
+  const arrived = new Map();
+  window.durakChunk = (k, text) => { const done = arrived.get(k); if (done) done(text); };
+
+  function chunkText(k) {
+    const inline = document.getElementById("chunk-" + k);
+    if (inline) return Promise.resolve(JSON.parse(inline.textContent));
+    return new Promise((resolve, reject) => {
+      arrived.set(k, resolve);
+      const script = document.createElement("script");
+      script.src = data.chunks.folder + "chunk-" + k + ".js";
+      script.onerror = () => reject(new Error("cannot load " + script.src));
+      document.body.append(script);
+    });
+  }
+
+  function chunk(k) {
+    if (!chunks.has(k)) chunks.set(k, chunkText(k).then(inflate));
+    return chunks.get(k);
+  }
+
+  async function inflate(b64) {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return JSON.parse(await new Response(stream).text());
+  }
+
+  let viewer = null;
+  async function openGame(id, step) {
+    const panel = $("viewer-panel");
+    const status = $("viewer-status");
+    panel.hidden = false;
+    status.textContent = "loading game " + id + "\u2026";
+    try {
+      const content = await chunk(Math.floor(id / data.chunks.size));
+      if (!(String(id) in content)) throw new Error("game " + id + " is not in this report");
+      const game = content[String(id)];
+      status.textContent = "";
+      viewer = new DurakViewer.Viewer($("viewer"), game, {
+        step,
+        onStep: (s) => history_replace("game=" + id + "&step=" + s),
+      });
+      viewer.root.focus({ preventScroll: true });
+      panel.dataset.game = String(id);
+      panel.scrollIntoView({ block: "start" });
+    } catch (error) {
+      status.textContent = String(error.message || error);
+    }
+  }
+
+  function history_replace(where) {
+    window.history.replaceState(null, "", "#" + where);
+  }
+
+  function fromFragment() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    if (!params.has("game")) return;
+    const id = Number(params.get("game"));
+    const step = Number(params.get("step") || 0);
+    if (viewer && $("viewer-panel").dataset.game === String(id)) viewer.go(step);
+    else openGame(id, step);
+  }
+
+  $("close-viewer").addEventListener("click", () => {
+    $("viewer-panel").hidden = true;
+    history_replace("");
+  });
+  window.addEventListener("hashchange", fromFragment);
+
+  header();
+  leaderboard();
+  h2h();
+  history();
+  if (window.DurakStats) window.DurakStats(data, $("stats"));
+  filters();
+  gameList();
+  if (data.live) {
+    // A live tournament: reload for fresh data, but never under a reader who has a game open.
+    $("live").textContent = "live: the tournament is running; this page reloads itself every " + data.live +
+      " s while no game is open";
+    setInterval(() => { if ($("viewer-panel").hidden) location.reload(); }, data.live * 1000);
+  }
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
+  document.body.dataset.ready = "1";
+  fromFragment();
+})();

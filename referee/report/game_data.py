@@ -1,0 +1,84 @@
+"""One game as the replay viewer draws it: its steps, the players, the result, times, verdicts and strikes.
+
+Bots' stderr is private to its bot: a seat's view carries that seat's own, the all-seeing view none unless
+the organizer asks (``private``). In a seat's view another seat's forfeit reason is left out, as the game
+over message left it out for that seat (it may quote the offender's stderr or name its cards).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from protocol.events import ActionTaken
+from protocol.records import StderrChunk
+from referee.narrate import describe_event, describe_result
+from referee.replay import parse_replay
+from referee.report.steps import Step, replay_steps
+from referee.text import visible
+
+#: The shape of the viewer's data; bumped when the page must change with it.
+GAME_DATA_VERSION = 1
+
+
+def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: int | None = None,
+              private: bool = False, game_id: int | None = None,
+              strikes: Sequence[int] | None = None) -> dict[str, Any]:
+    """The viewer's data for one stored game (``replay`` as JSON lines).
+
+    Args:
+        stderr: each seat's stderr chunks, as stored.
+        seat: only what this seat saw; None for every hand.
+        private: with ``seat`` None, every bot's stderr too (the organizer's own copy).
+        game_id: the database's number for the game, when it has one.
+        strikes: per seat, replies after the move time inside the grace (from the result record).
+    """
+    header, events, end = parse_replay(replay)
+    replayed = replay_steps(header, events, end, seat)
+    result = end.result
+    verdicts = list(end.verdicts)
+    if seat is not None and result.forfeit_seat != seat:
+        result = msgspec.structs.replace(result, reason=None)
+        verdicts = [msgspec.structs.replace(v, reason="") if v.seat != seat else v for v in verdicts]
+    names = [visible(name) for name in header.names]
+    shown_stderr = [stderr[s] if s < len(stderr) and (s == seat or (seat is None and private)) else []
+                    for s in range(len(header.names))]
+    return {
+        "v": GAME_DATA_VERSION,
+        "id": game_id,
+        "game": header.game,
+        "deal": header.deal,
+        "names": names,
+        "rules": msgspec.to_builtins(header.rules),
+        "dealer": header.dealer,
+        "seat": seat,
+        "deck": header.rules.deck,
+        "trump": replayed.trump,
+        "trump_suit": replayed.trump_suit,
+        "steps": _steps(replayed.steps, names),
+        "result": msgspec.to_builtins(result),
+        "told": describe_result(result, names),
+        "verdicts": msgspec.to_builtins(verdicts),
+        "times": msgspec.to_builtins(end.times),
+        "strikes": None if strikes is None else list(strikes),
+        "stderr": [[{"after": c.after, "text": c.text} for c in chunks] for chunks in shown_stderr],
+    }
+
+
+
+def _steps(steps: Sequence[Step], names: list[str]) -> list[dict[str, Any]]:
+    """The steps for the page: each frame, the log lines of its events, who chose what (``w``, ``a``) and
+    the number of events up to the step's end (``e``), which places the bots' stderr chunks."""
+    out: list[dict[str, Any]] = []
+    events = 0
+    for step in steps:
+        events += len(step.events)
+        shown: dict[str, Any] = {"f": step.frame, "e": events, "l": [
+            line.strip() for e in step.events if (line := describe_event(e, names)) is not None]}
+        chosen = step.events[0] if step.events else None
+        if isinstance(chosen, ActionTaken):
+            shown.update(w=chosen.seat, a=chosen.action)
+        out.append(shown)
+    return out

@@ -1,0 +1,98 @@
+"""HTML pages that work offline: the template, the inlined assets and the data, embedded once and safely.
+
+Data goes into ``<script type="application/json">`` elements, whose text the page parses with
+``JSON.parse``: :func:`script_json` escapes ``<``, ``>`` and ``&`` (so no ``</script>`` or comment can end
+the element) and U+2028/U+2029. Nothing a bot wrote ever becomes markup: the scripts set it as text.
+Files are written atomically (a temporary file beside the target, then a rename), mode 600.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from referee import __version__
+
+_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+class PageWriteError(OSError):
+    """A page (or its data folder) that cannot be written."""
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON text that is safe inside a ``<script type="application/json">`` element."""
+    return msgspec.json.encode(value).decode().translate(_ESCAPES)
+
+
+def asset(name: str) -> str:
+    """A file of ``referee/report/assets`` or ``referee/report/vendor`` (``vendor/...``), as text."""
+    return resources.files("referee.report").joinpath(*name.split("/")).read_text(encoding="utf-8")
+
+
+def page(title: str, body: str, data: dict[str, str], scripts: list[str]) -> str:
+    """A whole HTML document.
+
+    Args:
+        body: trusted markup (the template's own, never data).
+        data: element id -> JSON text (from :func:`script_json`).
+        scripts: asset names inlined in order.
+    """
+    head = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="durak-referee {html.escape(__version__)}">',
+    ]
+    head += [f"<title>{html.escape(title)}</title>", f"<style>{asset('assets/style.css')}</style>", "</head>"]
+    parts = [*head, "<body>", body]
+    parts += [f'<script type="application/json" id="{html.escape(key)}">{text}</script>' for key, text in data.items()]
+    parts += [f"<script>{_inline_script(asset(name))}</script>" for name in scripts]
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def _inline_script(code: str) -> str:
+    """A script's text inside ``<script>``: only ``</script`` could end it early (none of ours holds one)."""
+    if "</script" in code.lower():
+        raise ValueError("an inlined script holds '</script'")
+    return code
+
+
+def write_private(path: str | Path, text: str | bytes) -> None:
+    """Write ``path`` atomically (readers see the old file or the new one, never half), mode 600."""
+    target = Path(path)
+    data = text.encode() if isinstance(text, str) else text
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise PageWriteError(f"cannot write {str(target)!r}: {exc.strerror}") from None
+
+
+VIEWER_BODY = """<main>
+<h1 id="page-title">Durak replay</h1>
+<div id="game-picker" class="filters" hidden><label>game <select id="game-select"></select></label></div>
+<section><div id="viewer"></div></section>
+<p class="legend">Step with the buttons or the arrow keys (click the table first), Home and End jump, space plays.
+The address's <code>#step=N</code> (and <code>game=N</code>) links to a step.</p>
+</main>"""
+
+
+def viewer_page(games: list[dict[str, Any]], title: str = "Durak replay") -> str:
+    """A page with the replay viewer over ``games`` (from :func:`referee.report.game_data.game_data`)."""
+    return page(title, VIEWER_BODY, {"games-data": script_json(games)},
+                ["assets/viewer.js", "assets/viewer_page.js"])

@@ -1,0 +1,305 @@
+"""The report's data and files without a browser: replays through the engine, the seat view's redaction,
+safe embedding, the games a live report may show, the bytes per game, the commands and their errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import sqlite3
+import stat
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from typer.testing import CliRunner
+
+from protocol.cards import CARD_NAMES
+from protocol.events import ActionTaken, CardsDrawn
+from protocol.rules import Rules
+from referee.cli import app
+from referee.engine import SeededRng, new_game
+from referee.match import GameRecord
+from referee.replay import ReplayError, parse_replay, replay_lines, tell
+from referee.report.game_data import game_data
+from referee.report.page import script_json
+from referee.report.steps import replay_steps
+from referee.report.tournament_page import GAME_BYTES_CAP, LiveReport, ReportWriter
+from referee.store import Store
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots" / "python"
+CARD = re.compile(r"\b[6-9TJQKA2-5][CDHS]\b")
+VARIANTS = ("podkidnoy", "perevodnoy", "chase", "fools_fool")
+
+
+def random_game(variant: str, players: int, seed: int, *, forfeit_at: int | None = None,
+                deck: int = 36) -> GameRecord:
+    """A game of random legal actions, as a record (what ``durak play`` stores), optionally forfeited."""
+    rules = Rules(variant=variant, deck=deck)
+    rng = SeededRng(seed)
+    game = new_game(rules, players, rng)
+    actions = 0
+    while game.result is None:
+        if forfeit_at is not None and actions == forfeit_at:
+            game.forfeit(game.to_move or 0, "illegal", "illegal action '<b>x</b>'")
+            break
+        legal = game.legal_actions()
+        game.apply(legal[rng.randbelow(len(legal))])
+        actions += 1
+    assert game.result is not None
+    return GameRecord(game=f"g{seed}", deal=f"{seed}:0", names=[f"p{s}" for s in range(players)], rules=rules,
+                      dealer=game.dealer, deck=[CARD_NAMES[c] for c in game.deck], result=game.result,
+                      actions=game.actions, verdicts=[], times=[None] * players, events=list(game.events))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_seat_view_holds_only_cards_that_seat_was_told(variant: str, players: int) -> None:
+    for seed in range(3):
+        data = replay_lines(random_game(variant, players, seed))
+        header, _, _ = parse_replay(data)
+        for seat in range(players):
+            seen = set(CARD.findall("\n".join(tell(data, seat))))
+            shown = set(CARD.findall(msgspec.json.encode(game_data(data, seat=seat)).decode()))
+            assert shown <= seen, (variant, players, seed, seat, shown - seen)
+        everything = set(CARD.findall(msgspec.json.encode(game_data(data)).decode()))
+        assert everything == set(header.deck)  # all-seeing: every card is somewhere
+
+
+@pytest.mark.parametrize(("variant", "players", "deck"), [*((v, 3, 36) for v in VARIANTS), ("perevodnoy", 6, 52)])
+def test_the_steps_follow_the_game_to_its_result(variant: str, players: int, deck: int) -> None:
+    record = random_game(variant, players, 11, deck=deck)
+    header, events, end = parse_replay(replay_lines(record))
+    steps = replay_steps(header, events, end).steps
+    assert [e for s in steps for e in s.events] == events
+    first = next(i for i, s in enumerate(steps) if s.events and isinstance(s.events[0], ActionTaken))
+    assert first == (1 if variant != "fools_fool" else len([s for s in steps if "lp" in s.frame]) + 1)
+    assert all(isinstance(s.events[0], ActionTaken) for s in steps[first:] if s.events)
+    last = steps[-1].frame
+    assert last["m"] is None
+    for seat in (seat for group in last["o"] for seat in group):
+        assert last["n"][seat] == 0 and last["h"][seat] == ""
+    for step in steps:  # every card is in a hand, the stock, the discard, on the table or in the pile
+        f = step.frame
+        if "lp" not in f:
+            table = sum(1 for pair in f.get("t", []) for card in pair if card)
+            assert sum(f["n"]) + f["s"] + f["x"] + table + len(f.get("p", [])) == deck
+
+
+def test_fools_fool_shows_its_ladder_card_by_card() -> None:
+    record = random_game("fools_fool", 3, 5)
+    header, events, end = parse_replay(replay_lines(record))
+    steps = replay_steps(header, events, end).steps
+    ladder = [s.frame for s in steps if "lp" in s.frame]
+    assert [f["s"] for f in ladder] == list(range(33, 33 - len(ladder), -1))
+    assert ladder[-1]["s"] == 0
+    hands = steps[len(ladder)].frame["n"]
+    assert [len(p.split()) + k for p, k in zip(ladder[-1]["lp"], ladder[-1]["ln"], strict=True)] == hands
+
+
+def test_a_forfeit_ends_on_a_step_of_its_own_and_the_reason_is_the_offenders_alone() -> None:
+    record = random_game("podkidnoy", 3, 2, forfeit_at=9)
+    data = replay_lines(record)
+    everyone = game_data(data)
+    assert everyone["result"]["end"] == "forfeit" and everyone["steps"][-1]["f"]["m"] is None
+    offender = record.result.forfeit_seat
+    assert offender is not None
+    assert game_data(data, seat=offender)["result"]["reason"] == "illegal action '<b>x</b>'"
+    other = (offender + 1) % 3
+    assert game_data(data, seat=other)["result"]["reason"] is None
+
+
+def test_a_replay_that_breaks_the_rules_is_refused() -> None:
+    record = random_game("podkidnoy", 2, 4)
+    events = list(record.events)
+    draw = next(i for i, e in enumerate(events) if isinstance(e, CardsDrawn) and e.cards)
+    cards = events[draw].cards
+    assert cards is not None
+    events[draw] = msgspec.structs.replace(events[draw], cards=list(reversed(cards)) if len(cards) > 1 else ["AS"])
+    header, _, end = parse_replay(replay_lines(record))
+    with pytest.raises(ReplayError, match="does not follow the rules at event"):
+        replay_steps(header, events, end)
+    act = next(i for i, e in enumerate(record.events) if isinstance(e, ActionTaken) and e.action != "pass")
+    events = list(record.events)
+    events[act] = msgspec.structs.replace(events[act], action="take" if events[act].action != "take" else "pass")
+    with pytest.raises(ReplayError):
+        replay_steps(header, events, end)
+
+
+def test_embedded_json_cannot_end_its_script_element() -> None:
+    value = {"name": "</script><script>alert(1)</script>", "more": "<!-- & \u2028\u2029 -->"}
+    text = script_json(value)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert "\u2028" not in text and "\u2029" not in text
+    assert json.loads(text) == value
+
+
+# ------------------------------------------------------------------ over a real tournament
+
+
+def run(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def tournament() -> Iterator[Path]:
+    """A 3-player round robin of the sample bots (4 deals, 3 rotations each: 12 games)."""
+    folder = Path(tempfile.mkdtemp(prefix="durak-test-report-"))
+    folder.chmod(0o755)
+    shutil.copytree(SAMPLES, folder / "samples")
+    config = folder / "t.toml"
+    config.write_text('name = "three"\nplayers = 3\ndeals = 4\nsandbox = "process"\n'
+                      '[[bots]]\nname = "r1"\ncommand = "{python} random_bot.py 1"\ndir = "samples"\n'
+                      '[[bots]]\nname = "r2"\ncommand = "{python} random_bot.py 2"\ndir = "samples"\n'
+                      '[[bots]]\nname = "h"\ncommand = "{python} heuristic_bot.py"\ndir = "samples"\n')
+    run("tournament", str(config), "--db", str(folder / "t.db"), "--jobs", "1")
+    yield folder
+    shutil.rmtree(folder)
+
+
+def embedded(page: Path, element: str) -> Any:
+    found = re.search(f'<script type="application/json" id="{element}">(.*?)</script>', page.read_text(), re.S)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+def test_the_report_header_holds_no_seed_and_the_page_is_private(tournament: Path) -> None:
+    out = tournament / "r.html"
+    told = run("report", str(tournament / "t.db"), "-o", str(out))
+    assert told.startswith(f"wrote {out}: 12 games, ")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    with Store(tournament / "t.db", create=False) as store:
+        active = store.active_tournament()
+    assert active is not None
+    assert str(active.seed) not in out.read_text()
+    data = embedded(out, "report-data")
+    header = data["header"]
+    assert header["name"] == "three" and header["players"] == 3 and header["games"] == header["shown"] == 12
+    assert {b["name"] for b in header["bots"]} == {"r1", "r2", "h"} and all(len(b["sha256"]) == 64
+                                                                            for b in header["bots"])
+    assert data["leaderboard"] == json.loads(run("leaderboard", str(tournament / "t.db"), "--format", "json"))
+    assert len(data["games"]["rows"]) == 12 and data["history"]["games"][-1] == 12
+
+
+def test_a_deal_is_shown_only_once_all_its_rotations_are_stored(tournament: Path) -> None:
+    db = tournament / "partial.db"
+    shutil.copy(tournament / "t.db", db)
+    with closing(sqlite3.connect(db)) as con:
+        deal, = con.execute("SELECT deal_key FROM games ORDER BY id LIMIT 1").fetchone()
+        con.execute("DELETE FROM games WHERE id = (SELECT MAX(id) FROM games WHERE deal_key = ?)", (deal,))
+        con.commit()
+        left = [gid for gid, in con.execute("SELECT id FROM games WHERE deal_key = ?", (deal,))]
+    assert len(left) == 2
+    out = tournament / "partial.html"
+    ReportWriter(db, out).write()
+    data = embedded(out, "report-data")
+    assert data["header"]["games"] == 11 and data["header"]["shown"] == 9
+    listed = {row[0] for row in data["games"]["rows"]}
+    assert not listed & set(left)
+    chunk = json.loads(zlib.decompress(base64.b64decode(embedded(out, "chunk-0"))))
+    assert len(chunk) == 9 and not {int(k) for k in chunk} & set(left)
+
+
+def test_the_bytes_per_game_stay_under_the_cap(tournament: Path) -> None:
+    small, files = tournament / "small.html", tournament / "chunked.html"
+    inline = ReportWriter(tournament / "t.db", small).write()
+    chunked = ReportWriter(tournament / "t.db", files, inline_games=5, jobs=2).write()
+    assert inline.game_bytes == chunked.game_bytes and inline.games == 12
+    assert inline.game_bytes / inline.games <= GAME_BYTES_CAP
+    rows = embedded(small, "report-data")["games"]["rows"]
+    assert len(script_json(rows)) / len(rows) <= 120  # the games list: a row of bot indexes per game
+    # beyond the inline limit the games leave the page for chunk files beside it
+    assert chunked.page_bytes < inline.page_bytes - inline.game_bytes * 0.9
+    chunk = (tournament / "chunked.html.files" / "chunk-0.js").read_text()
+    assert chunk.startswith('durakChunk(0,"') and chunk.endswith('");\n')
+    assert stat.S_IMODE((tournament / "chunked.html.files").stat().st_mode) == 0o700
+    games = json.loads(zlib.decompress(base64.b64decode(json.loads(chunk[len("durakChunk(0,"):-3]))))
+    assert len(games) == 12 and all(game["stderr"] == [[], [], []] for game in games.values())
+
+
+def test_a_live_report_is_rewritten_while_the_tournament_runs_and_settles_at_the_end(tournament: Path) -> None:
+    out = tournament / "live.html"
+    with LiveReport(tournament / "t.db", out, interval=0.05):
+        deadline = time.monotonic() + 20
+        while not out.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert embedded(out, "report-data")["live"] == 1
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert embedded(out, "report-data")["live"] is None
+
+
+def test_the_tournament_command_keeps_its_report(tournament: Path) -> None:
+    config = tournament / "t.toml"
+    out = tournament / "kept.html"
+    told = run("tournament", str(config), "--db", str(tournament / "t.db"), "--report", str(out))
+    assert "0 games played now" in told
+    assert embedded(out, "report-data")["header"]["games"] == 12
+    run("tournament", str(config), "--db", str(tournament / "t.db"), "--report", "/no/such/folder/r.html", code=6)
+
+
+def test_report_errors_are_one_line(tournament: Path) -> None:
+    assert run("report", str(tournament / "t.toml"), code=3) == (
+        f"durak: error: {str(tournament / 't.toml')!r} is not a results database\n")
+    assert "cannot write" in run("report", str(tournament / "t.db"), "-o", "/no/such/folder/r.html", code=6)
+    assert "holds no tournament 99" in run("report", str(tournament / "t.db"), "--tournament", "99", code=3)
+    empty = tournament / "empty.db"
+    Store(empty).close()
+    assert "holds no tournament" in run("report", str(empty), code=3)
+
+
+def test_replay_and_play_write_the_viewer(tournament: Path) -> None:
+    db = str(tournament / "t.db")
+    seat = tournament / "seat.html"
+    assert run("replay", db, "1", "--seat", "h", "--html", str(seat)) == f"wrote {seat}\n"
+    games = embedded(seat, "games-data")
+    assert len(games) == 1 and games[0]["seat"] == games[0]["names"].index("h")
+    assert "bad" in run("replay", db, "1", "--seat", "bad", "--html", str(seat), code=3)
+    played = tournament / "played.html"
+    bot = f"{sys.executable} {SAMPLES / 'random_bot.py'}"
+    run("play", bot, bot, "--games", "2", "--seed", "3", "--sandbox", "process", "--html", str(played))
+    games = embedded(played, "games-data")
+    assert [g["game"] for g in games] == ["g1", "g2"] and all(g["seat"] is None for g in games)
+    assert stat.S_IMODE(played.stat().st_mode) == 0o600
+
+
+def test_chunk_files_are_written_again_only_when_their_games_change(tournament: Path) -> None:
+    out = tournament / "again.html"
+    ReportWriter(tournament / "t.db", out, inline_games=5).write()
+    chunk = tournament / "again.html.files" / "chunk-0.js"
+    first = chunk.stat().st_mtime_ns
+    chunk.write_text(chunk.read_text())  # same text, new time: a rewrite would change it again
+    touched = chunk.stat().st_mtime_ns
+    assert ReportWriter(tournament / "t.db", out, inline_games=5).write().games == 12
+    assert chunk.stat().st_mtime_ns == touched != first
+    ReportWriter(tournament / "t.db", out, inline_games=5, private=True).write()  # stderr in: packed again
+    assert chunk.stat().st_mtime_ns != touched
+
+
+def test_chunk_files_packed_by_worker_processes_hold_every_shown_game(tournament: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.report import tournament_page
+
+    monkeypatch.setattr(tournament_page, "CHUNK_GAMES", 5)
+    out = tournament / "pooled.html"
+    files = ReportWriter(tournament / "t.db", out, inline_games=5, jobs=2).write()
+    folder = tournament / "pooled.html.files"
+    chunks = sorted(folder.glob("chunk-*.js"))
+    assert [c.name for c in chunks] == ["chunk-0.js", "chunk-1.js", "chunk-2.js"]  # ids 1-4, 5-9, 10-12
+    games: dict[str, Any] = {}
+    for chunk in chunks:
+        text = chunk.read_text()
+        games.update(json.loads(zlib.decompress(base64.b64decode(json.loads(text[text.index(",") + 1:-3])))))
+    assert sorted(map(int, games)) == list(range(1, 13)) and files.games == 12
+    assert set(json.loads((folder / "manifest.json").read_text())) == {"0", "1", "2"}

@@ -1,0 +1,205 @@
+"""The report and the replay viewer in a real browser (headless Chromium, tests/browser.py), over a real
+small tournament whose third bot writes HTML and script into everything it controls (tests/hostile/html_bot.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import sqlite3
+import tempfile
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from typer.testing import CliRunner
+
+from protocol.records import ResultRecord
+from referee.cli import app
+from referee.replay import parse_replay, tell
+from referee.report.tournament_page import ReportWriter
+from referee.store import Store
+from tests.browser import browser, console_errors, open_page, wait_for
+
+__all__ = ["browser"]  # the fixture, used by name
+
+HOSTILE = Path(__file__).parent / "hostile" / "html_bot.py"
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots" / "python"
+CARD = re.compile(r"\b[6-9TJQKA][CDHS]\b")
+NAME = "T <script>window.pwned=5</script> & co"
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def arena() -> Iterator[Path]:
+    """A 12-game round robin (3 bots, 2 deals, both rotations) and its reports, without and with stderr."""
+    folder = Path(tempfile.mkdtemp(prefix="durak-test-report-"))
+    folder.chmod(0o755)
+    shutil.copytree(SAMPLES, folder / "samples")
+    (folder / "hostile").mkdir()
+    shutil.copy(HOSTILE, folder / "hostile" / "html_bot.py")
+    config = folder / "t.toml"
+    config.write_text(f'name = "{NAME}"\ndeals = 2\nsandbox = "process"\n'
+                      '[[bots]]\nname = "html"\ncommand = "{python} html_bot.py illegal_after=12"\ndir = "hostile"\n'
+                      '[[bots]]\nname = "random"\ncommand = "{python} random_bot.py 3"\ndir = "samples"\n'
+                      '[[bots]]\nname = "heuristic"\ncommand = "{python} heuristic_bot.py"\ndir = "samples"\n')
+    run("tournament", str(config), "--db", str(folder / "t.db"), "--jobs", "1")
+    run("report", str(folder / "t.db"), "-o", str(folder / "report.html"))
+    run("report", str(folder / "t.db"), "-o", str(folder / "private.html"), "--private")
+    yield folder
+    shutil.rmtree(folder)
+
+
+def records(db: Path) -> dict[int, ResultRecord]:
+    with closing(sqlite3.connect(db)) as con:
+        return {gid: msgspec.json.decode(text, type=ResultRecord)
+                for gid, text in con.execute("SELECT id, record FROM games ORDER BY id")}
+
+
+def test_the_report_loads_cleanly_and_its_leaderboard_is_the_json_one(browser: Any, arena: Path) -> None:
+    open_page(browser, arena / "report.html")
+    assert console_errors(browser) == []
+    expected = json.loads(run("leaderboard", str(arena / "t.db"), "--format", "json"))["rows"]
+    shown = browser.execute_script(
+        "return [...document.querySelectorAll('tr.lb-row')].map(r => Object.assign({}, r.dataset))")
+    assert len(shown) == len(expected) == 3
+    for row, attributes in zip(expected, shown, strict=True):
+        for key, value in row.items():
+            text = attributes[re.sub(r"_(\w)", lambda m: m.group(1).upper(), key)]
+            if value is None:
+                assert text == ""
+            elif isinstance(value, bool):
+                assert text == str(value).lower()
+            elif isinstance(value, int | float):
+                assert float(text) == pytest.approx(value), key
+            else:
+                assert text == value
+    assert browser.execute_script("return document.querySelectorAll('#elo-chart').length") == 1
+    games = browser.execute_script("return document.querySelectorAll('tr.game-row').length")
+    assert games == 12
+
+
+def test_a_game_opens_from_the_list_and_its_last_step_shows_the_stored_result(browser: Any, arena: Path) -> None:
+    stored = records(arena / "t.db")
+    open_page(browser, arena / "report.html")
+    row = browser.find_elements("css selector", "tr.game-row")[4]
+    gid = int(row.get_attribute("data-id"))
+    row.click()
+    wait_for(browser, f"return document.getElementById('viewer').dataset.game === {json.dumps(stored[gid].game)}")
+    assert browser.current_url.endswith(f"#game={gid}&step=0")
+    viewer = browser.find_element("id", "viewer")
+    viewer.send_keys("\ue010")  # End
+    wait_for(browser, "return document.getElementById('viewer').dataset.atEnd === '1'")
+    result = browser.find_element("css selector", "#viewer .result")
+    assert result.get_attribute("data-fools") == ",".join(stored[gid].fools)
+    assert result.get_attribute("data-end") == stored[gid].end
+    viewer.send_keys("\ue012")  # ArrowLeft
+    steps = int(viewer.get_attribute("data-steps"))
+    assert viewer.get_attribute("data-step") == str(steps - 2)
+    assert browser.current_url.endswith(f"#game={gid}&step={steps - 2}")
+    open_page(browser, arena / "report.html", f"#game={gid}&step=3")  # a linked step
+    wait_for(browser, "return document.getElementById('viewer').dataset.step === '3'")
+    assert console_errors(browser) == []
+
+
+def test_a_seat_view_shows_no_card_that_seat_did_not_see(browser: Any, arena: Path) -> None:
+    db = arena / "t.db"
+    with Store(db, create=False) as store:
+        data, _ = store.replay("1")
+    header, _, _ = parse_replay(data)
+    seat = 0
+    seen = set(CARD.findall("\n".join(tell(data, seat))))
+    hidden = set(header.deck) - seen
+    assert hidden, "the game must leave some card unseen by the seat, or this test could not fail"
+    page = arena / "seat.html"
+    run("replay", str(db), "1", "--seat", header.names[seat], "--html", str(page))
+    embedded = re.search(r'<script type="application/json" id="games-data">(.*?)</script>', page.read_text(), re.S)
+    assert embedded is not None
+    assert set(CARD.findall(embedded.group(1))) <= seen
+    open_page(browser, page)
+    viewer = browser.find_element("id", "viewer")
+    steps = int(viewer.get_attribute("data-steps"))
+    for step in range(steps):
+        shown = browser.execute_script(
+            "return [...document.querySelectorAll('#viewer [data-card]')].map(c => c.dataset.card)")
+        assert not set(shown) & hidden, f"step {step} shows {set(shown) & hidden}"
+        viewer.send_keys("\ue014")  # ArrowRight
+    assert viewer.get_attribute("data-step") == str(steps - 1)
+    assert console_errors(browser) == []
+
+
+def _stderr_in(page: Path) -> list[Any]:
+    """Every stderr chunk in a report's embedded game data (inflated)."""
+    text = page.read_text()
+    found = []
+    for chunk in re.findall(r'<script type="application/json" id="chunk-\d+">(.*?)</script>', text, re.S):
+        for game in json.loads(zlib.decompress(base64.b64decode(json.loads(chunk)))).values():
+            found += [c for seat in game["stderr"] for c in seat]
+    return found
+
+
+def test_bot_words_render_as_text_and_stderr_only_with_private(browser: Any, arena: Path) -> None:
+    assert _stderr_in(arena / "report.html") == []
+    assert _stderr_in(arena / "private.html")
+    stored = records(arena / "t.db")
+    forfeit = next(gid for gid, r in stored.items() if any(v.bot == "html" for v in r.verdicts))
+    for page, private in (("report.html", False), ("private.html", True)):
+        open_page(browser, arena / page, f"#game={forfeit}&step=0")
+        wait_for(browser, "return document.getElementById('viewer').dataset.steps")
+        browser.find_element("id", "viewer").send_keys("\ue010")
+        wait_for(browser, "return document.getElementById('viewer').dataset.atEnd === '1'")
+        assert browser.execute_script("return window.pwned") is None
+        assert browser.execute_script("return document.querySelectorAll('img, svg, b').length") == 0
+        assert browser.find_element("id", "title").text == NAME
+        version = browser.execute_script(
+            "return document.querySelector('#bots-table tr[data-bot=\"html\"] td:nth-child(2)').textContent")
+        assert version == '1</script><script>window.pwned=2</script>'
+        reason = browser.execute_script("return document.querySelector('#viewer .reason').textContent")
+        assert '<img src=y onerror="window.pwned=4">' in reason
+        stderr = browser.execute_script(
+            "return [...document.querySelectorAll('#viewer .stderr pre')].map(p => p.textContent).join('')")
+        if private:
+            assert '<svg onload="window.pwned=3"></svg><b>bold?</b> \u2028</script>' in stderr
+        else:
+            assert stderr == ""
+        assert console_errors(browser) == []
+
+
+def test_games_in_chunk_files_beside_the_page_open_from_file_urls(browser: Any, arena: Path) -> None:
+    page = arena / "chunked.html"
+    files = ReportWriter(arena / "t.db", page, inline_games=3).write()
+    assert files.games == 12 and (arena / "chunked.html.files" / "chunk-0.js").is_file()
+    assert "chunk-0" not in page.read_text()
+    stored = records(arena / "t.db")
+    gid = next(gid for gid, r in stored.items() if "html" not in r.players)
+    open_page(browser, page, f"#game={gid}&step=2")
+    wait_for(browser, "return document.getElementById('viewer').dataset.step === '2'")
+    assert browser.find_element("css selector", "#viewer .vtitle").text == f"Game {stored[gid].game}"
+    assert console_errors(browser) == []
+
+
+def test_a_live_report_reloads_itself_but_not_under_an_open_game(browser: Any, arena: Path) -> None:
+    page = arena / "live.html"
+    ReportWriter(arena / "t.db", page, refresh=1).write()
+    open_page(browser, page)
+    assert "reloads itself every 1 s" in browser.find_element("id", "live").text
+    browser.execute_script("window.marker = 1")
+    wait_for(browser, "return window.marker === undefined && document.body.dataset.ready === '1'", timeout=60)
+    browser.find_elements("css selector", "tr.game-row")[0].click()
+    wait_for(browser, "return document.getElementById('viewer').dataset.steps")
+    browser.execute_script("window.marker = 2")
+    time.sleep(2.5)
+    assert browser.execute_script("return window.marker") == 2
+    assert console_errors(browser) == []
