@@ -263,7 +263,8 @@ def play(
             _check_writable(html)
         records = run_play(options, typer.echo)
         if html is not None:
-            write_private(html, viewer_page([game_data(replay_lines(r), strikes=r.strikes) for r in records]))
+            write_private(html, viewer_page([game_data(replay_lines(r), strikes=r.strikes, move_us=r.move_us)
+                                             for r in records]))
 
 
 @app.command(name="check-bot")
@@ -540,12 +541,13 @@ def replay(
     stderr, never another hand; all-seeing, bots' stderr only with --stderr.
     """
     with reported_errors():
-        written = None
+        stored = None
         if is_database(source):
             if game is None:
                 raise UsageError("name the game to replay: its id or number (durak games DB lists them)")
             with reading(source) as store:
-                data, written = store.replay(game, store.tournament(tournament_id).id)
+                stored = store.replay(game, store.tournament(tournament_id).id)
+            data = stored.replay
         else:
             if tournament_id is not None:
                 raise UsageError("--tournament chooses a tournament of a database; a log file has none")
@@ -553,10 +555,13 @@ def replay(
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
         if html is not None:
-            write_private(html, viewer_page([game_data(data, written or (), seat=seat_index, private=stderr)]))
+            shown = ([game_data(data, stored.stderr, seat=seat_index, private=stderr, game_id=stored.number,
+                                strikes=stored.record.strikes, move_us=stored.move_us)] if stored is not None
+                     else [game_data(data, seat=seat_index)])
+            write_private(html, viewer_page(shown))
             typer.echo(f"wrote {html}")
             return
-        for line in tell(data, seat_index, written if written is not None and (seat is not None or stderr)
+        for line in tell(data, seat_index, stored.stderr if stored is not None and (seat is not None or stderr)
                          else None):
             typer.echo(line)
 
@@ -584,27 +589,27 @@ def _logged_game(path: str, game: str | None) -> bytes:
 @app.command()
 def report(
     db: Annotated[str, typer.Argument(help="A results database.")],
-    tournament: Annotated[int | None, typer.Option(
-        "--tournament", help="The tournament's number in the database (default: the active one).")] = None,
+    tournament_id: TournamentOption = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="The HTML file (default: DB's name + .html). Past 500 games the games' replays go "
                                "in FILE.files/ beside it.")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="Rating mode: fool or order.")] = "fool",
+    mode: Annotated[Literal["fool", "order"], typer.Option(
+        "--mode", help="Rating mode: fool or order (as durak leaderboard --mode).")] = "fool",
     private: PrivateOption = False,
 ) -> None:
     """Write a tournament's report: one HTML page that works offline (file://), mode 600.
 
     The header (rules, time controls, referee version, bot file hashes; never the seed), the leaderboard
-    as a chart and a table, head to head, how the ratings settled, and the games, each opening in the replay
-    viewer. A deal's games appear once all its seat rotations are stored.
+    as a chart and a table with head to head and per-bot statistics (the rows of durak leaderboard --format
+    json --h2h --stats), the move-time distribution, how the ratings settled, and the games as durak games
+    numbers them (#game=N in the page is durak replay DB N), each opening in the replay viewer with every
+    move's time. A deal's games appear once all its seat rotations are stored.
     """
     with reported_errors():
-        if mode not in ("fool", "order"):
-            raise RulesError(f"--mode must be fool or order, not {mode!r}")
-        if not is_database(db):
-            raise ResultsReadError(f"{db!r} is not a results database")
+        with reading(db) as store:
+            chosen = store.tournament(tournament_id).id
         target = Path(output) if output is not None else Path(Path(db).stem + ".html")
-        files = ReportWriter(db, target, tournament=tournament, mode=mode, private=private,  # type: ignore[arg-type]
+        files = ReportWriter(db, target, tournament=chosen, mode=mode, private=private,
                              jobs=os.cpu_count() or 1).write()
         typer.echo(f"wrote {target}: {files.games} games, {files.page_bytes + files.game_bytes:,} bytes")
 

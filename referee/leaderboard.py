@@ -48,6 +48,21 @@ LOS(next)  likelihood of superiority over the next bot down: the probability tha
            stronger of the two, from the ratings and their covariance
 footer     model | mode | anchor (what fixes the scale) | deals (the clusters of the error bars),
            games | how the error bars were computed; then any disqualified bot and why"""
+
+
+def legend_entries() -> list[tuple[str, str]]:
+    """:data:`LEGEND` as (label, meaning) pairs, its lines joined, for pages that lay it out themselves."""
+    entries: list[tuple[str, str]] = []
+    for line in LEGEND.splitlines():
+        if line.startswith(" ") and entries:
+            label, meaning = entries[-1]
+            entries[-1] = (label, f"{meaning} {line.strip()}")
+        else:
+            label, _, meaning = line.partition(" ")
+            entries.append((label, meaning.strip()))
+    return entries
+
+
 _ALIGN = ("right", "left", "right", "right", "right", "right", "right", "right", "right", "right")
 
 

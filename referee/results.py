@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import msgspec
 from protocol.records import ResultRecord
 from referee.outcomes import Outcomes, outcomes_from_records
 from referee.stats import BotStats, bot_stats
-from referee.store import Store, StoreError, is_database
+from referee.store import Store, StoredGameRow, StoreError, is_database
 
 LOGGER = logging.getLogger("durak")
 
@@ -52,11 +52,16 @@ def load_stats(source: str | Path, tournament: int | None = None) -> list[BotSta
     try:
         if is_database(path):
             with Store(path, create=False) as store:
-                chosen = store.tournament(tournament).id
-                return bot_stats(((g.record, g.move_us) for g in store.games(chosen)), store.disqualified(chosen))
+                return database_stats(store, store.tournament(tournament).id)
         return bot_stats((record, None) for record in _read_json_lines(path))
     except StoreError as exc:
         raise ResultsReadError(str(exc)) from None
+
+
+def database_stats(store: Store, tournament_id: int, games: Iterable[StoredGameRow] | None = None) -> list[BotStats]:
+    """Per-bot statistics of a tournament of an open database, over ``games`` (its games, read here if None)."""
+    rows = store.games(tournament_id) if games is None else games
+    return bot_stats(((g.record, g.move_us) for g in rows), store.disqualified(tournament_id))
 
 
 def _existing(source: str | Path, tournament: int | None) -> Path:

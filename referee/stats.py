@@ -84,6 +84,29 @@ def bot_stats(games: Iterable[GameTimes], disqualified: Mapping[str, str] | None
     return [_row(name, tallies[name], reasons.get(name)) for name in sorted(tallies)]
 
 
+def move_time_histogram(games: Iterable[GameTimes]) -> dict[str, object] | None:
+    """Each bot's move times counted in bins: ``{"edges_ms": [...], "bots": {bot: [count per bin]}}``, bins
+    ``[edges[i], edges[i + 1])`` (the last one closed) on a 1-2-5 scale from the fastest decision to the
+    slowest, the same for every bot; None when no game has move times."""
+    by_bot: dict[str, list[int]] = {}
+    for record, move_us in games:
+        if move_us is not None:
+            for seat, name in enumerate(record.players):
+                if seat < len(move_us):
+                    by_bot.setdefault(name, []).extend(move_us[seat])
+    times = {name: np.asarray(us, dtype=np.int64) for name, us in sorted(by_bot.items()) if us}
+    if not times:
+        return None
+    low = min(int(t.min()) for t in times.values())
+    high = max(int(t.max()) for t in times.values())
+    scale = [0] + [m * 10 ** k for k in range(10) for m in (1, 2, 5)]  # microseconds, up to 5,000 s
+    start = max(i for i, edge in enumerate(scale) if edge <= low)
+    stop = next((i for i, edge in enumerate(scale) if edge > high), len(scale) - 1)
+    edges = scale[start:stop + 1]
+    return {"edges_ms": [edge / 1000 for edge in edges],
+            "bots": {name: np.histogram(t, bins=edges)[0].tolist() for name, t in times.items()}}
+
+
 def _row(name: str, tally: _Tally, disqualified: str | None) -> BotStats:
     games, fools = sum(tally.games_by_seat), sum(tally.fools_by_seat)
     times = np.asarray(tally.move_us, dtype=np.float64) / 1000.0

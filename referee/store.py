@@ -18,6 +18,7 @@ creates with the database's own mode) tightened to owner-only whenever its owner
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sqlite3
 import stat
@@ -105,6 +106,8 @@ class TournamentRow:
     config_path: str
     fingerprint: str
     seed: int  # secret until the tournament is over: `durak seed` prints it
+    created: str = ""
+    config: str = ""  # the config's text, as stored (it holds no seed)
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,20 @@ class StoredGameRow:
     number: int
     record: ResultRecord
     move_us: list[list[int]] | None  # per seat, every decision's time in microseconds; None before schema 2
+    id: int = 0  # the database's row id (game data is fetched by it: :meth:`Store.replays_by_id`)
+
+
+@dataclass(frozen=True)
+class StoredReplay:
+    """A stored game to replay: its replay (JSON lines), each seat's stderr, its result record (strikes) and
+    per-move times; ``number`` is its number in its tournament where the lookup knows it."""
+
+    id: int
+    replay: bytes
+    stderr: list[list[StderrChunk]]
+    record: ResultRecord
+    move_us: list[list[int]] | None
+    number: int | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +209,9 @@ def decode_stderr(data: bytes) -> list[list[StderrChunk]]:
     """A game's stored stderr per seat: chunks by move, or (databases before chunks) one text per seat."""
     seats = _stderr_decoder.decode(data)
     return [([StderrChunk(0, text)] if text else []) if isinstance(text, str) else text for text in seats]
+
+
+_TOURNAMENT_COLUMNS = "id, name, config_path, fingerprint, seed, created, config"
 
 
 class Store:
@@ -261,8 +281,8 @@ class Store:
     # -- tournaments and bots ------------------------------------------------------------
 
     def active_tournament(self) -> TournamentRow | None:
-        row = self._query_one("SELECT id, name, config_path, fingerprint, seed FROM tournaments "
-                              "WHERE active = 1 ORDER BY id DESC LIMIT 1")
+        row = self._query_one(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE active = 1 ORDER BY id DESC "
+                              "LIMIT 1")
         return None if row is None else TournamentRow(*row)
 
     def tournament(self, tournament_id: int | None = None) -> TournamentRow:
@@ -275,8 +295,7 @@ class Store:
             if active is None:
                 raise StoreError(f"{str(self.path)!r} holds no tournament")
             return active
-        row = self._query_one("SELECT id, name, config_path, fingerprint, seed FROM tournaments WHERE id = ?",
-                              (tournament_id,))
+        row = self._query_one(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE id = ?", (tournament_id,))
         if row is None:
             ids = ", ".join(str(t.id) for t in self.tournaments()) or "none"
             raise StoreError(f"{str(self.path)!r} holds no tournament {tournament_id} (its tournaments: {ids}; "
@@ -299,7 +318,7 @@ class Store:
                 "INSERT INTO tournaments (name, created, config_path, config, fingerprint, seed) "
                 "VALUES (?, ?, ?, ?, ?, ?)", (name, _now(), config_path, config_text, fingerprint, seed))
         assert cursor.lastrowid is not None
-        return TournamentRow(cursor.lastrowid, name, config_path, fingerprint, seed)
+        return self.tournament(cursor.lastrowid)
 
     def bots(self, tournament_id: int) -> dict[str, BotRow]:
         if self.schema_version < 2:
@@ -409,16 +428,17 @@ class Store:
         """A tournament's games (default: the active one's) with their numbers and per-move times."""
         tournament_id = self._chosen(tournament_id)
         decoder = msgspec.json.Decoder(ResultRecord)
-        times = msgspec.json.Decoder(list[list[int]])
-        column = "move_us" if self.schema_version >= 2 else "NULL"
         try:
-            cursor = self._db.execute(f"SELECT record, {column} FROM games WHERE tournament_id = ? ORDER BY id",
-                                      (tournament_id,))
-            for number, (text, move_us) in enumerate(cursor, 1):
-                yield StoredGameRow(number, decoder.decode(text),
-                                    None if move_us is None else times.decode(zlib.decompress(move_us)))
+            cursor = self._db.execute(f"SELECT id, record, {self._move_us_column} FROM games WHERE tournament_id = ? "
+                                      "ORDER BY id", (tournament_id,))
+            for number, (gid, text, move_us) in enumerate(cursor, 1):
+                yield StoredGameRow(number, decoder.decode(text), _move_us(move_us), gid)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read {str(self.path)!r}: {_why(exc)}") from None
+
+    @property
+    def _move_us_column(self) -> str:
+        return "move_us" if self.schema_version >= 2 else "NULL"
 
     def disqualified(self, tournament_id: int | None = None) -> dict[str, str]:
         """The disqualified bots of a tournament (default: the active one) and why."""
@@ -438,44 +458,32 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read {str(self.path)!r}: {_why(exc)}") from None
 
-    def replay(self, game: str, tournament_id: int | None = None) -> tuple[bytes, list[list[StderrChunk]]]:
-        """A game's replay (JSON lines) and per-seat stderr, by game key or by its number in its tournament
-        (default: the active one), as ``durak games`` shows them."""
+    def replay(self, game: str, tournament_id: int | None = None) -> StoredReplay:
+        """A stored game, by game key or by its number in its tournament (default: the active one), as
+        ``durak games`` shows them."""
         tournament_id = self._chosen(tournament_id)
-        row = self._query_one("SELECT replay, stderr FROM games WHERE tournament_id = ? AND game_key = ?",
-                              (tournament_id, game))
+        row = self._query_one("SELECT id FROM games WHERE tournament_id = ? AND game_key = ?", (tournament_id, game))
         if row is None and game.isdigit() and int(game) > 0:
-            row = self._query_one("SELECT replay, stderr FROM games WHERE tournament_id = ? ORDER BY id "
-                                  "LIMIT 1 OFFSET ?", (tournament_id, int(game) - 1))
+            row = self._query_one("SELECT id FROM games WHERE tournament_id = ? ORDER BY id LIMIT 1 OFFSET ?",
+                                  (tournament_id, int(game) - 1))
         if row is None:
             raise StoreError(f"no game {game!r} in tournament {tournament_id} of {str(self.path)!r} (durak games DB "
                              "lists them)")
-        return zlib.decompress(row[0]), decode_stderr(zlib.decompress(row[1]))
+        found, = self.replays_by_id([row[0]])
+        counted = self._query_one("SELECT COUNT(*) FROM games WHERE tournament_id = ? AND id <= ?",
+                                  (tournament_id, row[0]))
+        return dataclasses.replace(found, number=int(counted[0])) if counted else found
 
-    # -- the report ----------------------------------------------------------------------
-
-    def tournament_info(self, tournament_id: int | None = None) -> tuple[int, str, str, str] | None:
-        """A tournament's id, name, creation time and config text (default: the active one); never its seed."""
-        row = self._query_one("SELECT id, name, created, config FROM tournaments WHERE id = ?",
-                              (self._chosen(tournament_id),))
-        return None if row is None else (row[0], row[1], row[2], row[3])
-
-    def game_rows(self, tournament_id: int | None = None) -> list[tuple[int, str, str]]:
-        """Every stored game's id, deal key and result record (JSON), in the order stored."""
-        return [(r[0], r[1], r[2]) for r in self._query(
-            "SELECT id, deal_key, record FROM games WHERE tournament_id = ? ORDER BY id",
-            (self._chosen(tournament_id),))]
-
-    def replays_by_id(self, ids: list[int]) -> Iterator[tuple[int, bytes, list[list[StderrChunk]], list[int] | None]]:
-        """Each game's id, replay (JSON lines), per-seat stderr and strikes, for the given game ids."""
+    def replays_by_id(self, ids: list[int]) -> Iterator[StoredReplay]:
+        """The stored games of the given game ids (row ids, as :class:`StoredGameRow` holds them), by id."""
         decoder = msgspec.json.Decoder(ResultRecord)
         for start in range(0, len(ids), 500):
             batch = ids[start:start + 500]
-            rows = self._query(f"SELECT id, replay, stderr, record FROM games WHERE id IN "
+            rows = self._query(f"SELECT id, replay, stderr, record, {self._move_us_column} FROM games WHERE id IN "
                                f"({','.join('?' * len(batch))}) ORDER BY id", tuple(batch))
-            for gid, replay, stderr, record in rows:
-                yield (gid, zlib.decompress(replay), decode_stderr(zlib.decompress(stderr)),
-                       decoder.decode(record).strikes)
+            for gid, replay, stderr, record, move_us in rows:
+                yield StoredReplay(gid, zlib.decompress(replay), decode_stderr(zlib.decompress(stderr)),
+                                   decoder.decode(record), _move_us(move_us))
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -538,6 +546,13 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         db.close()
         return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None,
                                check_same_thread=False)
+
+
+_move_us_decoder = msgspec.json.Decoder(list[list[int]])
+
+
+def _move_us(blob: bytes | None) -> list[list[int]] | None:
+    return None if blob is None else _move_us_decoder.decode(zlib.decompress(blob))
 
 
 def _why(exc: BaseException) -> str:

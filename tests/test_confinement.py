@@ -256,7 +256,7 @@ def test_a_tournament_against_vandals_finishes_with_every_result(tmp_path: Path,
     assert done.exit_code == 0, done.output
     with Store(tmp_path / "t.db", create=False) as store:
         records = list(store.records())
-        stderr = " ".join(" ".join(map(stderr_text, store.replay(record.game)[1])) for record in records)
+        stderr = " ".join(" ".join(map(stderr_text, store.replay(record.game).stderr)) for record in records)
     assert len(records) == 4 and not any(record.verdicts for record in records)
     if "fill" in vandalism:
         assert "MiB then No space left on device" in stderr

@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 from protocol.cards import CARD_NAMES
 from protocol.events import ActionTaken, CardsDrawn
 from protocol.rules import Rules
+from referee import __version__
 from referee.cli import app
 from referee.engine import SeededRng, new_game
 from referee.match import GameRecord
@@ -188,8 +189,92 @@ def test_the_report_header_holds_no_seed_and_the_page_is_private(tournament: Pat
     assert header["name"] == "three" and header["players"] == 3 and header["games"] == header["shown"] == 12
     assert {b["name"] for b in header["bots"]} == {"r1", "r2", "h"} and all(len(b["sha256"]) == 64
                                                                             for b in header["bots"])
-    assert data["leaderboard"] == json.loads(run("leaderboard", str(tournament / "t.db"), "--format", "json"))
+    with Store(tournament / "t.db", create=False) as store:
+        bots = store.bots(active.id)
+    for shown in header["bots"]:  # each bot's identity as issue 11 stores it: the digest and every file's hash
+        assert shown["sha256"] == bots[shown["name"]].sha256 and shown["files"] == bots[shown["name"]].files
+        assert "random_bot.py" in shown["files"] and "command" not in shown
+    assert header["variant"] == "podkidnoy" and header["rules"]["variant"] == "podkidnoy"
+    assert header["time"] == {"move": 1.0, "grace": 0.05, "startup": 10.0, "bank": None}
+    assert header["referee"] == __version__ and header["id"] == active.id
     assert len(data["games"]["rows"]) == 12 and data["history"]["games"][-1] == 12
+
+
+def test_the_leaderboard_head_to_head_and_stats_are_the_leaderboard_commands_json(tournament: Path) -> None:
+    db = str(tournament / "t.db")
+    for mode in ("fool", "order"):
+        out = tournament / f"lb-{mode}.html"
+        run("report", db, "-o", str(out), "--mode", mode)
+        document = json.loads(run("leaderboard", db, "--format", "json", "--h2h", "--stats", "--mode", mode))
+        data = embedded(out, "report-data")
+        assert data["leaderboard"] == document and document["meta"]["mode"] == mode
+        assert "h2h" not in data  # one copy: the leaderboard document's
+        assert len(document["h2h"]) == 6 and {s["bot"] for s in document["stats"]} == {"r1", "r2", "h"}
+    assert [label for label, _ in data["legend"]][:3] == ["Rank", "Elo", "+-95%"]
+    assert "usage" in run("report", db, "--mode", "bogus", code=2).lower()
+
+
+def test_the_games_list_is_durak_games_with_its_numbers(tournament: Path) -> None:
+    db = str(tournament / "t.db")
+    out = tournament / "numbers.html"
+    run("report", db, "-o", str(out))
+    data = embedded(out, "report-data")
+    listed = [json.loads(line) for line in run("games", db, "--format", "json").splitlines()]
+    bots = data["games"]["bots"]
+    assert [[r[0], r[1], [bots[b] for b in r[2]], [bots[f] for f in r[3]], r[4]] for r in data["games"]["rows"]] \
+        == [[g["number"], g["game"], g["players"], g["fools"], g["end"]] for g in listed]
+    chunk = json.loads(zlib.decompress(base64.b64decode(embedded(out, "chunk-0"))))
+    for number in ("1", "7", "12"):  # the viewer's game N is `durak replay DB N`
+        assert chunk[number]["id"] == int(number)
+        assert chunk[number]["game"] == listed[int(number) - 1]["game"]
+        assert run("replay", db, number).startswith(f"game {chunk[number]['game']} ")
+
+
+def test_superseded_games_shift_the_numbers_as_durak_games_does(tournament: Path) -> None:
+    db = tournament / "superseded.db"
+    shutil.copy(tournament / "t.db", db)
+    with closing(sqlite3.connect(db)) as con:
+        deal, = con.execute("SELECT deal_key FROM games ORDER BY id LIMIT 1").fetchone()
+        con.execute("DELETE FROM games WHERE deal_key = ?", (deal,))  # as `--changed-bots replay` moves them
+        con.commit()
+    out = tournament / "superseded.html"
+    ReportWriter(db, out, inline_games=5).write()
+    data = embedded(out, "report-data")
+    listed = [json.loads(line) for line in run("games", str(db), "--format", "json").splitlines()]
+    assert [r[:2] for r in data["games"]["rows"]] == [[g["number"], g["game"]] for g in listed]
+    assert [r[0] for r in data["games"]["rows"]] == list(range(1, 10))
+
+
+def test_every_step_carries_its_decisions_stored_time(tournament: Path) -> None:
+    """Seat w's i-th decision took move_us[w][i]: the i-th step w chose in shows it."""
+    out = tournament / "times.html"
+    ReportWriter(tournament / "t.db", out).write()
+    games = json.loads(zlib.decompress(base64.b64decode(embedded(out, "chunk-0"))))
+    with Store(tournament / "t.db", create=False) as store:
+        stored = {row.number: row for row in store.games()}
+    for number, game in games.items():
+        move_us = stored[int(number)].move_us
+        assert move_us is not None
+        for seat in range(len(game["names"])):
+            shown = [step["u"] for step in game["steps"] if step.get("w") == seat]
+            assert shown and shown == move_us[seat][:len(shown)]
+            assert len(move_us[seat]) - len(shown) in ((0, 1) if game["result"]["forfeit_seat"] == seat else (0,))
+        assert all("u" not in step for step in game["steps"] if "w" not in step)
+
+
+def test_the_move_time_distribution_counts_every_stored_decision(tournament: Path) -> None:
+    out = tournament / "hist.html"
+    ReportWriter(tournament / "t.db", out).write()
+    data = embedded(out, "report-data")
+    hist = data["move_times"]
+    moves = {row["bot"]: row["moves"] for row in data["leaderboard"]["stats"]}
+    assert {bot: sum(counts) for bot, counts in hist["bots"].items()} == moves and all(moves.values())
+    edges = hist["edges_ms"]
+    assert edges == sorted(edges) and all(len(counts) == len(edges) - 1 for counts in hist["bots"].values())
+    with Store(tournament / "t.db", create=False) as store:
+        times = [us / 1000 for row in store.games() for seat in row.move_us or [] for us in seat]
+    assert edges[0] <= min(times) and max(times) <= edges[-1]
+    assert edges[1] > min(times) and edges[-2] < max(times)  # no empty bin at either end of the scale
 
 
 def test_a_deal_is_shown_only_once_all_its_rotations_are_stored(tournament: Path) -> None:
@@ -265,13 +350,42 @@ def test_replay_and_play_write_the_viewer(tournament: Path) -> None:
     assert run("replay", db, "1", "--seat", "h", "--html", str(seat)) == f"wrote {seat}\n"
     games = embedded(seat, "games-data")
     assert len(games) == 1 and games[0]["seat"] == games[0]["names"].index("h")
+    with Store(tournament / "t.db", create=False) as store:
+        first = next(store.games())
+    assert games[0]["id"] == 1 and games[0]["strikes"] == first.record.strikes == [0, 0, 0]
+    assert first.move_us is not None
+    assert [s["u"] for s in games[0]["steps"] if s.get("w") == 0] == first.move_us[0][:len(
+        [s for s in games[0]["steps"] if s.get("w") == 0])]
     assert "bad" in run("replay", db, "1", "--seat", "bad", "--html", str(seat), code=3)
     played = tournament / "played.html"
     bot = f"{sys.executable} {SAMPLES / 'random_bot.py'}"
     run("play", bot, bot, "--games", "2", "--seed", "3", "--sandbox", "process", "--html", str(played))
     games = embedded(played, "games-data")
     assert [g["game"] for g in games] == ["g1", "g2"] and all(g["seat"] is None for g in games)
+    assert all(g["strikes"] == [0, 0] and all("u" in s for s in g["steps"] if "w" in s) for g in games)
     assert stat.S_IMODE(played.stat().st_mode) == 0o600
+
+
+def strike_game(db: Path, strikes: list[int]) -> None:
+    """Game 1 of ``db`` given ``strikes`` in its stored record (the strikes themselves are test_strikes.py's)."""
+    with closing(sqlite3.connect(db)) as con:
+        gid, text = con.execute("SELECT id, record FROM games ORDER BY id LIMIT 1").fetchone()
+        record = json.loads(text)
+        record["strikes"] = strikes
+        con.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), gid))
+        con.commit()
+
+
+def test_replay_html_and_the_report_show_the_stored_strikes(tournament: Path) -> None:
+    db = tournament / "struck.db"
+    shutil.copy(tournament / "t.db", db)
+    strike_game(db, [0, 2, 1])
+    page = tournament / "struck.html"
+    run("replay", str(db), "1", "--html", str(page))
+    assert embedded(page, "games-data")[0]["strikes"] == [0, 2, 1]
+    report = tournament / "struck-report.html"
+    ReportWriter(db, report).write()
+    assert json.loads(zlib.decompress(base64.b64decode(embedded(report, "chunk-0"))))["1"]["strikes"] == [0, 2, 1]
 
 
 def test_chunk_files_are_written_again_only_when_their_games_change(tournament: Path) -> None:

@@ -117,7 +117,7 @@ def test_a_game_opens_from_the_list_and_its_last_step_shows_the_stored_result(br
 def test_a_seat_view_shows_no_card_that_seat_did_not_see(browser: Any, arena: Path) -> None:
     db = arena / "t.db"
     with Store(db, create=False) as store:
-        data, _ = store.replay("1")
+        data = store.replay("1").replay
     header, _, _ = parse_replay(data)
     seat = 0
     seen = set(CARD.findall("\n".join(tell(data, seat))))

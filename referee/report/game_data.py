@@ -25,15 +25,18 @@ GAME_DATA_VERSION = 1
 
 def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: int | None = None,
               private: bool = False, game_id: int | None = None,
-              strikes: Sequence[int] | None = None) -> dict[str, Any]:
+              strikes: Sequence[int] | None = None,
+              move_us: Sequence[Sequence[int]] | None = None) -> dict[str, Any]:
     """The viewer's data for one stored game (``replay`` as JSON lines).
 
     Args:
         stderr: each seat's stderr chunks, as stored.
         seat: only what this seat saw; None for every hand.
         private: with ``seat`` None, every bot's stderr too (the organizer's own copy).
-        game_id: the database's number for the game, when it has one.
+        game_id: the game's number in its tournament (as ``durak games`` lists it), when it has one.
         strikes: per seat, replies after the move time inside the grace (from the result record).
+        move_us: per seat, each decision's time in microseconds, as stored: seat ``w``'s ``i``-th decision
+            took ``move_us[w][i]``, which the ``i``-th step ``w`` chose in carries as ``u``.
     """
     header, events, end = parse_replay(replay)
     replayed = replay_steps(header, events, end, seat)
@@ -57,7 +60,7 @@ def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: 
         "deck": header.rules.deck,
         "trump": replayed.trump,
         "trump_suit": replayed.trump_suit,
-        "steps": _steps(replayed.steps, names),
+        "steps": _steps(replayed.steps, names, move_us or ()),
         "result": msgspec.to_builtins(result),
         "told": describe_result(result, names),
         "verdicts": msgspec.to_builtins(verdicts),
@@ -67,12 +70,13 @@ def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: 
     }
 
 
-
-def _steps(steps: Sequence[Step], names: list[str]) -> list[dict[str, Any]]:
-    """The steps for the page: each frame, the log lines of its events, who chose what (``w``, ``a``) and
-    the number of events up to the step's end (``e``), which places the bots' stderr chunks."""
+def _steps(steps: Sequence[Step], names: list[str], move_us: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
+    """The steps for the page: each frame, the log lines of its events, who chose what (``w``, ``a``) and in
+    how many microseconds (``u``, where the times are known), and the number of events up to the step's end
+    (``e``), which places the bots' stderr chunks."""
     out: list[dict[str, Any]] = []
     events = 0
+    decided = [0] * len(names)
     for step in steps:
         events += len(step.events)
         shown: dict[str, Any] = {"f": step.frame, "e": events, "l": [
@@ -80,5 +84,9 @@ def _steps(steps: Sequence[Step], names: list[str]) -> list[dict[str, Any]]:
         chosen = step.events[0] if step.events else None
         if isinstance(chosen, ActionTaken):
             shown.update(w=chosen.seat, a=chosen.action)
+            times = move_us[chosen.seat] if chosen.seat < len(move_us) else ()
+            if decided[chosen.seat] < len(times):
+                shown["u"] = times[decided[chosen.seat]]
+            decided[chosen.seat] += 1
         out.append(shown)
     return out

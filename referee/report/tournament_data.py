@@ -1,10 +1,10 @@
-"""A tournament's report data, read from its database: the header, the leaderboard (the very JSON
-``durak leaderboard --format json`` prints), head to head, how the ratings settled, the games, and each
-shown game's viewer data.
+"""A tournament's report data, read from its database: the header, the leaderboard with its head to head and
+per-bot statistics (the very document ``durak leaderboard --format json --h2h --stats`` prints), the move-time
+distribution, how the ratings settled, the games (``durak games``' numbers), and each shown game's viewer data.
 
-The tournament seed is never read into it. The leaderboard is ``durak leaderboard``'s, over every stored game;
-a game is shown (listed, replayable) only once every seat
-rotation of its deal is stored: a replay of rotation 0 would tell the deck of rotation 1, still in play.
+The tournament seed is never put into it. The leaderboard is ``durak leaderboard``'s, over every stored game;
+a game is shown (listed, replayable) only once every seat rotation of its deal is stored: a replay of
+rotation 0 would tell the deck of rotation 1, still in play.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from protocol.records import ResultRecord
 from protocol.rules import rules_from_options
 from referee import __version__
-from referee.leaderboard import build_meta, build_rows, format_json
+from referee.leaderboard import legend_entries, render
 from referee.outcomes import Outcomes
 from referee.ratings import Mode, rate
 from referee.report.game_data import game_data
-from referee.store import Store
+from referee.results import database_stats
+from referee.stats import move_time_histogram
+from referee.store import BotRow, Store, StoredGameRow, TournamentRow
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import rotation_count
 
@@ -40,36 +41,34 @@ class ReportError(ValueError):
 @dataclass(frozen=True)
 class ReportData:
     page: dict[str, Any]  # embedded once in the page
-    shown: list[int]  # the ids of the games it shows, in the order stored
+    shown: list[tuple[int, int]]  # the games it shows, in the order stored: (number as `durak games` has it, id)
 
 
 def report_data(store: Store, tournament: int | None = None, *, mode: Mode = "fool") -> ReportData:
-    """Everything the report shows of ``tournament`` (default: the active one)."""
-    row = store.tournament_info(tournament)
-    if row is None:
-        raise ReportError(f"{str(store.path)!r} holds no tournament" if tournament is None
-                          else f"{str(store.path)!r} holds no tournament {tournament}")
-    tournament_id, name, created, config_text = row
-    config = _config(config_text)
-    outcomes = store.outcomes(tournament_id)
+    """Everything the report shows of ``tournament`` (default: the active one).
+
+    :raises StoreError: no such tournament.
+    """
+    chosen = store.tournament(tournament)
+    config = _config(chosen.config)
+    games = list(store.games(chosen.id))  # `durak games`' query: its numbers, records and move times
     per_deal = rotation_count(config.players, config.rotations) * config.series
-    stored = store.game_rows(tournament_id)
-    deal_games = Counter(deal for _, deal, _ in stored)
-    shown = [(gid, text) for gid, deal, text in stored if deal_games[deal] >= per_deal]
-    records = [msgspec.json.decode(text, type=ResultRecord) for _, text in shown]
-    bots = store.bots(tournament_id)
+    deal_games = Counter(g.record.deal for g in games)
+    shown = [g for g in games if deal_games[g.record.deal] >= per_deal]
+    bots = store.bots(chosen.id)
     page: dict[str, Any] = {
-        "header": _header(name, created, config, bots, len(stored), len(shown)),
-        "games": _game_rows(shown, records, sorted(bots)),
+        "header": _header(chosen, config, bots, len(games), len(shown)),
+        "games": _game_rows(shown, sorted(bots)),
         "leaderboard": None,
+        "legend": legend_entries(),
     }
+    outcomes = store.outcomes(chosen.id)
     if outcomes.n_games:
-        rating = rate(outcomes, mode)
-        page["leaderboard"] = json.loads(format_json(build_rows(outcomes, rating), build_meta(rating)))
-        page["h2h"] = {"bots": [b.name for b in rating.bots], "points": rating.h2h_points.round(3).tolist(),
-                       "comparisons": rating.h2h_comparisons.round(3).tolist(), "mode": rating.mode}
+        stats = database_stats(store, chosen.id, games)
+        page["leaderboard"] = json.loads(render(outcomes, mode, "json", h2h=True, stats=stats))
+        page["move_times"] = move_time_histogram((g.record, g.move_us) for g in games)
         page["history"] = rating_history(outcomes, mode)
-    return ReportData(page=page, shown=[gid for gid, _ in shown])
+    return ReportData(page=page, shown=[(g.number, g.id) for g in shown])
 
 
 def _config(text: str) -> TournamentConfig:
@@ -79,29 +78,27 @@ def _config(text: str) -> TournamentConfig:
         raise ReportError(f"the stored tournament config does not decode: {exc}") from None
 
 
-def _header(name: str, created: str, config: TournamentConfig, bots: dict[str, Any], stored: int,
+def _header(tournament: TournamentRow, config: TournamentConfig, bots: dict[str, BotRow], stored: int,
             shown: int) -> dict[str, Any]:
     """What the tournament was: never the seed, nor the bots' commands and environments."""
     rules = rules_from_options(config.variant, dict(config.rules))
     return {
-        "name": name, "created": created, "variant": config.variant, "players": config.players,
-        "format": config.format, "deals": config.deals, "rotations": config.rotations, "series": config.series,
-        "rules": msgspec.to_builtins(rules), "time": msgspec.to_builtins(config.time),
+        "id": tournament.id, "name": tournament.name, "created": tournament.created, "variant": config.variant,
+        "players": config.players, "format": config.format, "deals": config.deals, "rotations": config.rotations,
+        "series": config.series, "rules": msgspec.to_builtins(rules), "time": msgspec.to_builtins(config.time),
         "referee": __version__, "games": stored, "shown": shown,
-        "bots": [{"name": b.name, "sha256": b.sha256, "version": b.version, "disqualified": b.disqualified}
-                 for b in sorted(bots.values(), key=lambda b: b.name)],
+        "bots": [{"name": b.name, "sha256": b.sha256, "files": dict(sorted(b.files.items())), "version": b.version,
+                  "disqualified": b.disqualified} for b in sorted(bots.values(), key=lambda b: b.name)],
     }
 
 
-def _game_rows(shown: list[tuple[int, str]], records: list[ResultRecord], bots: list[str]) -> dict[str, Any]:
-    """The games list in columns of bot indexes: id, key, players, fools, end, verdict kinds and offenders."""
+def _game_rows(shown: list[StoredGameRow], bots: list[str]) -> dict[str, Any]:
+    """The games list in columns of bot indexes: number, key, players, fools, end, verdict kinds and offenders."""
     index = {name: i for i, name in enumerate(bots)}
-    rows = []
-    for (gid, _), record in zip(shown, records, strict=True):
-        rows.append([gid, record.game, [index.get(p, -1) for p in record.players],
-                     [index.get(f, -1) for f in record.fools], record.end,
-                     [[v.kind, index.get(v.bot, -1)] for v in record.verdicts]])
-    return {"bots": bots, "columns": ["id", "game", "players", "fools", "end", "verdicts"], "rows": rows}
+    rows = [[g.number, g.record.game, [index.get(p, -1) for p in g.record.players],
+             [index.get(f, -1) for f in g.record.fools], g.record.end,
+             [[v.kind, index.get(v.bot, -1)] for v in g.record.verdicts]] for g in shown]
+    return {"bots": bots, "columns": ["number", "game", "players", "fools", "end", "verdicts"], "rows": rows}
 
 
 def rating_history(outcomes: Outcomes, mode: Mode, points: int = HISTORY_POINTS) -> dict[str, Any]:
@@ -128,8 +125,12 @@ def _first_games(outcomes: Outcomes, n: int) -> Outcomes:
                     cluster=outcomes.cluster[:n], drawn=outcomes.drawn[:n], disqualified=outcomes.disqualified)
 
 
-def viewer_games(store: Store, ids: list[int], *, private: bool) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The viewer's data of the games ``ids``, all-seeing; bots' stderr only when ``private``."""
-    for gid, replay, stderr, strikes in store.replays_by_id(ids):
-        yield gid, game_data(replay, stderr if private else (), private=private, game_id=gid, strikes=strikes)
-
+def viewer_games(store: Store, shown: list[tuple[int, int]], *, private: bool
+                 ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The viewer's data of the ``shown`` games ((number, id) pairs), all-seeing, by number; bots' stderr only
+    when ``private``."""
+    numbers = {gid: number for number, gid in shown}
+    for game in store.replays_by_id([gid for _, gid in shown]):
+        number = numbers[game.id]
+        yield number, game_data(game.replay, game.stderr if private else (), private=private, game_id=number,
+                                strikes=game.record.strikes, move_us=game.move_us)

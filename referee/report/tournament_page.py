@@ -1,10 +1,11 @@
 """The tournament report as files: one HTML page and, for large tournaments, chunks of game data beside it.
 
 The page embeds the report data once; the shown games' viewer data is compressed (zlib, base64) by chunks
-of game ids (``id // CHUNK_GAMES``), inline in the page up to ``inline_games`` games, else in
-``FILE.files/chunk-K.js`` files the page loads when a game is opened (``<script src>`` works from
-``file://``, where ``fetch`` does not). A chunk changes only when a game in its id range is first shown,
-so a live report, or the next run (:class:`ReportWriter`), packs and rewrites only those.
+of game numbers (``number // CHUNK_GAMES``, the numbers ``durak games`` shows), inline in the page up to
+``inline_games`` games, else in ``FILE.files/chunk-K.js`` files the page loads when a game is opened
+(``<script src>`` works from ``file://``, where ``fetch`` does not). A chunk changes only when a game in its
+range is first shown (or the numbers shift, when games are superseded), so a live report, or the next run
+(:class:`ReportWriter`), packs and rewrites only those.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ REPORT_BODY = """<main>
 <section id="header"><dl class="kv" id="header-kv"></dl>
 <h3>Bots</h3>
 <table id="bots-table"><thead><tr><th class="text">bot</th><th class="text">version</th>
-<th class="text">file hash (SHA-256)</th></tr></thead><tbody></tbody></table></section>
+<th class="text">file hash (SHA-256 over its files)</th>
+<th class="text">files</th></tr></thead><tbody></tbody></table></section>
 <section id="leaderboard"><h2>Leaderboard</h2>
 <div class="chart"><canvas id="elo-chart" aria-label="Elo with 95% intervals"></canvas></div>
 <table id="leaderboard-table"><thead><tr></tr></thead><tbody></tbody></table>
@@ -62,8 +64,9 @@ REPORT_BODY = """<main>
 <section id="games"><h2>Games</h2>
 <div class="filters"><select id="filter-bot"></select><select id="filter-fool"></select>
 <select id="filter-verdict"></select><select id="filter-end"></select><span id="games-count"></span></div>
-<table id="games-table" class="games"><thead><tr><th>id</th><th class="text">game</th><th class="text">players</th>
-<th class="text">fool</th><th class="text">end</th><th class="text">verdicts</th></tr></thead><tbody></tbody></table>
+<table id="games-table" class="games"><thead><tr><th title="as durak games numbers it: durak replay DB N">#</th>
+<th class="text">game</th><th class="text">players</th><th class="text">fool</th>
+<th class="text">end</th><th class="text">verdicts</th></tr></thead><tbody></tbody></table>
 <button type="button" id="more-games" hidden>show more</button></section>
 <section id="viewer-panel" hidden><button type="button" id="close-viewer">close</button>
 <span id="viewer-status"></span><div id="viewer"></div></section>
@@ -88,7 +91,7 @@ class ReportFiles:
 class ReportWriter:
     """Writes a database's report, again and again (a live tournament). A chunk of games is packed again only
     when its games change: chunk files are listed in ``manifest.json`` beside them with a key of their game
-    ids (and of what else shapes them), so a later run or a resumed tournament rewrites only new chunks."""
+    numbers and ids (and of what else shapes them), so a later run or a resumed tournament rewrites only new chunks."""
 
     def __init__(self, db: str | Path, output: str | Path, *, tournament: int | None = None,
                  mode: Mode = "fool", private: bool = False, refresh: int | None = None,
@@ -106,11 +109,11 @@ class ReportWriter:
 
     def write(self) -> ReportFiles:
         """Read the database and (re)write the report."""
-        by_chunk: dict[int, list[int]] = {}
+        by_chunk: dict[int, list[tuple[int, int]]] = {}
         with Store(self.db, create=False) as store:
             data = report_data(store, self.tournament, mode=self.mode)
-            for gid in data.shown:
-                by_chunk.setdefault(gid // CHUNK_GAMES, []).append(gid)
+            for number, gid in data.shown:
+                by_chunk.setdefault(number // CHUNK_GAMES, []).append((number, gid))
             page_data = {**data.page, "chunks": {"size": CHUNK_GAMES, "folder": f"{self.folder.name}/"},
                          "live": self.refresh}
             embedded = {"report-data": script_json(page_data)}
@@ -125,18 +128,18 @@ class ReportWriter:
         write_private(self.output, text)
         return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()), game_bytes=game_bytes)
 
-    def _key(self, ids: list[int]) -> str:
-        shape = f"{GAME_DATA_VERSION}|{__version__}|{self.private}|{','.join(map(str, ids))}"
+    def _key(self, games: list[tuple[int, int]]) -> str:
+        shape = f"{GAME_DATA_VERSION}|{__version__}|{self.private}|{','.join(f'{n}:{i}' for n, i in games)}"
         return hashlib.sha256(shape.encode()).hexdigest()
 
-    def _packed_inline(self, store: Store, by_chunk: dict[int, list[int]]) -> dict[int, str]:
-        for k, ids in by_chunk.items():
-            key = self._key(ids)
+    def _packed_inline(self, store: Store, by_chunk: dict[int, list[tuple[int, int]]]) -> dict[int, str]:
+        for k, games in by_chunk.items():
+            key = self._key(games)
             if self._inline.get(k, ("", ""))[0] != key:
-                self._inline[k] = (key, pack_chunk(store, ids, self.private))
+                self._inline[k] = (key, pack_chunk(store, games, self.private))
         return {k: self._inline[k][1] for k in sorted(by_chunk)}
 
-    def _write_chunks(self, by_chunk: dict[int, list[int]]) -> int:
+    def _write_chunks(self, by_chunk: dict[int, list[tuple[int, int]]]) -> int:
         """Write the chunk files whose games changed; the bytes of the games' data in all of them."""
         try:
             self.folder.mkdir(mode=0o700, exist_ok=True)
@@ -144,23 +147,24 @@ class ReportWriter:
             raise PageWriteError(f"cannot make {str(self.folder)!r}: {exc.strerror}") from None
         manifest = self._manifest if self._manifest is not None else self._read_manifest()
         self._manifest = manifest
-        stale = {k: ids for k, ids in by_chunk.items()
-                 if manifest.get(str(k)) != self._key(ids) or not self._chunk_file(k).is_file()}
+        stale = {k: games for k, games in by_chunk.items()
+                 if manifest.get(str(k)) != self._key(games) or not self._chunk_file(k).is_file()}
         if self.jobs > 1 and len(stale) > 1:  # forked: the report's writer runs no threads of its own
             pool = ProcessPoolExecutor(min(self.jobs, len(stale)), mp_context=multiprocessing.get_context("fork"))
             with pool:
-                jobs = [pool.submit(write_chunk_file, self.db, ids, self.private, self._chunk_file(k), k)
-                        for k, ids in stale.items()]
+                jobs = [pool.submit(write_chunk_file, self.db, games, self.private, self._chunk_file(k), k)
+                        for k, games in stale.items()]
                 self._note_written((job.result() for job in as_completed(jobs)), by_chunk, manifest)
         else:
-            self._note_written((write_chunk_file(self.db, ids, self.private, self._chunk_file(k), k)
-                                for k, ids in stale.items()), by_chunk, manifest)
+            self._note_written((write_chunk_file(self.db, games, self.private, self._chunk_file(k), k)
+                                for k, games in stale.items()), by_chunk, manifest)
         return sum(self._chunk_file(k).stat().st_size - len(f'durakChunk({k},"");\n') for k in by_chunk)
 
     def _chunk_file(self, k: int) -> Path:
         return self.folder / f"chunk-{k}.js"
 
-    def _note_written(self, done: Iterable[int], by_chunk: dict[int, list[int]], manifest: dict[str, str]) -> None:
+    def _note_written(self, done: Iterable[int], by_chunk: dict[int, list[tuple[int, int]]],
+                      manifest: dict[str, str]) -> None:
         """Keep the manifest up to date as chunks are written (a run stopped half way keeps what it wrote)."""
         for k in done:
             manifest[str(k)] = self._key(by_chunk[k])
@@ -173,17 +177,18 @@ class ReportWriter:
             return {}
 
 
-def pack_chunk(store: Store, ids: list[int], private: bool) -> str:
-    """The games ``ids`` as ``{id: viewer data}`` in base64 of zlib-compressed JSON (one stream: the games of
-    a chunk share their names and phrases, which compresses them to ~70% of one stream each)."""
-    games = {str(gid): game for gid, game in viewer_games(store, ids, private=private)}
-    return base64.b64encode(zlib.compress(msgspec.json.encode(games), 9)).decode()
+def pack_chunk(store: Store, games: list[tuple[int, int]], private: bool) -> str:
+    """The ``games`` ((number, id) pairs) as ``{number: viewer data}`` in base64 of zlib-compressed JSON (one
+    stream: the games of a chunk share their names and phrases, which compresses them to ~70% of one stream
+    each)."""
+    packed = {str(number): game for number, game in viewer_games(store, games, private=private)}
+    return base64.b64encode(zlib.compress(msgspec.json.encode(packed), 9)).decode()
 
 
-def write_chunk_file(db: Path, ids: list[int], private: bool, file: Path, k: int) -> int:
+def write_chunk_file(db: Path, games: list[tuple[int, int]], private: bool, file: Path, k: int) -> int:
     """Pack chunk ``k`` (in a worker process or not) and write it as a script that hands it to the page."""
     with Store(db, create=False) as store:
-        write_private(file, f"durakChunk({k},{script_json(pack_chunk(store, ids, private))});\n")
+        write_private(file, f"durakChunk({k},{script_json(pack_chunk(store, games, private))});\n")
     return k
 
 

@@ -5,18 +5,13 @@
 (() => {
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const $ = (id) => document.getElementById(id);
-  const HEADERS = [
-    ["rank", "Rank", "position by rating (ties broken by name)"],
-    ["bot", "Bot", "bot name"],
-    ["elo", "Elo", "Bradley-Terry rating; a bound (> x, < x) when the data alone cannot place the bot, ~x when only the prior places it"],
-    ["ci95", "\u00b195%", "error bar of the rating relative to the anchor"],
-    ["games", "Games", "games played"],
-    ["score_pct", "Score%", "pairwise points over pairwise comparisons, in the rating mode"],
-    ["fool_pct", "Fool%", "games where the bot was a fool / games"],
-    ["avg_place", "AvgPlace", "mean place, 1 = best; tied players share 1 + the number ahead"],
-    ["draws", "Draws", "drawn games (no fool) played"],
-    ["los_next", "LOS(next)", "likelihood of superiority over the next bot in rank order"],
-  ];
+  // The leaderboard's columns: keys of `durak leaderboard --format json` rows, labels of its legend
+  // (referee/leaderboard.py LEGEND, embedded as data.legend: one text for the command and the page).
+  const COLUMNS = [["rank", "Rank"], ["bot", "Bot"], ["elo", "Elo"], ["ci95", "+-95%"], ["games", "Games"],
+    ["score_pct", "Score%"], ["fool_pct", "Fool%"], ["avg_place", "AvgPlace"], ["draws", "Draws"],
+    ["los_next_pct", "LOS(next)"]];
+  const LEGEND = new Map(data.legend || []);
+  const shownLabel = (label) => label.replace("+-", "\u00b1");
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -33,6 +28,15 @@
 
   function fixed(value, digits) {
     return value === null || value === undefined ? "" : Number(value).toFixed(digits);
+  }
+
+  // Every field of a JSON row as a data attribute (data-fool-pct-by-seat="[...]"), so what the page holds
+  // can be checked against the command's JSON.
+  function dataAttributes(node, row) {
+    for (const [key, value] of Object.entries(row)) {
+      const text = value === null ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
+      node.setAttribute("data-" + key.replace(/_/g, "-"), text);
+    }
   }
 
   function kv(dl, key, value) {
@@ -54,15 +58,32 @@
       (t.bank === null ? ", no time bank" : ", bank " + t.bank + " s per game"));
     kv(dl, "games", h.games + " stored" + (h.shown < h.games ? ", " + h.shown +
       " shown (a deal's games appear once all its seat rotations are stored)" : ""));
-    kv(dl, "referee", "durak-referee " + h.referee);
-    kv(dl, "started", h.created);
+    kv(dl, "referee", "report by durak-referee " + h.referee);
+    kv(dl, "tournament", "id " + h.id + ", started " + h.created);
     const body = $("bots-table").querySelector("tbody");
     for (const b of h.bots) {
       const tr = el("tr");
       tr.dataset.bot = b.name;
+      tr.dataset.sha256 = b.sha256;
       cell(tr, b.name + (b.disqualified ? " (disqualified)" : ""), "text");
       cell(tr, b.version, "text");
       cell(tr, b.sha256, "text mono");
+      const files = Object.entries(b.files || {});
+      const td = cell(tr, files.length ? "" : "\u2013", "text mono");
+      if (files.length) {
+        const details = el("details", "files");
+        details.append(el("summary", "", files.length + " file(s)"));
+        const list = el("ul");
+        for (const [path, digest] of files) {
+          const item = el("li");
+          item.dataset.path = path;
+          item.dataset.sha256 = digest;
+          item.append(el("bdi", "", path), el("span", "", " " + digest));
+          list.append(item);
+        }
+        details.append(list);
+        td.append(details);
+      }
       body.append(tr);
     }
   }
@@ -76,28 +97,42 @@
     const table = $("leaderboard-table");
     const headRow = table.querySelector("thead tr");
     const legend = $("leaderboard-legend");
-    for (const [key, label, meaning] of HEADERS) {
-      const th = el("th", key === "bot" ? "text" : "", label);
-      th.title = meaning;
+    for (const [key, label] of COLUMNS) {
+      const th = el("th", key === "bot" ? "text" : "", shownLabel(label));
+      if (LEGEND.has(label)) {
+        th.title = LEGEND.get(label);
+        legend.append(el("dt", "", shownLabel(label)), el("dd", "", LEGEND.get(label)));
+      }
       headRow.append(th);
-      legend.append(el("dt", "", label), el("dd", "", meaning));
     }
+    if (LEGEND.has("footer")) legend.append(el("dt", "", "below"), el("dd", "", LEGEND.get("footer")));
     const body = table.querySelector("tbody");
     for (const r of lb.rows) {
       const tr = el("tr");
       tr.className = "lb-row";
-      for (const [key, value] of Object.entries(r)) tr.setAttribute("data-" + key.replace(/_/g, "-"), value === null ? "" : String(value));
+      dataAttributes(tr, r);
       const elo = r.bound === "lower" ? "> " + fixed(r.elo, 0) : r.bound === "upper" ? "< " + fixed(r.elo, 0)
         : (r.identified ? "" : "~") + fixed(r.elo, 0);
       const texts = [r.rank, r.bot + (r.disqualified ? " (disqualified)" : ""), elo, fixed(r.ci95, 0), r.games,
         fixed(r.score_pct, 1), fixed(r.fool_pct, 1), fixed(r.avg_place, 2), r.draws,
-        r.los_next === null ? "" : fixed(100 * r.los_next, 1) + "%"];
+        r.los_next_pct === null ? "" : fixed(r.los_next_pct, 1) + "%"];
       texts.forEach((text, i) => cell(tr, text, i === 1 ? "text" : ""));
       body.append(tr);
     }
     const m = lb.meta;
-    $("leaderboard-meta").textContent = m.model + " | mode: " + m.mode + " | anchor: " + m.anchor + " | " +
-      m.clusters + " deals (clusters), " + m.games + " games | \u00b195%: " + m.errors;
+    const meta = $("leaderboard-meta");
+    meta.textContent = m.model + " | mode: " + m.mode + " | variant: " + data.header.variant + " | anchor: " +
+      m.anchor + " | " + m.clusters + " deals (clusters), " + m.games + " games | \u00b195%: " + m.errors;
+    if (m.prior) {
+      meta.append(el("br"), el("span", "", "The data alone do not pin every rating: " + m.prior +
+        " virtual draw(s) per bot against the pool mean; > x / < x are bounds, ~x is set by that prior only."));
+    }
+    for (const [bot, why] of Object.entries(lb.disqualified || {})) {
+      const line = el("span", "disqualified");
+      line.dataset.bot = bot;
+      line.append(el("strong", "", "disqualified: "), el("bdi", "", bot), el("span", "", ": " + why));
+      meta.append(el("br"), line);
+    }
     new Chart($("elo-chart"), {
       data: {
         labels: lb.rows.map((r) => r.bot),
@@ -114,30 +149,34 @@
   }
 
   function h2h() {
-    const m = data.h2h;
-    if (!m) return;
+    // The leaderboard document's h2h list (`durak leaderboard --format json --h2h`): ordered pairs that met.
+    const lb = data.leaderboard;
+    if (!lb || !lb.h2h) return;
+    const bots = lb.rows.map((r) => r.bot);
+    const pairs = new Map(lb.h2h.map((p) => [JSON.stringify([p.bot, p.opponent]), p]));
     const table = $("h2h-table");
     const head = el("tr");
     head.append(el("th", "text", "row vs column"));
-    for (const b of m.bots) head.append(el("th", "", b));
+    for (const b of bots) head.append(el("th", "", b));
     table.querySelector("thead").append(head);
     const body = table.querySelector("tbody");
-    m.bots.forEach((a, i) => {
+    for (const a of bots) {
       const tr = el("tr");
       tr.append(el("th", "text", a));
-      m.bots.forEach((b, j) => {
-        const n = m.comparisons[i][j];
-        const td = cell(tr, i === j ? "\u2013" : n ? Math.round(100 * m.points[i][j] / n) + "% (" + Math.round(n) + ")" : "");
-        if (i !== j && n) {
-          const score = m.points[i][j] / n;
+      for (const b of bots) {
+        const p = pairs.get(JSON.stringify([a, b]));
+        const td = cell(tr, a === b ? "\u2013" : p ? Math.round(p.score_pct) + "% (" + Math.round(p.comparisons) + ")" : "");
+        if (p) {
+          const score = p.score_pct / 100;
+          td.className = "h2h-pair";
           td.style.background = "hsl(" + Math.round(120 * score) + ", 60%, " + Math.round(92 - 30 * Math.abs(score - 0.5)) + "%)";
-          td.dataset.score = String(score);
-          td.dataset.comparisons = String(n);
+          dataAttributes(td, p);
         }
-      });
+      }
       body.append(tr);
-    });
-    $("h2h-note").textContent = "the row bot's points against the column bot over their pairwise comparisons (" + m.mode + " mode)";
+    }
+    $("h2h-note").textContent = "the row bot's points against the column bot over their pairwise comparisons (" +
+      lb.meta.mode + " mode)";
   }
 
   function history() {
@@ -215,7 +254,7 @@
       count++;
       if (count > shownRows) continue;
       const tr = el("tr", "game-row");
-      tr.dataset.id = String(r[0]);
+      tr.dataset.number = String(r[0]);
       cell(tr, r[0]);
       cell(tr, r[1], "text");
       cell(tr, r[2].map((b) => names[b]).join(", "), "text");
@@ -261,7 +300,7 @@
   }
 
   let viewer = null;
-  async function openGame(id, step) {
+  async function openGame(id, step) {  // id: the game's number, as `durak games` has it
     const panel = $("viewer-panel");
     const status = $("viewer-status");
     panel.hidden = false;
@@ -306,7 +345,7 @@
   leaderboard();
   h2h();
   history();
-  if (window.DurakStats) window.DurakStats(data, $("stats"));
+  if (window.DurakStats) window.DurakStats(data, $("stats"), dataAttributes);
   filters();
   gameList();
   if (data.live) {

@@ -2,7 +2,8 @@
 // the distribution of move times, one bar series per bot over log-spaced bins.
 "use strict";
 
-window.DurakStats = (data, section) => {
+// dataAttributes(node, row): the report's, which puts a JSON row's fields on its element.
+window.DurakStats = (data, section, dataAttributes) => {
   const el = (tag, cls, text) => {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
@@ -30,7 +31,7 @@ window.DurakStats = (data, section) => {
   const body = el("tbody");
   for (const r of stats) {
     const tr = el("tr", "stats-row");
-    tr.dataset.bot = r.bot;
+    dataAttributes(tr, r);
     const cells = [r.bot, r.games, fixed(r.fool_pct, 1)];
     for (let s = 0; s < seats; s++) cells.push(fixed(r.fool_pct_by_seat[s], 1));
     cells.push(fixed(places.get(r.bot), 2), r.moves, fixed(r.move_median_ms, 2), fixed(r.move_p99_ms, 2),
@@ -48,10 +49,12 @@ window.DurakStats = (data, section) => {
   const canvas = el("canvas");
   canvas.id = "move-time-chart";
   canvas.setAttribute("aria-label", "move-time distribution per bot");
+  canvas.dataset.edgesMs = JSON.stringify(hist.edges_ms);
+  canvas.dataset.bots = JSON.stringify(hist.bots);
   box.append(canvas);
   section.append(el("h3", "", "Move times"), box);
   const palette = ["#4a78c2", "#d1495b", "#edae49", "#00798c", "#30638e", "#66a182", "#8d6a9f", "#c45baa"];
-  const labels = hist.edges_ms.slice(0, -1).map((e, i) => "\u2264 " + hist.edges_ms[i + 1] + " ms");
+  const labels = hist.edges_ms.slice(0, -1).map((e, i) => e + "\u2013" + hist.edges_ms[i + 1] + " ms");
   new Chart(canvas, {
     type: "bar",
     data: {
@@ -63,6 +66,6 @@ window.DurakStats = (data, section) => {
     },
     options: { animation: false, maintainAspectRatio: false, responsive: true,
       scales: { y: { title: { display: true, text: "% of the bot's moves" } },
-        x: { title: { display: true, text: "move time" } } } },
+        x: { title: { display: true, text: "move time (each bin from its first edge up to its second)" } } } },
   });
 };

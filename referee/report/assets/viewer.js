@@ -22,6 +22,18 @@ const DurakViewer = (() => {
     return node;
   }
 
+  // A decision's time (microseconds, the referee's clock) in milliseconds, to about three digits.
+  function moveTime(us) {
+    const ms = us / 1000;
+    return (ms < 1 ? ms.toFixed(3) : ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0)) + " ms";
+  }
+
+  function timeSpan(us) {
+    const node = el("span", "move-time", moveTime(us));
+    node.dataset.us = String(us);
+    return node;
+  }
+
   function back() {
     return el("span", "card back");
   }
@@ -160,6 +172,7 @@ const DurakViewer = (() => {
       this.now.textContent = "";
       if (step.w !== undefined) {
         this.now.append(el("strong", "", g.names[step.w]), el("span", "", " chose "), el("code", "chosen", step.a));
+        if (step.u !== undefined) this.now.append(el("span", "", " in "), timeSpan(step.u));
       } else {
         this.now.append(el("span", "", this.step === 0 ? "the deal" : "automatic"));
       }
@@ -269,13 +282,14 @@ const DurakViewer = (() => {
       this.log.textContent = "";
       let current = null;
       for (let i = 0; i <= this.step; i++) {
-        for (const line of g.steps[i].l) {
+        g.steps[i].l.forEach((line, j) => {
           const item = el("li", i === this.step ? "current" : "", line);
           item.dataset.step = String(i);
+          if (j === 0 && g.steps[i].u !== undefined) item.append(el("span", "", " "), timeSpan(g.steps[i].u));
           item.addEventListener("click", () => this.go(i));
           this.log.append(item);
           if (i === this.step) current = current || item;
-        }
+        });
       }
       const target = current || this.log.lastChild;
       const box = this.log.parentElement;  // scrolled on its own: the page stays where the reader put it
