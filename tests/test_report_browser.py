@@ -68,34 +68,61 @@ def records(db: Path) -> dict[int, ResultRecord]:
                 for gid, text in con.execute("SELECT id, record FROM games ORDER BY id")}
 
 
-def test_the_report_loads_cleanly_and_its_leaderboard_is_the_json_one(browser: Any, arena: Path) -> None:
-    open_page(browser, arena / "report.html")
-    assert console_errors(browser) == []
-    expected = json.loads(run("leaderboard", str(arena / "t.db"), "--format", "json"))["rows"]
-    shown = browser.execute_script(
-        "return [...document.querySelectorAll('tr.lb-row')].map(r => Object.assign({}, r.dataset))")
-    assert len(shown) == len(expected) == 3
-    for row, attributes in zip(expected, shown, strict=True):
+def datasets(browser: Any, selector: str) -> list[dict[str, str]]:
+    return browser.execute_script(  # type: ignore[no-any-return]
+        f"return [...document.querySelectorAll({json.dumps(selector)})].map(r => Object.assign({{}}, r.dataset))")
+
+
+def assert_attributes_are(rows: list[dict[str, Any]], shown: list[dict[str, str]]) -> None:
+    """Each element's data attributes hold its JSON row: every field, by its camel-cased name."""
+    assert len(shown) == len(rows) > 0
+    for row, attributes in zip(rows, shown, strict=True):
         for key, value in row.items():
             text = attributes[re.sub(r"_(\w)", lambda m: m.group(1).upper(), key)]
             if value is None:
-                assert text == ""
+                assert text == "", key
             elif isinstance(value, bool):
-                assert text == str(value).lower()
+                assert text == str(value).lower(), key
             elif isinstance(value, int | float):
                 assert float(text) == pytest.approx(value), key
+            elif isinstance(value, list | dict):
+                assert json.loads(text) == value, key
             else:
-                assert text == value
+                assert text == value, key
+
+
+def test_the_report_loads_cleanly_and_its_leaderboard_is_the_json_one(browser: Any, arena: Path) -> None:
+    open_page(browser, arena / "report.html")
+    assert console_errors(browser) == []
+    expected = json.loads(run("leaderboard", str(arena / "t.db"), "--format", "json", "--h2h", "--stats"))
+    assert len(expected["rows"]) == 3 and len(expected["h2h"]) == 6 and len(expected["stats"]) == 3
+    assert_attributes_are(expected["rows"], datasets(browser, "tr.lb-row"))
+    assert_attributes_are(expected["h2h"], datasets(browser, "#h2h-table td.h2h-pair"))
+    assert_attributes_are(expected["stats"], datasets(browser, "#stats-table tr.stats-row"))
     assert browser.execute_script("return document.querySelectorAll('#elo-chart').length") == 1
+    hist = browser.find_element("id", "move-time-chart")
+    bins = json.loads(hist.get_attribute("data-bots"))
+    assert {bot: sum(counts) for bot, counts in bins.items()} == {r["bot"]: r["moves"] for r in expected["stats"]}
     games = browser.execute_script("return document.querySelectorAll('tr.game-row').length")
     assert games == 12
+    with Store(arena / "t.db", create=False) as store:
+        bots = store.bots(store.tournament().id)
+    files = browser.execute_script("return [...document.querySelectorAll('#bots-table tr[data-bot]')].map(r => "
+                                   "[r.dataset.bot, r.dataset.sha256, Object.fromEntries([...r.querySelectorAll("
+                                   "'li[data-path]')].map(li => [li.dataset.path, li.dataset.sha256]))])")
+    assert files == [[name, bots[name].sha256, bots[name].files] for name in sorted(bots)]
 
 
 def test_a_game_opens_from_the_list_and_its_last_step_shows_the_stored_result(browser: Any, arena: Path) -> None:
-    stored = records(arena / "t.db")
+    """The list's numbers are `durak games`' numbers: game N of the page is `durak replay DB N`."""
+    listed = [json.loads(line) for line in run("games", str(arena / "t.db"), "--format", "json").splitlines()]
+    stored = {g["number"]: msgspec.convert({k: v for k, v in g.items() if k not in ("number", "tournament")},
+                                           ResultRecord) for g in listed}
     open_page(browser, arena / "report.html")
     row = browser.find_elements("css selector", "tr.game-row")[4]
-    gid = int(row.get_attribute("data-id"))
+    gid = int(row.get_attribute("data-number"))
+    assert row.find_elements("css selector", "td")[1].text == stored[gid].game
+    assert run("replay", str(arena / "t.db"), str(gid)).startswith(f"game {stored[gid].game} ")
     row.click()
     wait_for(browser, f"return document.getElementById('viewer').dataset.game === {json.dumps(stored[gid].game)}")
     assert browser.current_url.endswith(f"#game={gid}&step=0")
@@ -111,6 +138,52 @@ def test_a_game_opens_from_the_list_and_its_last_step_shows_the_stored_result(br
     assert browser.current_url.endswith(f"#game={gid}&step={steps - 2}")
     open_page(browser, arena / "report.html", f"#game={gid}&step=3")  # a linked step
     wait_for(browser, "return document.getElementById('viewer').dataset.step === '3'")
+    assert console_errors(browser) == []
+
+
+def test_every_decision_shows_its_stored_time_in_the_step_and_the_log(browser: Any, arena: Path) -> None:
+    with Store(arena / "t.db", create=False) as store:
+        game = store.replay("3")
+    assert game.move_us is not None
+    open_page(browser, arena / "report.html", "#game=3&step=0")
+    wait_for(browser, "return document.getElementById('viewer').dataset.steps")
+    viewer = browser.find_element("id", "viewer")
+    decided = [0] * len(game.move_us)
+    for _ in range(int(viewer.get_attribute("data-steps")) - 1):
+        viewer.send_keys("\ue014")  # ArrowRight
+        seat = browser.execute_script("return [...document.querySelectorAll('#viewer .seat.chose')]"
+                                      ".map(s => Number(s.dataset.seat))")
+        times = browser.execute_script("return [...document.querySelectorAll('#viewer .now .move-time')]"
+                                       ".map(t => [Number(t.dataset.us), t.textContent])")
+        logged = browser.execute_script("return [...document.querySelectorAll('#viewer .log li.current "
+                                        ".move-time')].map(t => Number(t.dataset.us))")
+        if not seat:  # the forfeit's own step: nobody chose
+            assert times == [] and logged == []
+            continue
+        us = game.move_us[seat[0]][decided[seat[0]]]
+        decided[seat[0]] += 1
+        assert times == [[us, times[0][1]]] and times[0][1].endswith(" ms") and logged == [us]
+        assert float(times[0][1].split()[0]) == pytest.approx(us / 1000, rel=0.01, abs=0.001)
+    assert sum(decided) > 10
+    assert console_errors(browser) == []
+
+
+def test_replay_html_shows_the_stored_strikes(browser: Any, arena: Path) -> None:
+    db = arena / "struck.db"
+    shutil.copy(arena / "t.db", db)
+    with closing(sqlite3.connect(db)) as con:
+        gid, text = con.execute("SELECT id, record FROM games ORDER BY id LIMIT 1").fetchone()
+        record = json.loads(text)
+        record["strikes"] = [2, 0, 0][:len(record["players"])]
+        con.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), gid))
+        con.commit()
+    page = arena / "struck.html"
+    run("replay", str(db), "1", "--html", str(page))
+    open_page(browser, page)
+    shown = browser.execute_script("return [...document.querySelectorAll('#viewer .seat')].map(s => "
+                                   "[Number(s.dataset.seat), s.querySelector('.times').textContent])")
+    assert sorted(shown)[0][1].endswith("2 strike(s)")
+    assert all("strike" not in text for seat, text in shown if seat != 0)
     assert console_errors(browser) == []
 
 
@@ -197,9 +270,9 @@ def test_a_live_report_reloads_itself_but_not_under_an_open_game(browser: Any, a
     assert "reloads itself every 1 s" in browser.find_element("id", "live").text
     browser.execute_script("window.marker = 1")
     wait_for(browser, "return window.marker === undefined && document.body.dataset.ready === '1'", timeout=60)
-    browser.find_elements("css selector", "tr.game-row")[0].click()
+    # found and clicked in one script: the page may reload (every second) between two commands
+    browser.execute_script("document.querySelector('tr.game-row').click(); window.marker = 2")
     wait_for(browser, "return document.getElementById('viewer').dataset.steps")
-    browser.execute_script("window.marker = 2")
     time.sleep(2.5)
     assert browser.execute_script("return window.marker") == 2
     assert console_errors(browser) == []
