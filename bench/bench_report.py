@@ -8,7 +8,8 @@ Run by hand from the project root::
     python bench/bench_report.py --games 100000 --loads 3
 
 The database is synthetic but real: games of random legal players played by the engine (2 players, 6 bots,
-podkidnoy, both seat rotations of every deal), stored as the tournament runner stores them. Needs
+podkidnoy, both seat rotations of every deal), stored as the tournament runner stores them, with a made-up
+time for every decision (0.1-5 ms) and a file hash per bot. Needs
 Debian's chromium and chromium-driver, and selenium (the test extra).
 """
 
@@ -27,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol.cards import CARD_NAMES
+from protocol.events import ActionTaken
 from protocol.records import SeatTimes, StderrChunk
 from protocol.rules import Rules
 from referee.engine import SeededRng, new_game
@@ -48,7 +50,8 @@ def build(db: Path, games: int) -> None:
     with Store(db) as store:
         tournament = store.create_tournament("bench", "bench.toml", CONFIG.format(deals=games // 2), "f", 1)
         for name in BOTS:
-            store.save_bot(tournament.id, BotRow(name, ["x"], "d", "0" * 64, "1.0"))
+            store.save_bot(tournament.id, BotRow(name, ["x"], "d", "0" * 64, "1.0",
+                                                 files={f"{name}.py": "1" * 64}))
         for deal in range(games // 2):
             pair = [BOTS[rng.randbelow(6)]]
             pair.append(next(b for b in BOTS[rng.randbelow(6):] + BOTS if b != pair[0]))
@@ -61,6 +64,8 @@ def build(db: Path, games: int) -> None:
                     legal = game.legal_actions()
                     game.apply(legal[rng.randbelow(len(legal))])
                 assert game.result is not None
+                decisions = [sum(isinstance(e, ActionTaken) and e.seat == s for e in game.events) for s in (0, 1)]
+                move_us = [[100 + rng.randbelow(4900) for _ in range(n)] for n in decisions]
                 key = f"t:{','.join(sorted(pair))}|d{deal}|r{rotation}"
                 record = GameRecord(game=f"{key}|g1", deal=f"d{deal}", names=names, rules=rules, dealer=0,
                                     deck=[CARD_NAMES[c] for c in game.deck], result=game.result,
@@ -70,7 +75,7 @@ def build(db: Path, games: int) -> None:
                 store.save_slot(tournament.id, [StoredGame(
                     slot_key=key, game_index=0, deal_seed=deal, rotation=rotation,
                     record=record.to_result_record(), replay=replay_lines(record),
-                    stderr=[[StderrChunk(0, "hello\n")], []])])
+                    stderr=[[StderrChunk(0, "hello\n")], []], move_us=move_us)])
 
 
 def wait(driver: Any, script: str, timeout: float = 120.0) -> Any:

@@ -210,8 +210,41 @@ def test_the_leaderboard_head_to_head_and_stats_are_the_leaderboard_commands_jso
         assert data["leaderboard"] == document and document["meta"]["mode"] == mode
         assert "h2h" not in data  # one copy: the leaderboard document's
         assert len(document["h2h"]) == 6 and {s["bot"] for s in document["stats"]} == {"r1", "r2", "h"}
+        assert run("leaderboard", db, "--mode", mode).endswith("\n" + data["footer"] + "\n")  # the command's footer
     assert [label for label, _ in data["legend"]][:3] == ["Rank", "Elo", "+-95%"]
     assert "usage" in run("report", db, "--mode", "bogus", code=2).lower()
+
+
+def test_a_chosen_tournament_is_reported_alone_with_its_disqualifications(tournament: Path) -> None:
+    """--tournament ID as every reader takes it: one tournament's games, variant and fit, never mixed."""
+    db = tournament / "two.db"
+    shutil.copy(tournament / "t.db", db)
+    config = tournament / "chase.toml"
+    config.write_text('name = "chase pair"\nvariant = "chase"\ndeals = 1\nsandbox = "process"\n'
+                      '[[bots]]\nname = "r1"\ncommand = "{python} random_bot.py 1"\ndir = "samples"\n'
+                      '[[bots]]\nname = "h"\ncommand = "{python} heuristic_bot.py"\ndir = "samples"\n')
+    run("tournament", str(config), "--db", str(db), "--fresh", "--jobs", "1")
+    with Store(db) as store:
+        store.disqualify(1, "r2", "crashed <b>5</b> games in a row")
+    for tid, name, variant, games in (("1", "three", "podkidnoy", 12), ("2", "chase pair", "chase", 2)):
+        out = tournament / f"two-{tid}.html"
+        assert run("report", str(db), "--tournament", tid, "-o", str(out)).startswith(f"wrote {out}: {games} games")
+        data = embedded(out, "report-data")
+        header = data["header"]
+        assert (header["id"], header["name"], header["variant"], header["games"]) == (int(tid), name, variant, games)
+        assert data["leaderboard"] == json.loads(run("leaderboard", str(db), "-t", tid, "--format", "json", "--h2h",
+                                                     "--stats"))
+        assert {b["name"] for b in header["bots"]} == {r["bot"] for r in data["leaderboard"]["rows"]}
+        assert data["leaderboard"]["meta"]["games"] == games
+    assert data["leaderboard"]["disqualified"] == {}
+    one = embedded(tournament / "two-1.html", "report-data")
+    assert one["leaderboard"]["disqualified"] == {"r2": "crashed <b>5</b> games in a row"}
+    assert "disqualified: r2: crashed <b>5</b> games in a row" in one["footer"].splitlines()
+    assert {s["bot"]: s["disqualified"] for s in one["leaderboard"]["stats"]}["r2"] == "crashed <b>5</b> games in a row"
+    for tid in ("1", "2"):  # each page lists its own tournament's games only
+        lines = run("games", str(db), "-t", tid, "--format", "json").splitlines()
+        listed = [json.loads(line)["game"] for line in lines]
+        assert [r[1] for r in embedded(tournament / f"two-{tid}.html", "report-data")["games"]["rows"]] == listed
 
 
 def test_the_games_list_is_durak_games_with_its_numbers(tournament: Path) -> None:

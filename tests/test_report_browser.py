@@ -267,7 +267,8 @@ def test_a_live_report_reloads_itself_but_not_under_an_open_game(browser: Any, a
     page = arena / "live.html"
     ReportWriter(arena / "t.db", page, refresh=1).write()
     open_page(browser, page)
-    assert "reloads itself every 1 s" in browser.find_element("id", "live").text
+    # read in one script each: the page reloads every second, which makes a found element stale
+    assert "reloads itself every 1 s" in browser.execute_script("return document.getElementById('live').textContent")
     browser.execute_script("window.marker = 1")
     wait_for(browser, "return window.marker === undefined && document.body.dataset.ready === '1'", timeout=60)
     # found and clicked in one script: the page may reload (every second) between two commands

@@ -20,7 +20,7 @@ import numpy as np
 
 from protocol.rules import rules_from_options
 from referee import __version__
-from referee.leaderboard import legend_entries, render
+from referee.leaderboard import Meta, footer, legend_entries, render
 from referee.outcomes import Outcomes
 from referee.ratings import Mode, rate
 from referee.report.game_data import game_data
@@ -35,7 +35,7 @@ HISTORY_POINTS = 24
 
 
 class ReportError(ValueError):
-    """A database that holds no tournament to report."""
+    """A tournament that cannot be reported: its stored config does not decode."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ def report_data(store: Store, tournament: int | None = None, *, mode: Mode = "fo
     outcomes = store.outcomes(chosen.id)
     if outcomes.n_games:
         stats = database_stats(store, chosen.id, games)
-        page["leaderboard"] = json.loads(render(outcomes, mode, "json", h2h=True, stats=stats))
+        page["leaderboard"] = document = json.loads(render(outcomes, mode, "json", h2h=True, stats=stats))
+        page["footer"] = footer(Meta(**document["meta"]), document["disqualified"])
         page["move_times"] = move_time_histogram((g.record, g.move_us) for g in games)
         page["history"] = rating_history(outcomes, mode)
     return ReportData(page=page, shown=[(g.number, g.id) for g in shown])

@@ -119,20 +119,13 @@
       texts.forEach((text, i) => cell(tr, text, i === 1 ? "text" : ""));
       body.append(tr);
     }
-    const m = lb.meta;
+    // The command's own footer (referee/leaderboard.py footer): model, mode, anchor, games, errors, any prior
+    // and every disqualification with its reason, one line each.
     const meta = $("leaderboard-meta");
-    meta.textContent = m.model + " | mode: " + m.mode + " | variant: " + data.header.variant + " | anchor: " +
-      m.anchor + " | " + m.clusters + " deals (clusters), " + m.games + " games | \u00b195%: " + m.errors;
-    if (m.prior) {
-      meta.append(el("br"), el("span", "", "The data alone do not pin every rating: " + m.prior +
-        " virtual draw(s) per bot against the pool mean; > x / < x are bounds, ~x is set by that prior only."));
-    }
-    for (const [bot, why] of Object.entries(lb.disqualified || {})) {
-      const line = el("span", "disqualified");
-      line.dataset.bot = bot;
-      line.append(el("strong", "", "disqualified: "), el("bdi", "", bot), el("span", "", ": " + why));
-      meta.append(el("br"), line);
-    }
+    data.footer.split("\n").forEach((line, i) => {
+      if (i) meta.append(el("br"));
+      meta.append(el("span", line.startsWith("disqualified: ") ? "disqualified" : "", line));
+    });
     new Chart($("elo-chart"), {
       data: {
         labels: lb.rows.map((r) => r.bot),
@@ -231,6 +224,9 @@
       $(id).addEventListener("change", () => { shownRows = PAGE; gameList(); });
     }
     $("more-games").addEventListener("click", () => { shownRows += PAGE; gameList(); });
+    $("games-note").textContent = "# is the game's number as durak games DB --tournament " + data.header.id +
+      " lists it: durak replay DB N --tournament " + data.header.id + " tells game N, and #game=N in this " +
+      "page's address opens it.";
   }
 
   function matches(r) {
