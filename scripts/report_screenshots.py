@@ -79,7 +79,7 @@ def main() -> None:
         driver = start_chromium()
         try:
             docs = ROOT / "docs"
-            shoot(driver, page.as_uri(), "return document.body.dataset.ready === '1'", docs / "report.png", 2000)
+            shoot(driver, page.as_uri(), "return document.body.dataset.ready === '1'", docs / "report.png", 2900)
             shoot(driver, page.as_uri() + "#game=4&step=18",
                   "return document.getElementById('viewer').dataset.step === '18'", docs / "viewer.png", 900)
             driver.execute_script("document.getElementById('viewer-panel').scrollIntoView()")

@@ -23,7 +23,7 @@ window.DurakStats = (data, section, dataAttributes) => {
   table.id = "stats-table";
   const head = el("tr");
   const headers = ["Bot", "Games", "Fool%"];
-  for (let s = 0; s < seats; s++) headers.push("Fool% seat " + s);
+  for (let s = 0; s < seats; s++) headers.push("Fool%@" + s);
   headers.push("AvgPlace", "Moves", "Median ms", "p99 ms", "Max ms", ...kinds, "Disqualified");
   headers.forEach((h, i) => head.append(el("th", i === 0 || i === headers.length - 1 ? "text" : "", h)));
   const thead = el("thead");
@@ -40,7 +40,9 @@ window.DurakStats = (data, section, dataAttributes) => {
     body.append(tr);
   }
   table.append(thead, body);
-  section.append(table, el("p", "legend", "Fool% by seat: over the games the bot sat in that seat (seat 0 " +
+  const wrap = el("div", "wide");  // scrolls sideways on its own when the columns outgrow the page
+  wrap.append(table);
+  section.append(wrap, el("p", "legend", "Fool%@s: the fool rate over the games the bot sat in that seat (seat 0 " +
     "is the dealer's left in the first game). Move times are every decision's, on the referee's clock; " +
     "strikes are replies after the move time but inside the grace."));
   const hist = data.move_times;
