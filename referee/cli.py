@@ -282,6 +282,10 @@ def tournament(
                             "600; others are refused). Default: drawn at the first run. Either way the database "
                             "keeps it (no config may hold it); durak seed DB prints it.")] = None,
     bots_as_root: RootOption = False,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", help="Play on a Dask cluster: its scheduler's address (tcp://HOST:8786, tls://...; default: "
+                          "the config's cluster key, else this machine). Needs pip install -e '.[cluster]'; "
+                          "docs/SCALING.md says how to set up the workers and why to use TLS.")] = None,
 ) -> None:
     """Run a tournament, resuming from the database, then print the leaderboard.
 
@@ -295,7 +299,7 @@ def tournament(
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(db) if db is not None else Path(Path(config).stem + ".db")
         summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
-                                 seed_file=Path(seed_file) if seed_file is not None else None)
+                                 seed_file=Path(seed_file) if seed_file is not None else None, cluster=cluster)
         typer.echo(f"tournament '{visible(summary.tournament.name)}' in {db_path}: {summary.played} games played "
                    f"now, {summary.stored_before + summary.played}/{summary.total_games} stored")
         if summary.disqualified:

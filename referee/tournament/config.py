@@ -2,9 +2,9 @@
 
 ``sample_bots/tournament.toml`` is the annotated contract. Its layout: top-level keys first (``name``,
 ``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``tables``,
-``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``), then the tables ``[rules]`` (rule options,
-RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` table per bot (``name``,
-``command``, ``dir``, ``env``). Unknown keys and values of the wrong type are rejected.
+``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``, ``cluster``), then the tables
+``[rules]`` (rule options, RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]``
+table per bot (``name``, ``command``, ``dir``, ``env``). Unknown keys and values of the wrong type are rejected.
 
 Bots: ``command`` is an argv array or a string split like a shell (:func:`shlex.split`); every word that is
 exactly ``{python}`` becomes the referee's own interpreter (``sys.executable``), so Python bots that import
@@ -121,6 +121,7 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     pause: bool = True
     sandbox: Sandbox = "bwrap"
     max_failures: int = 3
+    cluster: str | None = None  # a Dask scheduler's address (tcp://HOST:8786, tls://...): play there
     rules: dict[str, bool | int | str | None] = {}
     time: TimeConfig = msgspec.field(default_factory=TimeConfig)
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
@@ -201,15 +202,16 @@ def draw_seed() -> int:
     return secrets.randbits(63)
 
 
-def load_config(path: str | Path, *, sandbox: str | None = None) -> LoadedConfig:
+def load_config(path: str | Path, *, sandbox: str | None = None, text: str | None = None) -> LoadedConfig:
     """Read, decode and check a tournament config; :class:`ConfigError` (one line) for any problem.
 
-    ``sandbox`` (``--sandbox``) overrides the config's ``sandbox`` key.
+    ``sandbox`` (``--sandbox``) overrides the config's ``sandbox`` key. ``text``: the config's content, sent
+    to a cluster's workers, where ``path`` need not exist (its folder still anchors the bots' folders).
     """
     path = Path(path)
     label = str(path)
     try:
-        data = path.read_bytes()
+        data = path.read_bytes() if text is None else text.encode()
     except OSError as exc:
         raise ConfigError(f"{label}: cannot read the config: {exc.strerror or exc}") from None
     try:

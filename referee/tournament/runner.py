@@ -1,8 +1,10 @@
-"""The tournament coordinator: checks the database and the bots, then feeds slots to workers.
+"""The tournament coordinator: checks the database and the bots, then feeds slots to an executor.
 
-Workers (:mod:`referee.tournament.worker`) are child processes that play slots; this process
-is the database's only writer and commits each finished slot in one transaction, so a run
-killed at any moment loses at most the slots in flight, and resuming plays exactly those.
+An executor (:class:`SlotExecutor`, shaped like :mod:`concurrent.futures`) plays batches of slots in
+referee worker processes (:mod:`referee.tournament.worker`): the local one (:class:`LocalExecutor`) on this
+machine's cores, the Dask one (:mod:`referee.tournament.cluster`) on a cluster's. This process is the
+database's only writer and commits each finished slot in one transaction, so a run killed at any moment loses
+at most the slots in flight, and resuming plays exactly those.
 """
 
 from __future__ import annotations
@@ -10,21 +12,18 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import sys
 import threading
-import time
 from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import msgspec
 
-from referee.bots.cleanup import MAX_SECONDS
 from referee.bots.errors import BotError
 from referee.bots.isolation import Isolation, probe_bwrap
-from referee.bots.launcher import BotCommand, preflight
-from referee.bots.limits import ResourceLimits
+from referee.bots.launcher import preflight
 from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
 from referee.match import GameRecord
@@ -34,13 +33,20 @@ from referee.tournament.config import LoadedConfig, bot_files_sha256, draw_seed
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import Slot, schedule
 from referee.tournament.secret import protected_path, read_seed_file
-from referee.tournament.worker import Job, SlotDone, WorkerSetup, bot_command
+from referee.tournament.worker import (
+    WORKER_CLEANUP,
+    Job,
+    SlotDone,
+    WorkerFailed,
+    WorkerSetup,
+    bot_command,
+    play_job,
+    start_worker,
+)
 
 LOGGER = logging.getLogger("durak")
-_NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
-_WORKER_LINE = 1 << 30  # a slot's records with their replays
-_SLOT_DEADLINE = 24 * 3600.0  # a worker always answers; this only bounds a referee bug
-_WORKER_CLEANUP = MAX_SECONDS + 10.0  # seconds a worker has to stop its bots and remove their folders at the end
+#: A worker's answer to one job.
+DONE = msgspec.json.Decoder(SlotDone)
 
 
 class TournamentError(RuntimeError):
@@ -60,11 +66,30 @@ class RunSummary:
     disqualified: list[str] = field(default_factory=list)
 
 
+class SlotExecutor(Protocol):
+    """Where batches of slots are played, shaped like :class:`concurrent.futures.Executor`.
+
+    A batch is slots played in order by one referee worker; its future holds one :class:`SlotDone` per slot,
+    or raises :class:`WorkerFailed`. Executors never touch the store.
+    """
+
+    #: Batches worth keeping submitted at once (enough to keep every worker busy).
+    capacity: int
+    #: The least number of games a batch should hold (slots are added, in schedule order, until it does).
+    batch_games: int
+
+    def submit(self, batch: list[Job]) -> Future[list[SlotDone]]: ...
+
+    def shutdown(self, cancel: bool) -> None:
+        """Stop the workers; ``cancel``: the batches in flight are abandoned (Ctrl-C, an error)."""
+
+
 def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh: bool,
                    progress_stream: TextIO | None = None, *, seed_file: Path | None = None,
-                   bots_as_root: bool = False) -> RunSummary:
+                   bots_as_root: bool = False, cluster: str | None = None) -> RunSummary:
     """Play every slot of the schedule not yet stored in ``db_path``, in ``jobs`` workers (None: one per core),
-    each pinned with the bots of its games to a core of its own.
+    each pinned with the bots of its games to a core of its own; or, given ``cluster`` (a Dask scheduler's
+    address, else the config's ``cluster`` key), on the workers of that Dask cluster.
 
     A new tournament's seed is ``seed_file``'s (:func:`read_seed_file`), else drawn; it is kept in the
     database only. A stored tournament keeps its seed (``seed_file``, if given, must hold the same).
@@ -82,9 +107,13 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
         probe_bwrap()
     for bot in loaded.bots:
         preflight(bot_command(bot), isolation)
+    cluster = cluster or loaded.config.cluster
+    if cluster is not None and jobs is not None:
+        raise TournamentError("--jobs is for a run on this machine: with a cluster, the workers' threads "
+                              "(dask worker --nthreads) set how many games run at once")
     with Store(db_path) as store:
         tournament = _open_tournament(store, loaded, fresh, seed)
-        _check_bots(store, tournament, loaded, isolation)
+        bots = _check_bots(store, tournament, loaded, isolation)
         slots = schedule(loaded.config, tournament.seed)
         stored = store.stored_slots(tournament.id)
         stale = stored - {slot.key for slot in slots}
@@ -96,11 +125,30 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
         summary = RunSummary(tournament, total, store.count_games(tournament.id))
         disqualified = {name for name, row in store.bots(tournament.id).items() if row.disqualified}
         progress = Progress(total, summary.stored_before, stream=progress_stream)
-        with _WorkerPool(worker_cores(jobs), loaded, protected, bots_as_root) as pool:
-            _run(store, loaded, tournament, pending, pool, summary, disqualified, progress)
+        setup = WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox, protected=protected,
+                            bots_as_root=bots_as_root)
+        executor = _executor(cluster, jobs, setup, loaded, bots)
+        cancel = True
+        try:
+            _run(store, loaded, tournament, pending, executor, summary, disqualified, progress)
+            cancel = False
+        finally:
+            executor.shutdown(cancel)
         progress.finish()
         summary.disqualified = sorted(disqualified)
         return summary
+
+
+def _executor(cluster: str | None, jobs: int | None, setup: WorkerSetup, loaded: LoadedConfig,
+              bots: dict[str, BotRow]) -> SlotExecutor:
+    if cluster is None:
+        return LocalExecutor(worker_cores(jobs), setup)
+    from referee.tournament.cluster import ClusterExecutor  # the optional extra: imported only when asked for
+
+    try:
+        return ClusterExecutor(cluster, setup, loaded, {name: (row.sha256, row.version) for name, row in bots.items()})
+    except WorkerFailed as exc:
+        raise TournamentError(str(exc)) from None
 
 
 def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int | None) -> TournamentRow:
@@ -121,9 +169,12 @@ def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int 
     return store.create_tournament(loaded.config.name, str(loaded.path), loaded.path.read_text(), fingerprint, seed)
 
 
-def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig, isolation: Isolation) -> None:
-    """Hash each bot's files and ask its version; a bot that changed since its stored games is refused."""
+def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig,
+                isolation: Isolation) -> dict[str, BotRow]:
+    """Hash each bot's files and ask its version; a bot that changed since its stored games is refused.
+    Returns each bot's row as played now."""
     stored = store.bots(tournament.id)
+    rows = {}
     for bot in loaded.bots:
         version = _probe_version(BotClient(bot.name, bot_command(bot), isolation=isolation))
         row = BotRow(bot.name, list(bot.argv), str(bot.dir), bot_files_sha256(bot.dir, bot=bot.name), version)
@@ -134,6 +185,8 @@ def _check_bots(store: Store, tournament: TournamentRow, loaded: LoadedConfig, i
                                   "a new tournament, or another --db")
         if old is None:
             store.save_bot(tournament.id, row)
+        rows[bot.name] = row
+    return rows
 
 
 def _probe_version(client: BotClient) -> str:
@@ -146,28 +199,51 @@ def _probe_version(client: BotClient) -> str:
         client.stop()
 
 
-def _run(store: Store, loaded: LoadedConfig, tournament: TournamentRow, pending: list[Slot], pool: _WorkerPool,
-         summary: RunSummary, disqualified: set[str], progress: Progress) -> None:
+def _run(store: Store, loaded: LoadedConfig, tournament: TournamentRow, pending: list[Slot],
+         executor: SlotExecutor, summary: RunSummary, disqualified: set[str], progress: Progress) -> None:
     waiting = deque(pending)
     streaks: dict[str, int] = {}
+    flying: dict[Future[list[SlotDone]], list[Slot]] = {}
     playing: set[str] = set()  # deal keys in flight
+    slots = {slot.key: slot for slot in pending}
     try:
-        while waiting or playing:
-            while len(playing) < pool.size and (slot := _next_of_another_deal(waiting, playing)) is not None:
-                pool.submit(Job(slot=slot, disqualified=sorted(disqualified)))
-                playing.add(slot.deal_key)
-            done = pool.next_result()
-            slot = pool.slot_of(done.slot_key)
-            playing.discard(slot.deal_key)
-            store.save_slot(tournament.id, [_stored(slot, i, r) for i, r in enumerate(done.games)])
-            summary.played += len(done.games)
-            progress.advance(len(done.games))
-            for name in _newly_disqualified(done.games, streaks, loaded.config.max_failures, disqualified):
-                disqualified.add(name)
-                store.disqualify(tournament.id, name)
+        while waiting or flying:
+            while len(flying) < executor.capacity and (batch := _next_batch(waiting, playing, executor.batch_games)):
+                future = executor.submit([Job(slot=slot, disqualified=sorted(disqualified)) for slot in batch])
+                flying[future] = batch
+                playing.update(slot.deal_key for slot in batch)
+            finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # short: Ctrl-C stays prompt
+            for future in finished:
+                playing.difference_update(slot.deal_key for slot in flying.pop(future))
+                for done in _slots_done(future):
+                    slot = slots[done.slot_key]
+                    if not store.save_slot(tournament.id, [_stored(slot, i, r) for i, r in enumerate(done.games)]):
+                        continue  # stored already (a batch that a cluster played again): counted once
+                    summary.played += len(done.games)
+                    progress.advance(len(done.games))
+                    for name in _newly_disqualified(done.games, streaks, loaded.config.max_failures, disqualified):
+                        disqualified.add(name)
+                        store.disqualify(tournament.id, name)
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted: {summary.stored_before + summary.played} of {summary.total_games} games "
                           "stored; run the same command again to resume") from None
+
+
+def _slots_done(future: Future[list[SlotDone]]) -> list[SlotDone]:
+    try:
+        return future.result()
+    except WorkerFailed as exc:
+        raise TournamentError(str(exc)) from None
+
+
+def _next_batch(waiting: deque[Slot], playing: set[str], games: int) -> list[Slot]:
+    """Slots for one worker to play in order, holding at least ``games`` games (or all that can go now): none
+    of a deal in flight elsewhere. A worker plays its batch one slot at a time, so two rotations of one deal
+    never run at once."""
+    batch: list[Slot] = []
+    while sum(slot.games for slot in batch) < games and (slot := _next_of_another_deal(waiting, playing)):
+        batch.append(slot)
+    return batch
 
 
 def _next_of_another_deal(waiting: deque[Slot], playing: set[str]) -> Slot | None:
@@ -209,65 +285,45 @@ def worker_cores(jobs: int | None) -> list[int]:
     return [cores[index % len(cores)] for index in range(len(cores) if jobs is None else jobs)]
 
 
-class _WorkerPool:
-    """Worker processes, each pinned to its core and driven by a thread that sends it jobs and collects its
-    answers."""
+class LocalExecutor:
+    """The executor on this machine: worker processes, each pinned to its core and driven by a thread that
+    plays a batch's jobs in order and collects the answers."""
 
-    def __init__(self, cores: list[int], loaded: LoadedConfig, protected: list[str], bots_as_root: bool) -> None:
-        self.size = len(cores)
-        self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._results: queue.Queue[SlotDone | BaseException] = queue.Queue()
-        self._slots: dict[str, Slot] = {}
-        command = BotCommand([sys.executable, "-m", "referee.tournament.worker"])
+    batch_games = 1  # a slot a batch: each finished slot is stored before its worker's next job is sent
+
+    def __init__(self, cores: list[int], setup: WorkerSetup) -> None:
+        self.capacity = len(cores)
+        self._batches: queue.Queue[tuple[list[Job], Future[list[SlotDone]]] | None] = queue.Queue()
         # launched from this thread: a worker's parent-death signal follows the thread that started it
-        self._workers = [BotProcess(command, _NO_LIMITS, max_line=_WORKER_LINE) for _ in cores]
-        for worker, core in zip(self._workers, cores, strict=True):
-            setup = WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox, protected=protected,
-                                core=core, bots_as_root=bots_as_root)
-            worker.write_line(msgspec.json.encode(setup), time.monotonic() + 10)
+        self._workers = [start_worker(msgspec.structs.replace(setup, core=core)) for core in cores]
         self._threads = [threading.Thread(target=self._drive, args=(w,), daemon=True) for w in self._workers]
         for thread in self._threads:
             thread.start()
 
-    def submit(self, job: Job) -> None:
-        self._slots[job.slot.key] = job.slot
-        self._jobs.put(job)
-
-    def slot_of(self, key: str) -> Slot:
-        return self._slots.pop(key)
-
-    def next_result(self) -> SlotDone:
-        while True:
-            try:
-                result = self._results.get(timeout=0.2)  # short waits keep Ctrl-C responsive
-            except queue.Empty:
-                continue
-            if isinstance(result, BaseException):
-                raise TournamentError(f"a worker failed: {result}")
-            return result
+    def submit(self, batch: list[Job]) -> Future[list[SlotDone]]:
+        future: Future[list[SlotDone]] = Future()
+        self._batches.put((batch, future))
+        return future
 
     def _drive(self, worker: BotProcess) -> None:
-        decoder = msgspec.json.Decoder(SlotDone)
-        while (job := self._jobs.get()) is not None:
+        while (item := self._batches.get()) is not None:
+            batch, future = item
             try:
-                line, _ = worker.exchange(msgspec.json.encode(job), _SLOT_DEADLINE)
-                self._results.put(decoder.decode(line))
-            except (BotError, msgspec.DecodeError, OSError, ValueError) as exc:
-                tail = " | ".join(worker.stderr_log.last_lines(3))
-                self._results.put(TournamentError(f"{exc} {tail}".strip()))
+                future.set_result([DONE.decode(play_job(worker, msgspec.json.encode(job))) for job in batch])
+            except (WorkerFailed, msgspec.DecodeError) as exc:
+                future.set_exception(WorkerFailed(str(exc)))
                 return
 
-    def __enter__(self) -> _WorkerPool:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+    def shutdown(self, cancel: bool) -> None:
+        while cancel and not self._batches.empty():
+            self._batches.get_nowait()
         for _ in self._threads:
-            self._jobs.put(None)
+            self._batches.put(None)
         for thread in self._threads:  # idle threads end at once; one mid-slot is cut short by close()
             thread.join(timeout=0.1)
         # At the end of a run a worker still stops its bots and removes their folders (a bot may leave a deep
         # tree: cleanup is bounded by MAX_SECONDS); it is not cut short then, only when the run was broken off.
-        grace = 2.0 if exc_type is not None else _WORKER_CLEANUP
+        grace = 2.0 if cancel else WORKER_CLEANUP
         for worker in self._workers:
             worker.close(grace=grace)
         for thread in self._threads:
