@@ -28,16 +28,15 @@ from test_reproducible import sample_config, stored_games
 
 from referee.exitcodes import ExitCode
 from referee.store import decode_stderr
+from referee.tournament.cluster import ClusterExecutor  # imports Dask only when one is made
 from referee.tournament.config import load_config
-from referee.tournament.runner import RunSummary, run_tournament
+from referee.tournament.runner import RunSummary, TournamentError, run_tournament
 from referee.tournament.secret import write_seed_file
 
 if os.environ.get("CI") == "true":
     import distributed
 else:
     distributed = pytest.importorskip("distributed")
-
-from referee.tournament.cluster import ClusterExecutor  # noqa: E402  (after the check for Dask)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 
@@ -223,3 +222,58 @@ def test_a_bot_on_a_worker_cannot_reach_the_scheduler_or_a_worker(tmp_path: Path
     lines = [line for text in texts for line in text.splitlines() if line.startswith("probe ")]
     assert len(lines) == 2 * 2 * len(targets)  # each bot's two processes (one a seating) tried each address
     assert all(not line.endswith(": connected") for line in lines), lines
+
+
+def test_ctrl_c_on_a_cluster_keeps_the_finished_games_and_the_same_command_resumes(tmp_path: Path,
+                                                                                    cluster: Any) -> None:
+    config, db = _python_bots(tmp_path, deals=100), tmp_path / "t.db"  # 3 tables x 100 deals x 2 seatings
+    command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db),
+               "--cluster", cluster.scheduler_address]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not db.exists() or _count(db)[0] < 40) and run.poll() is None:
+        time.sleep(0.01)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == ExitCode.INTERRUPTED, err
+    assert "interrupted:" in err and "run the same command again to resume" in err and "Traceback" not in err
+    kept = _count(db)[0]
+    assert 40 <= kept < 600
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{600 - kept} games played now, 600/600 stored" in resumed.stdout
+    assert "600/600 games 100%" in resumed.stderr  # the progress line, as locally
+    assert _count(db) == (600, 600)
+
+
+def test_a_tls_cluster_plays_with_dasks_tls_settings_and_refuses_plain_tcp(tmp_path: Path) -> None:
+    """docs/SCALING.md's route: certificates in Dask's settings (here DASK_* variables) for the coordinator."""
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is needed to make the test's certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-subj", "/CN=durak-test", "-days", "2"], check=True, capture_output=True)
+    pem = {"tls_ca_file": str(cert), "require_encryption": True}
+    for role in ("scheduler", "worker", "client"):
+        pem |= {f"tls_{role}_cert": str(cert), f"tls_{role}_key": str(key)}
+    config = _python_bots(tmp_path, deals=4)
+    prefix = "DASK_DISTRIBUTED__COMM__"
+    settings = {f"{prefix}TLS__CA_FILE": str(cert), f"{prefix}TLS__CLIENT__CERT": str(cert),
+                f"{prefix}TLS__CLIENT__KEY": str(key), f"{prefix}REQUIRE_ENCRYPTION": "true"}
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=50, protocol="tls://",
+                                  security=distributed.Security(**pem)) as local:
+        address = local.scheduler_address
+        assert address.startswith("tls://")
+
+        secure = subprocess.run([sys.executable, "-m", "referee", "tournament", str(config), "--db",
+                                 str(tmp_path / "tls.db"), "--cluster", address], capture_output=True, text=True,
+                                timeout=300, env={**os.environ, **settings})
+        for cluster, text in ((address.replace("tls://", "tcp://"), "cannot reach the Dask scheduler"),
+                              (address, "hold no client certificate")):  # this process has no TLS settings
+            with pytest.raises(TournamentError, match=text):
+                run_tournament(load_config(config), tmp_path / "refused.db", None, False, io.StringIO(),
+                               cluster=cluster)
+    assert secure.returncode == 0, secure.stderr
+    assert "24 games played now, 24/24 stored" in secure.stdout
+    assert _count(tmp_path / "refused.db") == (0, 0)

@@ -28,6 +28,7 @@ import os
 import secrets
 import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -56,6 +57,7 @@ LOGGER = logging.getLogger("durak")
 #: The least games a task holds: enough that Dask's few milliseconds a task are about 1% of its time.
 BATCH_GAMES = 64
 _CONNECT_SECONDS = 30.0
+_RECOUNT_SECONDS = 5.0
 _DONE = msgspec.json.Decoder(SlotDone)
 
 
@@ -88,8 +90,12 @@ class ClusterExecutor:
             import distributed
 
             connect: Any = distributed.Client  # distributed is only partly typed
+            settings: Any = distributed.Security
         except ImportError:
             raise WorkerFailed("--cluster needs Dask: pip install -e '.[cluster]' (on every worker too)") from None
+        if setup.sandbox != "bwrap":
+            LOGGER.warning("sandbox %r leaves bots the network: on a cluster they can reach the scheduler and the "
+                           "workers (docs/SCALING.md); use bwrap", setup.sandbox)
         run = ClusterRun(id=secrets.token_hex(8), worker=msgspec.structs.replace(
             setup, config_text=loaded.path.read_text(), core=None), bots=bots, referee=__version__)
         self._run = run
@@ -97,15 +103,30 @@ class ClusterExecutor:
         self._payload = msgspec.json.encode(run)
         self._tasks: set[Any] = set()  # distributed.Future: distributed is only partly typed
         self._numbers = itertools.count()
+        security = settings()  # Dask's TLS settings (its config files and DASK_* variables)
+        if address.startswith("tls://") and not (security.tls_ca_file and security.tls_client_cert):
+            raise WorkerFailed(f"{address} is a TLS scheduler, and Dask's settings hold no client certificate: "
+                               "set distributed.comm.tls.ca-file, .client.cert and .client.key (docs/SCALING.md)")
         try:
-            self._client: Any = connect(address, timeout=_CONNECT_SECONDS, set_as_default=False)
+            self._client: Any = connect(address, timeout=_CONNECT_SECONDS, set_as_default=False, security=security)
         except (OSError, TimeoutError, ValueError) as exc:
             raise WorkerFailed(f"cannot reach the Dask scheduler at {address}: {exc}") from None
         try:
-            self.capacity = self._check_workers()
+            self._capacity = self._check_workers()
         except BaseException:
             self._client.close()
             raise
+        self._counted = time.monotonic()
+
+    @property
+    def capacity(self) -> int:
+        """Two batches a worker thread, recounted every few seconds: workers may join or leave mid-run (one that
+        joins checks itself before its first batch)."""
+        now = time.monotonic()
+        if now >= self._counted + _RECOUNT_SECONDS:
+            self._counted = now
+            self._capacity = 2 * max(1, sum(self._client.nthreads().values()))
+        return self._capacity
 
     def _check_workers(self) -> int:
         """Run :func:`check_worker` on every worker; the batches worth keeping in flight (two a thread)."""
@@ -122,7 +143,7 @@ class ClusterExecutor:
                 check.result()
             except WorkerCheckError as exc:
                 raise WorkerFailed(str(exc)) from None
-        return 2 * sum(int(worker["nthreads"]) for worker in workers.values())
+        return 2 * max(1, sum(int(worker["nthreads"]) for worker in workers.values()))
 
     def submit(self, batch: list[Job]) -> Future[list[SlotDone]]:
         future: Future[list[SlotDone]] = Future()

@@ -73,8 +73,9 @@ class SlotExecutor(Protocol):
     or raises :class:`WorkerFailed`. Executors never touch the store.
     """
 
-    #: Batches worth keeping submitted at once (enough to keep every worker busy).
-    capacity: int
+    @property
+    def capacity(self) -> int:
+        """Batches worth keeping submitted at once (enough to keep every worker busy)."""
     #: The least number of games a batch should hold (slots are added, in schedule order, until it does).
     batch_games: int
 
