@@ -12,7 +12,8 @@ worker and its games' bots pinned to a core), and a two-worker ``distributed.Loc
 thread each; its referee workers claim a core each), interleaved (j1, j2, cluster, j1, j2, cluster, ...), and
 prints games/s per run, the medians, jobs2/jobs1 and cluster/jobs2. The cluster's time includes its checks
 (every bot hashed and started once on each worker) and its start of referee workers, as the local time
-includes starting its workers; the LocalCluster itself is started once, before the runs.
+includes starting its workers; the LocalCluster itself is started before each cluster run and stopped after it,
+outside the time (its idle workers would otherwise take CPU from the local runs).
 
 Then the single writer, with the first tournament's games: the coordinator's CPU (user+sys) per one-game slot
 from a worker's answer to its commit (decode the SlotDone line, build the stored game and its replay, compress,
@@ -136,8 +137,7 @@ def main() -> None:
     print(f"checkout {commit}; {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
     print("settings: restart never, sandbox bwrap, pause true, default time controls and limits; local workers "
           "pinned a core each; LocalCluster: 2 worker processes x 1 thread, referee workers a core each")
-    with tempfile.TemporaryDirectory() as folder, distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50) as local:
+    with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         os.chmod(tmp, 0o755)  # the bots' uids must reach their folder
         for name in args.only.split(","):
@@ -146,9 +146,13 @@ def main() -> None:
             path = config(tmp / f"{name}.toml", bots(kind, tmp, 3 if players == 2 else 4), players, games)
             rates: dict[str, list[float]] = {"jobs1": [], "jobs2": [], "cluster": []}
             for _ in range(args.repeats):
-                for label, jobs, cluster in (("jobs1", 1, None), ("jobs2", 2, None),
-                                             ("cluster", None, local.scheduler_address)):
-                    played, seconds = play(path, tmp / f"{name}-{label}.db", jobs, cluster)
+                for label, jobs in (("jobs1", 1), ("jobs2", 2), ("cluster", None)):
+                    if jobs is None:
+                        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                      dashboard_address=":0", silence_logs=50) as local:
+                            played, seconds = play(path, tmp / f"{name}-{label}.db", None, local.scheduler_address)
+                    else:
+                        played, seconds = play(path, tmp / f"{name}-{label}.db", jobs, None)
                     rates[label].append(played / seconds)
                     print(f"  {name} {label:<7} {played} games in {seconds:6.2f} s = {played / seconds:7.1f} games/s",
                           flush=True)
