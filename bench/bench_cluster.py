@@ -10,7 +10,8 @@ the config defaults otherwise: sandbox bwrap, pause true, the default time contr
 same tournament ``--repeats`` times on each of: the local executor at ``--jobs 1`` and ``--jobs 2`` (each
 worker and its games' bots pinned to a core), and a two-worker ``distributed.LocalCluster`` (processes, one
 thread each; its referee workers claim a core each), interleaved (j1, j2, cluster, j1, j2, cluster, ...), and
-prints games/s per run, the medians, jobs2/jobs1 and cluster/jobs2. The cluster's time includes its checks
+prints games/s per run, the medians, jobs2/jobs1, cluster/jobs2 and the decisions a game (bot replies,
+forced passes included). The cluster's time includes its checks
 (every bot hashed and started once on each worker) and its start of referee workers, as the local time
 includes starting its workers; the LocalCluster itself is started before each cluster run and stopped after it,
 outside the time (its idle workers would otherwise take CPU from the local runs).
@@ -157,9 +158,12 @@ def main() -> None:
                     print(f"  {name} {label:<7} {played} games in {seconds:6.2f} s = {played / seconds:7.1f} games/s",
                           flush=True)
             median = {label: statistics.median(values) for label, values in rates.items()}
+            with Store(tmp / f"{name}-jobs1.db", create=False) as store:
+                records = list(store.records())
+            decisions = sum(t.moves for r in records for t in r.times or [] if t is not None) / len(records)
             print(f"{name}: median games/s jobs1 {median['jobs1']:.1f}, jobs2 {median['jobs2']:.1f}, cluster "
                   f"{median['cluster']:.1f}; jobs2/jobs1 {median['jobs2'] / median['jobs1']:.2f}, cluster/jobs2 "
-                  f"{median['cluster'] / median['jobs2']:.2f}", flush=True)
+                  f"{median['cluster'] / median['jobs2']:.2f}; {decisions:.1f} decisions a game", flush=True)
         first = args.only.split(",")[0]
         per_slot, rate, mb = writer(tmp / f"{first}.toml", tmp)
         print(f"single writer ({first} games): coordinator CPU {per_slot:.0f} us per one-game slot from answer to "

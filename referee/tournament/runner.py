@@ -73,11 +73,12 @@ class SlotExecutor(Protocol):
     or raises :class:`WorkerFailed`. Executors never touch the store.
     """
 
+    #: The least number of games a batch should hold (slots are added, in schedule order, until it does).
+    batch_games: int
+
     @property
     def capacity(self) -> int:
         """Batches worth keeping submitted at once (enough to keep every worker busy)."""
-    #: The least number of games a batch should hold (slots are added, in schedule order, until it does).
-    batch_games: int
 
     def submit(self, batch: list[Job]) -> Future[list[SlotDone]]: ...
 
@@ -207,12 +208,14 @@ def _run(store: Store, loaded: LoadedConfig, tournament: TournamentRow, pending:
     flying: dict[Future[list[SlotDone]], list[Slot]] = {}
     playing: set[str] = set()  # deal keys in flight
     slots = {slot.key: slot for slot in pending}
+    left = sum(slot.games for slot in pending)  # games not submitted yet
     try:
         while waiting or flying:
-            while len(flying) < executor.capacity and (batch := _next_batch(waiting, playing, executor.batch_games)):
+            while len(flying) < executor.capacity and (batch := _next_batch(waiting, playing, _share(left, executor))):
                 future = executor.submit([Job(slot=slot, disqualified=sorted(disqualified)) for slot in batch])
                 flying[future] = batch
                 playing.update(slot.deal_key for slot in batch)
+                left -= sum(slot.games for slot in batch)
             finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # short: Ctrl-C stays prompt
             for future in finished:
                 playing.difference_update(slot.deal_key for slot in flying.pop(future))
@@ -237,13 +240,21 @@ def _slots_done(future: Future[list[SlotDone]]) -> list[SlotDone]:
         raise TournamentError(str(exc)) from None
 
 
+def _share(left: int, executor: SlotExecutor) -> int:
+    """The games of the next batch: the executor's batch size, less towards the end of the run (a fair share of
+    what is left for each batch in flight), so that the last batches end together."""
+    return max(1, min(executor.batch_games, -(-left // executor.capacity)))
+
+
 def _next_batch(waiting: deque[Slot], playing: set[str], games: int) -> list[Slot]:
     """Slots for one worker to play in order, holding at least ``games`` games (or all that can go now): none
     of a deal in flight elsewhere. A worker plays its batch one slot at a time, so two rotations of one deal
     never run at once."""
     batch: list[Slot] = []
-    while sum(slot.games for slot in batch) < games and (slot := _next_of_another_deal(waiting, playing)):
+    held = 0
+    while held < games and (slot := _next_of_another_deal(waiting, playing)):
         batch.append(slot)
+        held += slot.games
     return batch
 
 
