@@ -359,8 +359,9 @@ class Store:
         rows = self._query("SELECT DISTINCT slot_key FROM games WHERE tournament_id = ?", (tournament_id,))
         return {row[0] for row in rows}
 
-    def save_slot(self, tournament_id: int, games: list[StoredGame]) -> None:
-        """Store a slot's games in one transaction: all of them, or none if anything fails."""
+    def save_slot(self, tournament_id: int, games: list[StoredGame]) -> bool:
+        """Store a slot's games in one transaction: all of them, or none if anything fails. A slot already
+        stored is left as it is (a cluster may play a batch again after losing a worker): False."""
         finished = _now()
         rows = [(tournament_id, g.slot_key, g.game_index, g.record.game, g.record.deal, g.deal_seed, g.rotation,
                  g.record.end, outcome_text(g.record), msgspec.json.encode(g.record).decode(),
@@ -368,10 +369,14 @@ class Store:
                  zlib.compress(msgspec.json.encode(g.move_us), 6), msgspec.json.encode(g.bot_files).decode())
                 for g in games]
         with self._transaction():
+            if games and self._db.execute("SELECT 1 FROM games WHERE tournament_id = ? AND slot_key = ? LIMIT 1",
+                                          (tournament_id, games[0].slot_key)).fetchone():
+                return False
             self._db.executemany(
                 "INSERT INTO games (tournament_id, slot_key, game_index, game_key, deal_key, deal_seed, rotation, "
                 "end_reason, outcome, record, replay, stderr, finished, move_us, bot_files) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        return True
 
     def count_games(self, tournament_id: int) -> int:
         row = self._query_one("SELECT COUNT(*) FROM games WHERE tournament_id = ?", (tournament_id,))
