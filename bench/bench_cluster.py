@@ -45,7 +45,7 @@ import msgspec  # noqa: E402
 
 from referee.store import Store  # noqa: E402
 from referee.tournament.config import load_config  # noqa: E402
-from referee.tournament.runner import DONE, _stored, run_tournament  # noqa: E402
+from referee.tournament.runner import DONE, run_tournament, stored_game  # noqa: E402
 from referee.tournament.schedule import Slot, schedule  # noqa: E402
 from referee.tournament.worker import Job, WorkerSetup, play_job, start_worker  # noqa: E402
 
@@ -107,9 +107,10 @@ def writer(path: Path, tmp: Path, seconds: float = 5.0) -> tuple[float, float, f
         used = cpu()
         for slot, line in done:
             games = DONE.decode(line).games
-            store.save_slot(tournament.id, [_stored(slot, i, record) for i, record in enumerate(games)])
+            store.save_slot(tournament.id, [stored_game(slot, i, record, {}) for i, record in enumerate(games)])
         per_slot = (cpu() - used) / len(done)
-    stored = [_stored(slot, i, record) for slot, line in done for i, record in enumerate(DONE.decode(line).games)]
+    stored = [stored_game(slot, i, record, {})
+              for slot, line in done for i, record in enumerate(DONE.decode(line).games)]
     db = tmp / "writer.db"
     with Store(db) as store:
         tournament = store.create_tournament("w", "w.toml", "", "f", 1)

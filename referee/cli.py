@@ -355,6 +355,9 @@ def tournament(
     another database with --seed-file.
     """
     with reported_errors():
+        if jobs is not None and cluster is not None:
+            raise UsageError("--jobs is for a run on this machine: with --cluster, the Dask workers' threads "
+                             "(dask worker --nthreads) set how many games run at once")
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(os.path.abspath(db)) if db is not None else default_database(config)
         if report is not None:

@@ -331,3 +331,21 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batc
     assert sorted(executor.played) == sorted(slot.key for slot in slots)
     assert executor.most == executor.capacity  # the executor stays full with the other deals' slots
     assert executor.sizes[0] == batch_games and max(executor.sizes) == batch_games
+
+
+def test_jobs_and_a_cluster_do_not_go_together(tmp_path: Path) -> None:
+    """With a cluster the Dask workers' threads set how many games run at once: --jobs with --cluster is a usage
+    error, --jobs with the config's cluster key a config error; both before any bot starts or a database is
+    made."""
+    config, db = write_config(tmp_path, {"a": "play", "b": "play"}), tmp_path / "t.db"
+    both = CliRunner().invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "2",
+                                    "--cluster", "tcp://127.0.0.1:9"])
+    assert both.exit_code == 2
+    assert both.output.strip().splitlines() == [
+        "durak: error: --jobs is for a run on this machine: with --cluster, the Dask workers' threads (dask worker "
+        "--nthreads) set how many games run at once"]
+    keyed = config.with_name("keyed.toml")
+    keyed.write_text('cluster = "tcp://127.0.0.1:9"\n' + config.read_text())
+    with pytest.raises(TournamentError, match="--jobs is for a run on this machine"):
+        run_tournament(load_config(keyed), db, 2, False, io.StringIO())
+    assert not db.exists()

@@ -392,18 +392,14 @@ class _Run:
             raise
 
     def store_slot(self, slot: Slot, games: list[GameRecord]) -> None:
-        if not self.store.save_slot(self.tournament.id, [self.stored(slot, i, r) for i, r in enumerate(games)]):
+        rows = [stored_game(slot, i, record, self.files) for i, record in enumerate(games)]
+        if not self.store.save_slot(self.tournament.id, rows):
             return  # stored already (a batch that a cluster played again): counted once
         self.summary.played += len(games)
         self.progress.advance(len(games))
         for name, reason in self.newly_disqualified(games):
             self.disqualified[name] = reason
             self.store.disqualify(self.tournament.id, name, reason)
-
-    def stored(self, slot: Slot, index: int, record: GameRecord) -> StoredGame:
-        return StoredGame(slot_key=slot.key, game_index=index, deal_seed=slot.deal_seed, rotation=slot.rotation,
-                          record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr,
-                          move_us=record.move_us, bot_files=[self.files.get(name, "") for name in record.names])
 
     def newly_disqualified(self, games: list[GameRecord]) -> list[tuple[str, str]]:
         """Update each bot's run of games lost by a verdict; the bots that just reached ``max_failures``,
@@ -423,6 +419,13 @@ class _Run:
                     newly.append((name, f"lost {limit} games in a row by a verdict (the last: {last.kind}: "
                                         f"{last.reason})"))
         return newly
+
+
+def stored_game(slot: Slot, index: int, record: GameRecord, files: dict[str, str]) -> StoredGame:
+    """Game ``index`` of ``slot`` as the store keeps it; ``files``: each bot's files digest."""
+    return StoredGame(slot_key=slot.key, game_index=index, deal_seed=slot.deal_seed, rotation=slot.rotation,
+                      record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr,
+                      move_us=record.move_us, bot_files=[files.get(name, "") for name in record.names])
 
 
 def _slots_done(future: Future[list[SlotDone]]) -> list[SlotDone]:
