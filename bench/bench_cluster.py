@@ -19,7 +19,8 @@ outside the time (its idle workers would otherwise take CPU from the local runs)
 Then the single writer, with the first tournament's games: the coordinator's CPU (user+sys) per one-game slot
 from a worker's answer to its commit (decode the SlotDone line, build the stored game and its replay, compress,
 commit), over answers collected from a referee worker beforehand; and ``Store.save_slot`` alone: commits/s of
-one-game slots, each a real game, into a fresh database in the temporary folder, for 5 s.
+one-game slots, each a real game, into a fresh database in the temporary folder, for 5 s; and
+``Store.save_slots`` with a cluster batch of 64 one-game slots a commit, games/s.
 
 The load average (``uptime``) is printed before and after: the machine is shared.
 """
@@ -44,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 import msgspec  # noqa: E402
 
 from referee.store import Store  # noqa: E402
+from referee.tournament.cluster import BATCH_GAMES  # noqa: E402
 from referee.tournament.config import load_config  # noqa: E402
 from referee.tournament.runner import DONE, run_tournament, stored_game  # noqa: E402
 from referee.tournament.schedule import Slot, schedule  # noqa: E402
@@ -99,8 +101,9 @@ def answers(path: Path, count: int) -> list[tuple[Slot, bytes]]:
         worker.close()
 
 
-def writer(path: Path, tmp: Path, seconds: float = 5.0) -> tuple[float, float, float]:
-    """The coordinator's CPU per one-game slot from answer to commit (us), save_slot commits/s, and MB/s."""
+def writer(path: Path, tmp: Path, seconds: float = 5.0) -> tuple[float, float, float, float]:
+    """The coordinator's CPU per one-game slot from answer to commit (us), save_slot commits/s, and MB/s; and
+    games/s stored by ``save_slots`` in batches of BATCH_GAMES one-game slots (a cluster's batch: one commit)."""
     done = answers(path, 400)
     with Store(tmp / "coordinator.db") as store:
         tournament = store.create_tournament("w", "w.toml", "", "f", 1)
@@ -122,7 +125,16 @@ def writer(path: Path, tmp: Path, seconds: float = 5.0) -> tuple[float, float, f
         elapsed = time.perf_counter() - start
     wal = Path(f"{db}-wal")
     size = db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
-    return per_slot * 1e6, count / elapsed, size / elapsed / 1e6
+    with Store(tmp / "batches.db") as store:
+        tournament = store.create_tournament("w", "w.toml", "", "f", 1)
+        batches, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            store.save_slots(tournament.id, [[dataclasses.replace(stored[(batches + i) % len(stored)],
+                                                                  slot_key=f"b{batches}-{i}")]
+                                             for i in range(BATCH_GAMES)])
+            batches += 1
+        batch_rate = batches * BATCH_GAMES / (time.perf_counter() - start)
+    return per_slot * 1e6, count / elapsed, size / elapsed / 1e6, batch_rate
 
 
 def main() -> None:
@@ -166,10 +178,11 @@ def main() -> None:
                   f"{median['cluster']:.1f}; jobs2/jobs1 {median['jobs2'] / median['jobs1']:.2f}, cluster/jobs2 "
                   f"{median['cluster'] / median['jobs2']:.2f}; {decisions:.1f} decisions a game", flush=True)
         first = args.only.split(",")[0]
-        per_slot, rate, mb = writer(tmp / f"{first}.toml", tmp)
+        per_slot, rate, mb, batch_rate = writer(tmp / f"{first}.toml", tmp)
         print(f"single writer ({first} games): coordinator CPU {per_slot:.0f} us per one-game slot from answer to "
               f"commit (at most {1e6 / per_slot:,.0f} games/s); Store.save_slot alone {rate:,.0f} commits/s "
-              f"({mb:.1f} MB/s into the database)")
+              f"({mb:.1f} MB/s into the database); Store.save_slots, {BATCH_GAMES} slots a commit, "
+              f"{batch_rate:,.0f} games/s")
     print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
 
 

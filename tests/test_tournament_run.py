@@ -317,8 +317,8 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batc
             return len(self.flying)
 
     class Nowhere:
-        def save_slot(self, *args: object) -> bool:
-            return True
+        def save_slots(self, tournament_id: int, slots: list[list[object]]) -> list[bool]:
+            return [True] * len(slots)
 
     executor, tournament = Executor(), SimpleNamespace(id=1)
     summary = runner.RunSummary(tournament, len(slots), 0)  # type: ignore[arg-type]

@@ -381,8 +381,7 @@ class _Run:
                 finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # short: Ctrl-C stays prompt
                 for future in finished:
                     playing.difference_update(slot.deal_key for slot in flying.pop(future))
-                    for done in _slots_done(future):
-                        self.store_slot(slots[done.slot_key], done.games)
+                    self.store_slots([(slots[done.slot_key], done.games) for done in _slots_done(future)])
         except KeyboardInterrupt as stop:
             what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
             kept = self.summary.stored_before + self.summary.played
@@ -391,15 +390,19 @@ class _Run:
                                f"stored), the {kept} finished are kept ({what} again: stop without cleaning up)")
             raise
 
-    def store_slot(self, slot: Slot, games: list[GameRecord]) -> None:
-        rows = [stored_game(slot, i, record, self.files) for i, record in enumerate(games)]
-        if not self.store.save_slot(self.tournament.id, rows):
-            return  # stored already (a batch that a cluster played again): counted once
-        self.summary.played += len(games)
-        self.progress.advance(len(games))
-        for name, reason in self.newly_disqualified(games):
-            self.disqualified[name] = reason
-            self.store.disqualify(self.tournament.id, name, reason)
+    def store_slots(self, done: list[tuple[Slot, list[GameRecord]]]) -> None:
+        """Store a finished batch's slots in one transaction; a slot stored already (a batch that a cluster
+        played again) is counted once."""
+        rows = [[stored_game(slot, i, record, self.files) for i, record in enumerate(games)] for slot, games in done]
+        saved = self.store.save_slots(self.tournament.id, rows)
+        for (_, games), new in zip(done, saved, strict=True):
+            if not new:
+                continue
+            self.summary.played += len(games)
+            self.progress.advance(len(games))
+            for name, reason in self.newly_disqualified(games):
+                self.disqualified[name] = reason
+                self.store.disqualify(self.tournament.id, name, reason)
 
     def newly_disqualified(self, games: list[GameRecord]) -> list[tuple[str, str]]:
         """Update each bot's run of games lost by a verdict; the bots that just reached ``max_failures``,
