@@ -282,3 +282,16 @@ def test_a_tls_cluster_plays_with_dasks_tls_settings_and_refuses_plain_tcp(tmp_p
     assert secure.returncode == 0, secure.stderr
     assert "24 games played now, 24/24 stored" in secure.stdout
     assert _count(tmp_path / "refused.db") == (0, 0)
+
+
+def test_a_worker_whose_checks_stall_is_an_error_not_a_wait_for_ever(tmp_path: Path, cluster: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.tournament import cluster as executor
+
+    config = _python_bots(tmp_path, deals=2)
+    bots, startup = 3, load_config(config).time_control().startup_time
+    monkeypatch.setattr(executor, "_CHECK_SECONDS", -2 * startup * bots)  # no time at all for the checks
+    with pytest.raises(TournamentError, match=r"^Dask worker tcp://\S+ did not finish its checks within 0 s$"):
+        run_tournament(load_config(config), tmp_path / "t.db", None, False, io.StringIO(),
+                       cluster=cluster.scheduler_address)
+    assert _count(tmp_path / "t.db") == (0, 0)

@@ -58,6 +58,7 @@ LOGGER = logging.getLogger("durak")
 #: The least games a task holds: enough that Dask's few milliseconds a task are about 1% of its time.
 BATCH_GAMES = 64
 _CONNECT_SECONDS = 30.0
+_CHECK_SECONDS = 60.0  # for a worker's checks, plus twice each bot's startup time
 _RECOUNT_SECONDS = 5.0
 _DONE = msgspec.json.Decoder(SlotDone)
 
@@ -100,6 +101,7 @@ class ClusterExecutor:
         run = ClusterRun(id=secrets.token_hex(8), worker=msgspec.structs.replace(
             setup, config_text=loaded.path.read_text(), core=None), bots=bots, referee=__version__)
         self._run = run
+        self._startup = loaded.time_control().startup_time
         self._address = address
         self._payload = msgspec.json.encode(run)
         self._tasks: set[Any] = set()  # distributed.Future: distributed is only partly typed
@@ -139,11 +141,18 @@ class ClusterExecutor:
         checks = [self._client.submit(check_worker, self._payload, workers=[address], allow_other_workers=False,
                                       pure=False, key=f"durak-check-{self._run.id}-{address}")
                   for address in workers]
-        for check in checks:
+        # a check hashes every bot's files and starts each bot once: bounded, so that a stalled worker or a lost
+        # connection is an error line, never a run that waits for ever before its first game
+        limit = _CHECK_SECONDS + 2 * self._startup * len(self._run.bots)
+        for address, check in zip(workers, checks, strict=True):
             try:
-                check.result()
+                check.result(timeout=limit)
             except WorkerCheckError as exc:
                 raise WorkerFailed(str(exc)) from None
+            except TimeoutError:
+                raise WorkerFailed(f"Dask worker {address} did not finish its checks within {limit:.0f} s") from None
+            except Exception as exc:  # Dask's own: the connection to the scheduler lost, the worker gone, ...
+                raise WorkerFailed(f"the checks on Dask worker {address} failed: {type(exc).__name__}: {exc}") from None
         return 2 * max(1, sum(int(worker["nthreads"]) for worker in workers.values()))
 
     def submit(self, batch: list[Job]) -> Future[list[SlotDone]]:
