@@ -3,8 +3,8 @@
 An executor (:class:`SlotExecutor`, shaped like :mod:`concurrent.futures`) plays batches of slots in
 referee worker processes (:mod:`referee.tournament.worker`): the local one (:class:`LocalExecutor`) on this
 machine's cores, the Dask one (:mod:`referee.tournament.cluster`) on a cluster's. This process is the
-database's only writer and commits each finished slot in one transaction, so a run killed at any moment loses
-at most the slots in flight, and resuming plays exactly those.
+database's only writer and commits each finished batch in one transaction, so a run killed at any moment
+loses at most the slots in flight, and resuming plays exactly those.
 """
 
 from __future__ import annotations
