@@ -339,6 +339,10 @@ def tournament(
                          "appear once all its seat rotations are stored.")] = None,
     private: PrivateOption = False,
     bots_as_root: RootOption = False,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", help="Play on a Dask cluster: its scheduler's address (tcp://HOST:8786, tls://...; default: "
+                          "the config's cluster key, else this machine). Needs pip install -e '.[cluster]'; "
+                          "docs/SCALING.md says how to set up the workers and why to use TLS.")] = None,
 ) -> None:
     """Run a tournament, resuming from the database, then print the leaderboard and per-bot statistics.
 
@@ -352,6 +356,9 @@ def tournament(
     another database with --seed-file.
     """
     with reported_errors():
+        if jobs is not None and cluster is not None:
+            raise UsageError("--jobs is for a run on this machine: with --cluster, the Dask workers' threads "
+                             "(dask worker --nthreads) set how many games run at once")
         loaded = load_config(config, sandbox=sandbox)
         db_path = Path(os.path.abspath(db)) if db is not None else default_database(config)
         if report is not None:
@@ -360,10 +367,11 @@ def tournament(
             with LiveReport(db_path, report, private=private) if report is not None else nullcontext():
                 summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
                                          seed_file=Path(seed_file) if seed_file is not None else None,
-                                         changed_bots=changed_bots)
+                                         changed_bots=changed_bots, cluster=cluster)
         except Interrupted as stop:
             # never --fresh again (a new tournament) nor --seed-file or --changed-bots (done by then)
-            again = [*(["--jobs", str(jobs)] if jobs else []), *(["--sandbox", sandbox] if sandbox else []),
+            again = [*(["--jobs", str(jobs)] if jobs else []), *(["--cluster", cluster] if cluster else []),
+                     *(["--sandbox", sandbox] if sandbox else []),
                      *(["--bots-as-root"] if bots_as_root else [])]
             resume = shlex.join(["durak", "tournament", str(loaded.path), "--db", str(db_path), *again])
             raise Interrupted(f"{stop}; to resume: {resume}", stop.signal_number) from None

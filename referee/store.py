@@ -23,7 +23,7 @@ import os
 import sqlite3
 import stat
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -378,19 +378,31 @@ class Store:
         rows = self._query("SELECT DISTINCT slot_key FROM games WHERE tournament_id = ?", (tournament_id,))
         return {row[0] for row in rows}
 
-    def save_slot(self, tournament_id: int, games: list[StoredGame]) -> None:
-        """Store a slot's games in one transaction: all of them, or none if anything fails."""
+    def save_slot(self, tournament_id: int, games: list[StoredGame]) -> bool:
+        """Store a slot's games in one transaction: all of them, or none if anything fails. A slot already
+        stored is left as it is (a cluster may play a batch again after losing a worker): False."""
+        return self.save_slots(tournament_id, [games])[0]
+
+    def save_slots(self, tournament_id: int, slots: Sequence[list[StoredGame]]) -> list[bool]:
+        """Store several slots' games (each slot's games have one ``slot_key``) in one transaction, all or none;
+        per slot, whether it was stored (False: it was stored already, and is left as it is). One commit for a
+        batch of slots keeps the single writer ahead of a cluster."""
         finished = _now()
-        rows = [(tournament_id, g.slot_key, g.game_index, g.record.game, g.record.deal, g.deal_seed, g.rotation,
-                 g.record.end, outcome_text(g.record), msgspec.json.encode(g.record).decode(),
-                 zlib.compress(g.replay, 6), zlib.compress(msgspec.json.encode(g.stderr), 6), finished,
-                 zlib.compress(msgspec.json.encode(g.move_us), 6), msgspec.json.encode(g.bot_files).decode())
-                for g in games]
+        rows = [[_game_row(tournament_id, game, finished) for game in games] for games in slots]
+        saved = []
         with self._transaction():
-            self._db.executemany(
-                "INSERT INTO games (tournament_id, slot_key, game_index, game_key, deal_key, deal_seed, rotation, "
-                "end_reason, outcome, record, replay, stderr, finished, move_us, bot_files) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            for games, slot_rows in zip(slots, rows, strict=True):
+                if not games or self._db.execute(
+                        "SELECT 1 FROM games WHERE tournament_id = ? AND slot_key = ? LIMIT 1",
+                        (tournament_id, games[0].slot_key)).fetchone():
+                    saved.append(False)
+                    continue
+                self._db.executemany(
+                    "INSERT INTO games (tournament_id, slot_key, game_index, game_key, deal_key, deal_seed, rotation, "
+                    "end_reason, outcome, record, replay, stderr, finished, move_us, bot_files) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", slot_rows)
+                saved.append(True)
+        return saved
 
     def count_games(self, tournament_id: int) -> int:
         row = self._query_one("SELECT COUNT(*) FROM games WHERE tournament_id = ?", (tournament_id,))
@@ -506,6 +518,13 @@ class Store:
     def _query_one(self, sql: str, params: tuple[object, ...] = ()) -> tuple[Any, ...] | None:
         rows = self._query(sql, params)
         return rows[0] if rows else None
+
+
+def _game_row(tournament_id: int, g: StoredGame, finished: str) -> tuple[object, ...]:
+    return (tournament_id, g.slot_key, g.game_index, g.record.game, g.record.deal, g.deal_seed, g.rotation,
+            g.record.end, outcome_text(g.record), msgspec.json.encode(g.record).decode(),
+            zlib.compress(g.replay, 6), zlib.compress(msgspec.json.encode(g.stderr), 6), finished,
+            zlib.compress(msgspec.json.encode(g.move_us), 6), msgspec.json.encode(g.bot_files).decode())
 
 
 class _Transaction:

@@ -12,7 +12,7 @@ from protocol.records import ResultRecord, Verdict
 from referee.leaderboard import build_rows, game_stats
 from referee.outcomes import outcome_text, outcomes_from_records, outcomes_from_rows
 from referee.ratings import rate
-from referee.store import Store, StoredGame
+from referee.store import Store, StoredGame, StoreError
 
 
 def random_records(count: int, seed: int) -> list[ResultRecord]:
@@ -89,3 +89,17 @@ def test_the_database_reads_the_outcomes_its_records_give(tmp_path: Path) -> Non
     direct = outcomes_from_records(records)
     assert np.array_equal(stored.place, direct.place) and np.array_equal(stored.fool, direct.fool)
     assert stored.bots == direct.bots and stored.clusters == direct.clusters
+
+
+def test_a_batch_of_slots_is_stored_in_one_transaction_and_a_slot_stored_already_once(tmp_path: Path) -> None:
+    records = random_records(6, 3)
+    games = [[StoredGame(f"s{i}", 0, i, 0, record, b"", [])] for i, record in enumerate(records)]
+    with Store(tmp_path / "r.db") as store:
+        tournament = store.create_tournament("t", "t.toml", "", "f", 1)
+        assert store.save_slot(tournament.id, games[1])
+        assert store.save_slots(tournament.id, games[:4]) == [True, False, True, True]  # s1 was stored already
+        assert store.count_games(tournament.id) == 4
+        with pytest.raises(StoreError, match="UNIQUE"):  # game 0 of s5 twice: none of the batch is stored
+            store.save_slots(tournament.id, [games[4], games[5] * 2])
+        assert store.count_games(tournament.id) == 4
+        assert store.stored_slots(tournament.id) == {"s0", "s1", "s2", "s3"}

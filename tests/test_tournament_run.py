@@ -22,7 +22,7 @@ from referee.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
 from referee.tournament.runner import TournamentError, run_tournament
-from referee.tournament.schedule import Slot, schedule
+from referee.tournament.schedule import schedule
 from referee.tournament.secret import write_seed_file
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -260,45 +260,92 @@ def test_a_full_disk_stops_the_run_with_one_line_and_keeps_every_committed_game(
     assert f"{360 - kept} games played now, 360/360 stored" in resumed.stdout
 
 
-def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch_games", [1, 4])
+def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batch_games: int) -> None:
     """Processes of one bot in two seats of a deal could tell each other hands over any channel that needs both
-    running; the coordinator never has two slots of one deal in flight, however many workers wait."""
-    from collections import deque
+    running; the coordinator never has two batches with slots of one deal in flight, however many workers wait
+    (a batch is played one slot at a time)."""
+    import threading
+    from concurrent.futures import Future
 
     from referee.tournament import runner
     from referee.tournament.worker import SlotDone
 
-    loaded = load_config(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=2))
+    loaded = load_config(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=4))
     slots = schedule(loaded.config, 7)
 
-    class Pool:  # finishes the oldest job in flight, checking what is in flight at each submit
-        size = 4
+    class Executor:  # finishes the oldest batch when full, or when nothing was submitted for a moment
+        capacity = 3
 
         def __init__(self) -> None:
-            self.flying: deque[Slot] = deque()
+            self.batch_games = batch_games
+            self.flying: list[tuple[list[worker.Job], Future[list[SlotDone]]]] = []
+            self.sizes: list[int] = []
             self.most = 0
+            self.played: list[str] = []
+            self.lock = threading.Lock()
+            self.last = time.monotonic()
+            self.done = False
+            self.thread = threading.Thread(target=self.finish, daemon=True)
+            self.thread.start()
 
-        def submit(self, job: worker.Job) -> None:
-            assert job.slot.deal_key not in {slot.deal_key for slot in self.flying}
-            self.flying.append(job.slot)
-            self.most = max(self.most, len(self.flying))
+        def submit(self, batch: list[worker.Job]) -> Future[list[SlotDone]]:
+            future: Future[list[SlotDone]] = Future()
+            with self.lock:
+                elsewhere = {job.slot.deal_key for jobs, _ in self.flying for job in jobs}
+                assert not elsewhere & {job.slot.deal_key for job in batch}
+                self.flying.append((batch, future))
+                self.sizes.append(sum(job.slot.games for job in batch))
+                self.most = max(self.most, len(self.flying))
+                self.last = time.monotonic()
+            return future
 
-        def next_result(self) -> SlotDone:
-            return SlotDone(slot_key=self.flying[0].key, games=[])
+        def finish(self) -> None:
+            while not self.done:
+                time.sleep(0.001)
+                with self.lock:
+                    if not self.flying or (len(self.flying) < self.capacity and time.monotonic() < self.last + 0.05):
+                        continue
+                    jobs, future = self.flying.pop(0)
+                self.played += [job.slot.key for job in jobs]
+                future.set_result([SlotDone(slot_key=job.slot.key, games=[]) for job in jobs])
 
-        def slot_of(self, key: str) -> Slot:
-            return self.flying.popleft()
+        def shutdown(self, cancel: bool) -> None:
+            self.done = True
 
         def games_in_flight(self) -> int:
             return len(self.flying)
 
     class Nowhere:
-        def save_slot(self, *args: object) -> None:
-            pass
+        def save_slots(self, tournament_id: int, slots: list[list[object]]) -> list[bool]:
+            return [True] * len(slots)
 
-    pool, tournament = Pool(), SimpleNamespace(id=1)
+    executor, tournament = Executor(), SimpleNamespace(id=1)
     summary = runner.RunSummary(tournament, len(slots), 0)  # type: ignore[arg-type]
     progress = runner.Progress(len(slots), 0, stream=io.StringIO())
     run = runner._Run(Nowhere(), loaded, tournament, summary, {}, progress, {})  # type: ignore[arg-type]
-    run.play(slots, pool)  # type: ignore[arg-type]
-    assert not pool.flying and pool.most == pool.size  # the pool stays full with the other deals' slots
+    try:
+        run.play(slots, executor)
+    finally:
+        executor.shutdown(False)
+    assert sorted(executor.played) == sorted(slot.key for slot in slots)
+    assert executor.most == executor.capacity  # the executor stays full with the other deals' slots
+    assert executor.sizes[0] == batch_games and max(executor.sizes) == batch_games
+
+
+def test_jobs_and_a_cluster_do_not_go_together(tmp_path: Path) -> None:
+    """With a cluster the Dask workers' threads set how many games run at once: --jobs with --cluster is a usage
+    error, --jobs with the config's cluster key a config error; both before any bot starts or a database is
+    made."""
+    config, db = write_config(tmp_path, {"a": "play", "b": "play"}), tmp_path / "t.db"
+    both = CliRunner().invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "2",
+                                    "--cluster", "tcp://127.0.0.1:9"])
+    assert both.exit_code == 2
+    assert both.output.strip().splitlines() == [
+        "durak: error: --jobs is for a run on this machine: with --cluster, the Dask workers' threads (dask worker "
+        "--nthreads) set how many games run at once"]
+    keyed = config.with_name("keyed.toml")
+    keyed.write_text('cluster = "tcp://127.0.0.1:9"\n' + config.read_text())
+    with pytest.raises(TournamentError, match="--jobs is for a run on this machine"):
+        run_tournament(load_config(keyed), db, 2, False, io.StringIO())
+    assert not db.exists()

@@ -2,9 +2,10 @@
 
 ``sample_bots/tournament.toml`` is the annotated contract. Its layout: top-level keys first (``name``,
 ``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``tables``,
-``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``, ``preflight``), then the tables ``[rules]``
-(rule options, RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]`` table per bot
-(``name``, ``command``, ``dir``, ``env``, ``files``). Unknown keys and values of the wrong type are rejected.
+``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``, ``preflight``, ``cluster``), then the
+tables ``[rules]`` (rule options, RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]``
+table per bot (``name``, ``command``, ``dir``, ``env``, ``files``). Unknown keys and values of the wrong type are
+rejected.
 
 Bots: ``command`` is an argv array or a string split like a shell (:func:`shlex.split`); every word that is
 exactly ``{python}`` becomes the referee's own interpreter (``sys.executable``), so Python bots that import
@@ -45,6 +46,7 @@ import msgspec
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
 from referee.bots.isolation import Isolation, isolation_for
 from referee.bots.limits import ResourceLimits, TimeControl
+from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
 from referee.tournament.botfiles import BotFilesError as BotFilesError
 from referee.tournament.botfiles import bot_files_sha256 as bot_files_sha256
 from referee.tournament.schedule import SCHEDULE_VERSION
@@ -125,6 +127,7 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     sandbox: Sandbox = "bwrap"
     max_failures: int = 3
     preflight: Preflight = "stop"
+    cluster: str | None = None  # a Dask scheduler's address (tcp://HOST:8786, tls://...): play there
     rules: dict[str, bool | int | str | None] = {}
     time: TimeConfig = msgspec.field(default_factory=TimeConfig)
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
@@ -146,6 +149,16 @@ class ResolvedBot:
         """What of the config defines this bot, beside its files: a change makes it another bot."""
         return {"command": list(self.words), "env": dict(sorted(self.env.items())),
                 "files": None if self.files is None else list(self.files)}
+
+    def hashed_files(self, protected: Sequence[str] = ()) -> BotFiles:
+        """The files that identify the bot, hashed: its ``files`` patterns, or its whole folder less the referee's
+        outputs (and the ``protected`` paths of the run, such as its results database, wherever they are)."""
+        exclude = list(OUTPUT_PATTERNS)
+        for path in protected:
+            relative = os.path.relpath(path, self.dir)
+            if not relative.startswith(".."):
+                exclude.append(relative)
+        return bot_files(self.dir, bot=self.name, include=self.files, exclude=exclude)
 
 
 @dataclass(frozen=True)
@@ -212,15 +225,16 @@ def draw_seed() -> int:
     return secrets.randbits(63)
 
 
-def load_config(path: str | Path, *, sandbox: str | None = None) -> LoadedConfig:
+def load_config(path: str | Path, *, sandbox: str | None = None, text: str | None = None) -> LoadedConfig:
     """Read, decode and check a tournament config; :class:`ConfigError` (one line) for any problem.
 
-    ``sandbox`` (``--sandbox``) overrides the config's ``sandbox`` key.
+    ``sandbox`` (``--sandbox``) overrides the config's ``sandbox`` key. ``text``: the config's content, sent
+    to a cluster's workers, where ``path`` need not exist (its folder still anchors the bots' folders).
     """
     path = Path(path)
     label = str(path)
     try:
-        data = path.read_bytes()
+        data = path.read_bytes() if text is None else text.encode()
     except OSError as exc:
         raise ConfigError(f"{label}: cannot read the config: {exc.strerror or exc}") from None
     try:

@@ -1,8 +1,10 @@
-"""The tournament coordinator: checks the database and the bots, then feeds slots to workers.
+"""The tournament coordinator: checks the database and the bots, then feeds slots to an executor.
 
-Workers (:mod:`referee.tournament.worker`) are child processes that play slots; this process
-is the database's only writer and commits each finished slot in one transaction, so a run
-killed at any moment loses at most the slots in flight, and resuming plays exactly those.
+An executor (:class:`SlotExecutor`, shaped like :mod:`concurrent.futures`) plays batches of slots in
+referee worker processes (:mod:`referee.tournament.worker`): the local one (:class:`LocalExecutor`) on this
+machine's cores, the Dask one (:mod:`referee.tournament.cluster`) on a cluster's. This process is the
+database's only writer and commits each finished batch in one transaction, so a run killed at any moment
+loses at most the slots in flight, and resuming plays exactly those.
 """
 
 from __future__ import annotations
@@ -11,41 +13,46 @@ import logging
 import os
 import queue
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import msgspec
 
 from protocol.records import Verdict
-from referee.bots.cleanup import MAX_SECONDS
 from referee.bots.errors import BotError
 from referee.bots.isolation import Isolation, probe_bwrap
-from referee.bots.launcher import BotCommand, preflight
-from referee.bots.limits import ResourceLimits
+from referee.bots.launcher import preflight
 from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
 from referee.match import GameRecord
 from referee.replay import replay_lines
 from referee.store import DATABASE_SUFFIXES, BotRow, Store, StoredGame, TournamentRow
-from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files, bot_files_sha256
+from referee.tournament.botfiles import BotFiles, bot_files_sha256
 from referee.tournament.config import LoadedConfig, ResolvedBot, draw_seed
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import Slot, schedule
 from referee.tournament.secret import protected_path, read_seed_file
-from referee.tournament.worker import Job, SlotDone, WorkerSetup, bot_command
+from referee.tournament.worker import (
+    WORKER_CLEANUP,
+    Job,
+    SlotDone,
+    WorkerFailed,
+    WorkerSetup,
+    bot_command,
+    play_job,
+    start_worker,
+)
 
 LOGGER = logging.getLogger("durak")
-_NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
-_WORKER_LINE = 1 << 30  # a slot's records with their replays
-_SLOT_DEADLINE = 24 * 3600.0  # a worker always answers; this only bounds a referee bug
-_WORKER_CLEANUP = MAX_SECONDS + 10.0  # seconds a worker has to stop its bots and remove their folders at the end
+#: A worker's answer to one job.
+DONE = msgspec.json.Decoder(SlotDone)
 
 
 class TournamentError(RuntimeError):
@@ -93,11 +100,33 @@ class _Identity:
     files: BotFiles
 
 
+class SlotExecutor(Protocol):
+    """Where batches of slots are played, shaped like :class:`concurrent.futures.Executor`.
+
+    A batch is slots played in order by one referee worker; its future holds one :class:`SlotDone` per slot,
+    or raises :class:`WorkerFailed`. Executors never touch the store.
+    """
+
+    #: The least number of games a batch should hold (slots are added, in schedule order, until it does).
+    batch_games: int
+
+    @property
+    def capacity(self) -> int:
+        """Batches worth keeping submitted at once (enough to keep every worker busy)."""
+
+    def submit(self, batch: list[Job]) -> Future[list[SlotDone]]: ...
+
+    def shutdown(self, cancel: bool) -> None:
+        """Stop the workers; ``cancel``: the batches in flight are abandoned (Ctrl-C, an error)."""
+
+
 def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh: bool,
                    progress_stream: TextIO | None = None, *, seed_file: Path | None = None,
-                   bots_as_root: bool = False, changed_bots: str | None = None) -> RunSummary:
+                   bots_as_root: bool = False, changed_bots: str | None = None,
+                   cluster: str | None = None) -> RunSummary:
     """Play every slot of the schedule not yet stored in ``db_path``, in ``jobs`` workers (None: one per core),
-    each pinned with the bots of its games to a core of its own.
+    each pinned with the bots of its games to a core of its own; or, given ``cluster`` (a Dask scheduler's
+    address, else the config's ``cluster`` key), on the workers of that Dask cluster.
 
     A new tournament's seed is ``seed_file``'s (:func:`read_seed_file`), else drawn; it is kept in the
     database only. A stored tournament keeps its seed (``seed_file``, if given, must hold the same).
@@ -106,7 +135,8 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
     games: ``replay`` moves those games to history and plays them again, ``keep`` keeps them rated; both
     lift a disqualification.
 
-    :raises TournamentError: the database holds a different schedule, seed or bot (without ``fresh``).
+    :raises TournamentError: the database holds a different schedule, seed or bot (without ``fresh``), a
+        worker failed, or a cluster cannot be reached or one of its workers fails its checks.
     :raises PreflightError: a bot failed its preflight and the config says ``preflight = "stop"``.
     :raises SeedFileError: ``seed_file`` is not a private file holding a seed.
     :raises Interrupted: on Ctrl-C or SIGTERM, after the finished slots are stored.
@@ -120,6 +150,10 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
         probe_bwrap()
     for bot in loaded.bots:
         preflight(bot_command(bot), isolation)
+    cluster = cluster or loaded.config.cluster
+    if cluster is not None and jobs is not None:
+        raise TournamentError("--jobs is for a run on this machine: with a cluster, the workers' threads "
+                              "(dask worker --nthreads) set how many games run at once")
     identities = [_identify(bot, protected) for bot in loaded.bots]
     summary: RunSummary | None = None
     with _stop_signals():
@@ -127,8 +161,10 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
             with Store(db_path) as store:
                 tournament = _open_tournament(store, loaded, fresh, seed)
                 summary = RunSummary(tournament, 0, 0)
-                _play_tournament(store, loaded, summary, identities, changed_bots, isolation, jobs,
-                                 (protected, bots_as_root), progress_stream)
+                setup = WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox,
+                                    protected=protected, bots_as_root=bots_as_root)
+                _play_tournament(store, loaded, summary, identities, changed_bots, isolation,
+                                 (jobs, cluster, setup), progress_stream)
                 return summary
         except KeyboardInterrupt as stop:
             signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
@@ -138,9 +174,10 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
 
 
 def _play_tournament(store: Store, loaded: LoadedConfig, summary: RunSummary, identities: list[_Identity],
-                     changed_bots: str | None, isolation: Isolation, jobs: int | None,
-                     workers: tuple[list[str], bool], progress_stream: TextIO | None) -> None:
-    """Check the bots against the stored tournament, preflight them, then play what is left."""
+                     changed_bots: str | None, isolation: Isolation, where: tuple[int | None, str | None, WorkerSetup],
+                     progress_stream: TextIO | None) -> None:
+    """Check the bots against the stored tournament, preflight them, then play what is left where ``where``
+    (``--jobs``, ``--cluster``, the workers' setup) says."""
     tournament = summary.tournament
     rows = _check_bots(store, tournament, identities, changed_bots, summary)
     _preflight_bots(store, tournament, loaded, isolation, rows, summary)
@@ -157,23 +194,34 @@ def _play_tournament(store: Store, loaded: LoadedConfig, summary: RunSummary, id
     progress = Progress(summary.total_games, summary.stored_before, stream=progress_stream)
     run = _Run(store, loaded, tournament, summary, disqualified, progress,
                {name: row.sha256 for name, row in rows.items()})
-    protected, bots_as_root = workers
-    with _WorkerPool(worker_cores(jobs), loaded, protected, bots_as_root) as pool:
-        run.play(pending, pool)
+    jobs, cluster, setup = where
+    executor = _executor(jobs, cluster, setup, loaded, rows, disqualified)
+    cancel = True
+    try:
+        run.play(pending, executor)
+        cancel = False
+    finally:
+        executor.shutdown(cancel)
     progress.finish()
     summary.disqualified = dict(sorted(disqualified.items()))
 
 
+def _executor(jobs: int | None, cluster: str | None, setup: WorkerSetup, loaded: LoadedConfig,
+              rows: dict[str, BotRow], disqualified: dict[str, str]) -> SlotExecutor:
+    if cluster is None:
+        return LocalExecutor(worker_cores(jobs), setup)
+    from referee.tournament.cluster import ClusterExecutor  # the optional extra: imported only when asked for
+
+    # a disqualified bot is never started: a worker checks its files, not that it starts
+    bots = {name: (row.sha256, "" if name in disqualified else row.version) for name, row in rows.items()}
+    try:
+        return ClusterExecutor(cluster, setup, loaded, bots)
+    except WorkerFailed as exc:
+        raise TournamentError(str(exc)) from None
+
+
 def _identify(bot: ResolvedBot, protected: list[str]) -> _Identity:
-    """Hash the bot's files: its ``files`` patterns, or its whole folder less the referee's outputs (the
-    results database of this run too, wherever it is)."""
-    exclude = list(OUTPUT_PATTERNS)
-    for path in protected:
-        relative = os.path.relpath(path, bot.dir)
-        if not relative.startswith(".."):
-            exclude.append(relative)
-    files = bot_files(bot.dir, bot=bot.name, include=bot.files, exclude=exclude)
-    return _Identity(bot, msgspec.json.encode(bot.settings(), order="sorted").decode(), files)
+    return _Identity(bot, msgspec.json.encode(bot.settings(), order="sorted").decode(), bot.hashed_files(protected))
 
 
 def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int | None) -> TournamentRow:
@@ -302,7 +350,8 @@ def _stop_signals() -> Iterator[None]:
 
 
 class _Run:
-    """The coordinator's loop: feed slots to the pool, store each finished one, track failure streaks."""
+    """The coordinator's loop: feed batches of slots to the executor, store each finished slot once, track
+    failure streaks."""
 
     def __init__(self, store: Store, loaded: LoadedConfig, tournament: TournamentRow, summary: RunSummary,
                  disqualified: dict[str, str], progress: Progress, files: dict[str, str]) -> None:
@@ -315,38 +364,45 @@ class _Run:
         self.files = files
         self.streaks: dict[str, list[Verdict]] = {}
 
-    def play(self, pending: list[Slot], pool: _WorkerPool) -> None:
+    def play(self, pending: list[Slot], executor: SlotExecutor) -> None:
         waiting = deque(pending)
+        flying: dict[Future[list[SlotDone]], list[Slot]] = {}
         playing: set[str] = set()  # deal keys in flight
+        slots = {slot.key: slot for slot in pending}
+        left = sum(slot.games for slot in pending)  # games not submitted yet
         try:
-            while waiting or playing:
-                while len(playing) < pool.size and (slot := _next_of_another_deal(waiting, playing)) is not None:
-                    pool.submit(Job(slot=slot, disqualified=dict(self.disqualified)))
-                    playing.add(slot.deal_key)
-                done = pool.next_result()
-                slot = pool.slot_of(done.slot_key)
-                playing.discard(slot.deal_key)
-                self.store_slot(slot, done.games)
+            while waiting or flying:
+                while len(flying) < executor.capacity and (batch := _next_batch(waiting, playing,
+                                                                                 _share(left, executor))):
+                    jobs = [Job(slot=slot, disqualified=dict(self.disqualified)) for slot in batch]
+                    flying[executor.submit(jobs)] = batch
+                    playing.update(slot.deal_key for slot in batch)
+                    left -= sum(slot.games for slot in batch)
+                finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # short: Ctrl-C stays prompt
+                for future in finished:
+                    playing.difference_update(slot.deal_key for slot in flying.pop(future))
+                    self.store_slots([(slots[done.slot_key], done.games) for done in _slots_done(future)])
         except KeyboardInterrupt as stop:
             what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
             kept = self.summary.stored_before + self.summary.played
-            self.progress.note(f"durak: {what}: stopping now; the {pool.games_in_flight()} game(s) in flight are "
-                               f"abandoned (not stored), the {kept} finished are kept ({what} again: stop without "
-                               "cleaning up)")
+            abandoned = sum(slot.games for batch in flying.values() for slot in batch)
+            self.progress.note(f"durak: {what}: stopping now; the {abandoned} game(s) in flight are abandoned (not "
+                               f"stored), the {kept} finished are kept ({what} again: stop without cleaning up)")
             raise
 
-    def store_slot(self, slot: Slot, games: list[GameRecord]) -> None:
-        self.store.save_slot(self.tournament.id, [self.stored(slot, i, r) for i, r in enumerate(games)])
-        self.summary.played += len(games)
-        self.progress.advance(len(games))
-        for name, reason in self.newly_disqualified(games):
-            self.disqualified[name] = reason
-            self.store.disqualify(self.tournament.id, name, reason)
-
-    def stored(self, slot: Slot, index: int, record: GameRecord) -> StoredGame:
-        return StoredGame(slot_key=slot.key, game_index=index, deal_seed=slot.deal_seed, rotation=slot.rotation,
-                          record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr,
-                          move_us=record.move_us, bot_files=[self.files.get(name, "") for name in record.names])
+    def store_slots(self, done: list[tuple[Slot, list[GameRecord]]]) -> None:
+        """Store a finished batch's slots in one transaction; a slot stored already (a batch that a cluster
+        played again) is counted once."""
+        rows = [[stored_game(slot, i, record, self.files) for i, record in enumerate(games)] for slot, games in done]
+        saved = self.store.save_slots(self.tournament.id, rows)
+        for (_, games), new in zip(done, saved, strict=True):
+            if not new:
+                continue
+            self.summary.played += len(games)
+            self.progress.advance(len(games))
+            for name, reason in self.newly_disqualified(games):
+                self.disqualified[name] = reason
+                self.store.disqualify(self.tournament.id, name, reason)
 
     def newly_disqualified(self, games: list[GameRecord]) -> list[tuple[str, str]]:
         """Update each bot's run of games lost by a verdict; the bots that just reached ``max_failures``,
@@ -366,6 +422,38 @@ class _Run:
                     newly.append((name, f"lost {limit} games in a row by a verdict (the last: {last.kind}: "
                                         f"{last.reason})"))
         return newly
+
+
+def stored_game(slot: Slot, index: int, record: GameRecord, files: dict[str, str]) -> StoredGame:
+    """Game ``index`` of ``slot`` as the store keeps it; ``files``: each bot's files digest."""
+    return StoredGame(slot_key=slot.key, game_index=index, deal_seed=slot.deal_seed, rotation=slot.rotation,
+                      record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr,
+                      move_us=record.move_us, bot_files=[files.get(name, "") for name in record.names])
+
+
+def _slots_done(future: Future[list[SlotDone]]) -> list[SlotDone]:
+    try:
+        return future.result()
+    except WorkerFailed as exc:
+        raise TournamentError(str(exc)) from None
+
+
+def _share(left: int, executor: SlotExecutor) -> int:
+    """The games of the next batch: the executor's batch size, less towards the end of the run (a fair share of
+    what is left for each batch in flight), so that the last batches end together."""
+    return max(1, min(executor.batch_games, -(-left // executor.capacity)))
+
+
+def _next_batch(waiting: deque[Slot], playing: set[str], games: int) -> list[Slot]:
+    """Slots for one worker to play in order, holding at least ``games`` games (or all that can go now): none
+    of a deal in flight elsewhere. A worker plays its batch one slot at a time, so two rotations of one deal
+    never run at once."""
+    batch: list[Slot] = []
+    held = 0
+    while held < games and (slot := _next_of_another_deal(waiting, playing)):
+        batch.append(slot)
+        held += slot.games
+    return batch
 
 
 def _next_of_another_deal(waiting: deque[Slot], playing: set[str]) -> Slot | None:
@@ -389,76 +477,53 @@ def worker_cores(jobs: int | None) -> list[int]:
     return [cores[index % len(cores)] for index in range(len(cores) if jobs is None else jobs)]
 
 
-class _WorkerPool:
-    """Worker processes, each pinned to its core and driven by a thread that sends it jobs and collects its
-    answers."""
+class LocalExecutor:
+    """The executor on this machine: worker processes, each pinned to its core and driven by a thread that
+    plays a batch's jobs in order and collects the answers."""
 
-    def __init__(self, cores: list[int], loaded: LoadedConfig, protected: list[str], bots_as_root: bool) -> None:
-        self.size = len(cores)
-        self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._results: queue.Queue[SlotDone | BaseException] = queue.Queue()
-        self._slots: dict[str, Slot] = {}
-        command = BotCommand([sys.executable, "-m", "referee.tournament.worker"])
+    batch_games = 1  # a slot a batch: each finished slot is stored before its worker's next job is sent
+
+    def __init__(self, cores: list[int], setup: WorkerSetup) -> None:
+        self.capacity = len(cores)
+        self._batches: queue.Queue[tuple[list[Job], Future[list[SlotDone]]] | None] = queue.Queue()
         # launched from this thread: a worker's parent-death signal follows the thread that started it
-        self._workers = [BotProcess(command, _NO_LIMITS, max_line=_WORKER_LINE) for _ in cores]
-        for worker, core in zip(self._workers, cores, strict=True):
-            setup = WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox, protected=protected,
-                                core=core, bots_as_root=bots_as_root)
-            worker.write_line(msgspec.json.encode(setup), time.monotonic() + 10)
+        self._workers = [start_worker(msgspec.structs.replace(setup, core=core)) for core in cores]
         self._threads = [threading.Thread(target=self._drive, args=(w,), daemon=True) for w in self._workers]
         for thread in self._threads:
             thread.start()
 
-    def submit(self, job: Job) -> None:
-        self._slots[job.slot.key] = job.slot
-        self._jobs.put(job)
-
-    def slot_of(self, key: str) -> Slot:
-        return self._slots.pop(key)
-
-    def games_in_flight(self) -> int:
-        return sum(slot.games for slot in self._slots.values())
-
-    def next_result(self) -> SlotDone:
-        while True:
-            try:
-                result = self._results.get(timeout=0.2)  # short waits keep Ctrl-C responsive
-            except queue.Empty:
-                continue
-            if isinstance(result, BaseException):
-                raise TournamentError(f"a worker failed: {result}")
-            return result
+    def submit(self, batch: list[Job]) -> Future[list[SlotDone]]:
+        future: Future[list[SlotDone]] = Future()
+        self._batches.put((batch, future))
+        return future
 
     def _drive(self, worker: BotProcess) -> None:
-        decoder = msgspec.json.Decoder(SlotDone)
-        while (job := self._jobs.get()) is not None:
+        while (item := self._batches.get()) is not None:
+            batch, future = item
             try:
-                line, _ = worker.exchange(msgspec.json.encode(job), _SLOT_DEADLINE)
-                self._results.put(decoder.decode(line))
-            except (BotError, msgspec.DecodeError, OSError, ValueError) as exc:
-                tail = " | ".join(worker.stderr_log.last_lines(3))
-                self._results.put(TournamentError(f"{exc} {tail}".strip()))
+                future.set_result([DONE.decode(play_job(worker, msgspec.json.encode(job))) for job in batch])
+            except (WorkerFailed, msgspec.DecodeError) as exc:
+                future.set_exception(WorkerFailed(str(exc)))
                 return
 
-    def __enter__(self) -> _WorkerPool:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+    def shutdown(self, cancel: bool) -> None:
+        while cancel and not self._batches.empty():
+            self._batches.get_nowait()
         for _ in self._threads:
-            self._jobs.put(None)
-        if exc_type is not None:
-            self.abandon()
+            self._batches.put(None)
+        if cancel:
+            self._abandon()
             return
         for thread in self._threads:  # idle threads end at once
             thread.join(timeout=0.1)
         # At the end of a run a worker still stops its bots and removes their folders (a bot may leave a deep
         # tree: cleanup is bounded by MAX_SECONDS); it is not cut short.
         for worker in self._workers:
-            worker.close(grace=_WORKER_CLEANUP)
+            worker.close(grace=WORKER_CLEANUP)
         for thread in self._threads:
             thread.join(timeout=5)
 
-    def abandon(self) -> None:
+    def _abandon(self) -> None:
         """Stop every worker now, the slots in flight unfinished: on SIGTERM a worker kills its bots at once
         (within a moment: no grace), removes their folders (bounded by MAX_SECONDS, instant unless a bot left a
         huge tree) and exits. A second Ctrl-C or SIGTERM meanwhile kills the workers outright (a bot's
@@ -468,7 +533,7 @@ class _WorkerPool:
         try:
             for worker in self._workers:
                 worker.launched.signal(signal.SIGTERM)
-            deadline = time.monotonic() + _WORKER_CLEANUP
+            deadline = time.monotonic() + WORKER_CLEANUP
             for thread in self._threads:  # a driving thread ends when its worker exits
                 while thread.is_alive() and not forced.is_set() and time.monotonic() < deadline:
                     thread.join(timeout=0.05)

@@ -3,7 +3,8 @@
 Run as ``python -m referee.tournament.worker``. It speaks JSON lines on stdin/stdout: first a
 :class:`WorkerSetup`, then one :class:`Job` per slot, answered by one :class:`SlotDone`; EOF
 ends it. It keeps its bot processes across slots (``restart = "never"``): instance r of each
-bot plays only rotation r, so no process ever meets the same deal twice.
+bot plays only rotation r, so no process ever meets the same deal twice. :func:`start_worker` and
+:func:`play_job` drive one from an executor, local or on a cluster's worker.
 """
 
 from __future__ import annotations
@@ -11,26 +12,42 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 
 import msgspec
 
 from protocol.messages import BotHello
+from referee.bots.cleanup import MAX_SECONDS
 from referee.bots.errors import BotError
 from referee.bots.isolation import Isolation
 from referee.bots.launcher import BotCommand, scrubbed_env
+from referee.bots.limits import ResourceLimits
+from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
 from referee.engine.rng import derive_seed
 from referee.match import GameRecord, play_series
 from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
 from referee.tournament.schedule import Slot, instance_for
 
+_NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
+_WORKER_LINE = 1 << 30  # a slot's records with their replays
+_SLOT_DEADLINE = 24 * 3600.0  # a worker always answers; this only bounds a referee bug
+#: Seconds a worker has, at the end of a run, to stop its bots and remove their folders (a bot may leave a
+#: deep tree), or, when the run is broken off, to remove their folders once its bots are killed.
+WORKER_CLEANUP = MAX_SECONDS + 10.0
+
+
+class WorkerFailed(RuntimeError):
+    """A worker cannot play (it died, or a cluster's worker failed its checks); one line."""
+
 
 class WorkerSetup(msgspec.Struct, frozen=True):
-    config_path: str
+    config_path: str  # where the config is (its bots' folders are relative to its own)
     sandbox: str  # the config's, or --sandbox
     protected: list[str]  # paths no bot may see: the results database and its journal
     core: int | None = None  # the CPU this worker and every bot of its games run on
     bots_as_root: bool = False  # --bots-as-root
+    config_text: str | None = None  # the config itself, when the file may not be on this machine (a cluster)
 
 
 class Job(msgspec.Struct, frozen=True):
@@ -58,6 +75,28 @@ class DisqualifiedClient(BotClient):
 class SlotDone(msgspec.Struct, frozen=True):
     slot_key: str
     games: list[GameRecord]
+
+
+def start_worker(setup: WorkerSetup) -> BotProcess:
+    """A worker process (``python -m referee.tournament.worker``), set up; it dies with the thread that calls
+    this (its parent-death signal), and its bots die with it."""
+    worker = BotProcess(BotCommand([sys.executable, "-m", "referee.tournament.worker"]), _NO_LIMITS,
+                        max_line=_WORKER_LINE)
+    worker.write_line(msgspec.json.encode(setup), time.monotonic() + 10)
+    return worker
+
+
+def play_job(worker: BotProcess, job: bytes) -> bytes:
+    """One slot (a :class:`Job`, encoded) played by a worker: its :class:`SlotDone` line, undecoded.
+
+    :raises WorkerFailed: the worker died or broke the protocol; the message ends with its last stderr.
+    """
+    try:
+        line, _ = worker.exchange(job, _SLOT_DEADLINE)
+        return line
+    except (BotError, OSError, ValueError) as exc:
+        tail = " | ".join(worker.stderr_log.last_lines(3))
+        raise WorkerFailed(f"a worker failed: {exc} {tail}".strip()) from None
 
 
 def bot_command(bot: ResolvedBot) -> BotCommand:
@@ -118,7 +157,7 @@ def main() -> None:
     setup = msgspec.json.decode(read(), type=WorkerSetup)
     if setup.core is not None:  # before any bot starts: each bot's cpuset is the cores its launcher may use
         os.sched_setaffinity(0, {setup.core})
-    loaded = load_config(setup.config_path, sandbox=setup.sandbox)
+    loaded = load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text)
     player = SlotPlayer(loaded, loaded.isolation(setup.protected, allow_root=setup.bots_as_root))
     job_decoder = msgspec.json.Decoder(Job)
     encoder = msgspec.json.Encoder()
