@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 
@@ -27,9 +28,11 @@ def gone(pid: int) -> bool:
 
 
 def children() -> list[int]:
-    """This test process's children, zombies included."""
+    """This test process's children, zombies included, less multiprocessing's resource tracker: Dask's
+    LocalCluster (tests/test_cluster.py) starts it, and it lives as long as this process."""
     me = str(os.getpid()).encode()
-    return [pid for pid in all_pids() if (fields := stat_fields(pid)) and fields[1] == me]
+    tracker = getattr(resource_tracker._resource_tracker, "_pid", None)
+    return [pid for pid in all_pids() if (fields := stat_fields(pid)) and fields[1] == me and pid != tracker]
 
 
 def group_gone(pgid: int) -> bool:
