@@ -249,6 +249,7 @@ class _RefereePool:
         self._idle: list[_Referee] = []
         self._busy: set[_Referee] = set()
         self._checked: dict[str, str | None] = {}  # run id -> why this worker cannot play it, or None
+        self._closed: set[str] = set()  # runs that ended: a referee worker checked in for one of them is closed
         self._launcher = ThreadPoolExecutor(1, thread_name_prefix="durak-launcher")  # lives as long as we do
 
     def check(self, run: ClusterRun) -> None:
@@ -261,6 +262,8 @@ class _RefereePool:
 
     def checkout(self, run: ClusterRun) -> _Referee:
         with self._lock:
+            if run.id in self._closed:  # a batch that Dask started after the run was stopped
+                raise WorkerFailed("the run has ended")
             stale = [referee for referee in self._idle if referee.run_id != run.id]  # a coordinator that vanished
             mine = [referee for referee in self._idle if referee.run_id == run.id]
             self._idle = mine[:-1]
@@ -275,7 +278,11 @@ class _RefereePool:
     def checkin(self, referee: _Referee) -> None:
         with self._lock:
             self._busy.discard(referee)
-            self._idle.append(referee)
+            closed = referee.run_id in self._closed
+            if not closed:
+                self._idle.append(referee)
+        if closed:  # its run ended while it played its last batch
+            _close_in_background([referee], cancel=False)
 
     def discard(self, referee: _Referee) -> None:
         with self._lock:
@@ -283,13 +290,18 @@ class _RefereePool:
         _close_in_background([referee], cancel=True)
 
     def close_run(self, run_id: str, cancel: bool) -> int:
+        """Close the run's idle referee workers; a busy one is only told to stop (``cancel``: SIGTERM cuts its
+        slot short), and its task's thread closes it: a process is never closed under the thread using it."""
         with self._lock:
-            closing = [r for r in (*self._idle, *self._busy) if r.run_id == run_id]
+            idle = [r for r in self._idle if r.run_id == run_id]
+            busy = [r for r in self._busy if r.run_id == run_id]
             self._idle = [r for r in self._idle if r.run_id != run_id]
-            self._busy -= set(closing)
+            self._closed.add(run_id)
             self._checked.pop(run_id, None)
-        _close_in_background(closing, cancel)
-        return len(closing)
+        _close_in_background(idle, cancel=False)
+        for referee in busy if cancel else []:
+            referee.process.launched.signal(signal.SIGTERM)
+        return len(idle) + len(busy)
 
 
 _POOL: _RefereePool | None = None
