@@ -253,6 +253,8 @@ class _RefereePool:
         self._launcher = ThreadPoolExecutor(1, thread_name_prefix="durak-launcher")  # lives as long as we do
 
     def check(self, run: ClusterRun) -> None:
+        if run.id in self._closed:  # a batch that Dask started after the run was stopped: check nothing, play nothing
+            raise WorkerFailed("the run has ended")
         with self._check_lock:
             if run.id not in self._checked:
                 self._checked[run.id] = _problem(run)
@@ -262,7 +264,7 @@ class _RefereePool:
 
     def checkout(self, run: ClusterRun) -> _Referee:
         with self._lock:
-            if run.id in self._closed:  # a batch that Dask started after the run was stopped
+            if run.id in self._closed:
                 raise WorkerFailed("the run has ended")
             stale = [referee for referee in self._idle if referee.run_id != run.id]  # a coordinator that vanished
             mine = [referee for referee in self._idle if referee.run_id == run.id]
