@@ -313,9 +313,6 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batc
         def shutdown(self, cancel: bool) -> None:
             self.done = True
 
-        def games_in_flight(self) -> int:
-            return len(self.flying)
-
     class Nowhere:
         def save_slots(self, tournament_id: int, slots: list[list[object]]) -> list[bool]:
             return [True] * len(slots)

@@ -8,8 +8,8 @@ its bots' persistent processes. Referee workers are started from one thread that
 worker, so their parent-death signal, and their bots', fires when the Dask worker dies, and at no other time.
 
 The coordinator sends the config's text and per-slot deal seeds (a job's slot), never the tournament seed.
-Results come back a batch at a time; the coordinator stores them slot by slot, once (a batch that Dask runs
-again after losing a worker is deduplicated by slot).
+Results come back a batch at a time; the coordinator stores a batch in one transaction, each slot once (a batch
+that Dask runs again after losing a worker is deduplicated by slot).
 
 Bots reach the workers by the same paths: every worker has the config's bot folders at the same absolute paths
 and the bots' runtimes (node, a compiler's output, ...). Before the first game of a run on a worker
