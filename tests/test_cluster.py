@@ -89,8 +89,14 @@ def _referee_workers() -> list[int]:
     """On a Dask worker: the pids of its referee worker processes."""
     import psutil
 
-    return [child.pid for child in psutil.Process().children(recursive=True)
-            if "referee.tournament.worker" in " ".join(child.cmdline())]
+    pids = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "referee.tournament.worker" in " ".join(child.cmdline()):
+                pids.append(child.pid)
+        except psutil.NoSuchProcess:  # it exited between the listing and the read: not a worker any more
+            pass
+    return pids
 
 
 def _python_bots(tmp_path: Path, deals: int, extra: str = "") -> Path:

@@ -219,8 +219,9 @@ def test_hostile_bot_forfeits_with_its_verdict(client: MakeClient, tmp_path: Pat
                                               options: dict[str, object], kind: str, reason: str,
                                               pause: bool, fault_matrix: FaultMatrix) -> None:
     seat = [c[0] for c in HOSTILE].index(case) % 2  # the hostile bot sits at either seat
-    limits = ResourceLimits(memory_mb=64) if behaviour == "memory_hog" else None
-    hostile = client("hostile", behaviour, clock=CLOCK, pause=pause, limits=limits, **options)
+    hog = behaviour == "memory_hog"  # the limit must stop it, not the clock: allocating 64 MiB is slow under load
+    limits, clock = (ResourceLimits(memory_mb=64), SAFE) if hog else (None, CLOCK)
+    hostile = client("hostile", behaviour, clock=clock, pause=pause, limits=limits, **options)
     log = tmp_path / "correct.jsonl"
     correct = client("correct", "play", pause=pause, log=log)
     clients = [hostile, correct] if seat == 0 else [correct, hostile]

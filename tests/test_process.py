@@ -156,8 +156,8 @@ def test_a_line_over_the_cap_fails_fast(bot: Start) -> None:
         p.write_line(b"go", soon())
         start = time.monotonic()
         with pytest.raises(BotProtocolError, match="line longer than 65536 bytes") as caught:
-            p.read_line(soon(5.0))
-        assert time.monotonic() - start < 0.1
+            p.read_line(soon(60.0))
+        assert time.monotonic() - start < 5.0  # well before the deadline: the cap, not the clock, ended it
     assert caught.value.verdict == "protocol"
 
 
@@ -221,7 +221,7 @@ def test_bot_that_does_not_read_cannot_block_the_referee(bot: Start) -> None:
         start = time.monotonic()
         with pytest.raises(BotTimeout, match="did not read its input"):
             p.write_line(b"x" * (1 << 20), time.monotonic() + 0.2)
-        assert time.monotonic() - start < 0.3
+        assert time.monotonic() - start < 5.0  # a blocked write would never return
         p.close(grace=0.05)
 
 
@@ -266,7 +266,7 @@ def test_close_escalates_to_sigkill(bot: Start) -> None:
         assert p.read_line(soon()) == b"ready"
         start = time.monotonic()
         p.close(grace=0.05)
-        assert time.monotonic() - start < 0.5
+        assert time.monotonic() - start < 5.0  # the bot ignores SIGTERM: only SIGKILL ends it
     assert p.describe_exit() == "killed by signal 9 (SIGKILL)"
     assert p.returncode == -signal.SIGKILL
 
