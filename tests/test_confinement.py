@@ -20,9 +20,9 @@ from proctools import eventually
 from sandboxes import BWRAP, IS_ROOT, PROCESS, Start, ask, needs_bwrap, require_cgroups, root_only, soon
 
 from protocol.records import stderr_text
-from referee.bots import BotCommand, BotProcess, ResourceLimits
+from referee.bots import BotCommand, BotProcess, ResourceLimits, launched
 from referee.bots.cleanup import remove_tree
-from referee.bots.errors import BotOutOfMemory
+from referee.bots.errors import BotOutOfMemory, BotTimeout
 from referee.bots.isolation import DEFAULT
 from referee.bots.launcher import scrubbed_env
 
@@ -56,7 +56,9 @@ def test_a_paused_fork_chain_gains_no_cpu_time(bot: Start, isolation: object,
         assert chain.read_line(soon(10.0)) == b"ready"
         assert eventually(lambda: int(chain.exchange(b"forks", 5.0)[0]) > 0, 5.0)
         for _ in range(5):
-            chain.pause()
+            chain.pause()  # starts the freeze; the kernel finishes it within microseconds
+            cgroup = chain.launched.cgroup
+            assert cgroup is not None and cgroup.wait_frozen(5.0)
             before = stat_cpu_ns(chain)
             time.sleep(0.2)  # no clock decides anything: the counter must not move at all
             assert stat_cpu_ns(chain) == before
@@ -67,6 +69,27 @@ def test_a_paused_fork_chain_gains_no_cpu_time(bot: Start, isolation: object,
     fault_matrix.record("think on others' time with a chain of slow forks", "none: blocked",
                         f"the bot's control group is frozen while paused: 0 ns of CPU in 5 pauses ({forks} forks "
                         "made while it ran)")
+
+
+@pytest.mark.parametrize("isolation", [pytest.param(BWRAP, id="bwrap", marks=needs_bwrap),
+                                       pytest.param(PROCESS, id="process")])
+def test_a_tree_that_did_not_freeze_is_judged_when_it_is_next_resumed(bot: Start, isolation: object,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pause starts the freeze and returns; the next resume checks that the kernel reported the tree frozen
+    (a bot that ran on others' time is not let on), so a tree that never freezes is a timeout then."""
+    require_cgroups("freeze")
+    with bot(isolation, "echo") as p:
+        cgroup = p.launched.cgroup
+        assert cgroup is not None
+        p.pause()
+        assert cgroup.wait_frozen(5.0)
+        p.resume()  # frozen, as the kernel said: resumed
+        assert p.exchange(b"hello", 5.0)[0] == b"hello"
+        p.pause()
+        monkeypatch.setattr(launched, "FREEZE_TIMEOUT", 0.05)
+        monkeypatch.setattr(type(cgroup), "wait_frozen", lambda self, timeout: False)  # as if it never froze
+        with pytest.raises(BotTimeout, match=r"^bot could not be paused: not frozen within 0.05 s$"):
+            p.resume()
 
 
 # --- channels between bots ----------------------------------------------------------------------------

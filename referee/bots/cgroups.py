@@ -198,25 +198,27 @@ class BotCgroup:
         self._at = dict(served)  # feature -> (cgroup version, the group that serves it)
         self._forget = forget
         self._removed = False
-        self._files: dict[str, int] = {}  # control files read or written at every pause, kept open
+        self._files: dict[tuple[str, str], int] = {}  # control files read or written at every pause, kept open
 
-    def _file(self, path: str, flags: int) -> int | None:
-        """An open fd of one of the bot's control files (opened at first use), or None if it cannot be."""
-        fd = self._files.get(path)
+    def _file(self, group: str, name: str, flags: int) -> int | None:
+        """An open fd of the control file ``name`` of ``group`` (opened at first use: a pause opens nothing),
+        or None if it cannot be."""
+        fd = self._files.get((group, name))
         if fd is None:
+            path = os.path.join(group, name)
             try:
-                fd = self._files[path] = os.open(path, flags | os.O_CLOEXEC)
+                fd = self._files[group, name] = os.open(path, flags | os.O_CLOEXEC)
             except OSError as error:
                 LOGGER.debug("cgroups: cannot open %s: %s", path, error.strerror)
                 return None
         return fd
 
-    def _write(self, path: str, data: bytes) -> bool:
-        fd = self._file(path, os.O_WRONLY)
+    def _write(self, group: str, name: str, data: bytes) -> bool:
+        fd = self._file(group, name, os.O_WRONLY)
         try:
             return fd is not None and os.pwrite(fd, data, 0) == len(data)
         except OSError as error:
-            LOGGER.debug("cgroups: cannot write %r to %s: %s", data, path, error.strerror)
+            LOGGER.debug("cgroups: cannot write %r to %s/%s: %s", data, group, name, error.strerror)
             return False
 
     def _close_files(self) -> None:
@@ -248,16 +250,30 @@ class BotCgroup:
     def freeze(self, timeout: float = 2.0) -> bool:
         """Freeze every process of the bot; True once the kernel reports the group frozen, False if it does
         not within ``timeout`` (or the run has no freezer)."""
+        return self.start_freeze() and self.wait_frozen(timeout)
+
+    def start_freeze(self) -> bool:
+        """Ask the kernel to freeze every process of the bot, without waiting for it to be done (each task
+        stops on its way back to user space, within microseconds); False if the request could not be made."""
         at = self._at.get("freeze")
         if at is None:
             return False
         version, group = at
         if version == 2:
-            events = self._file(os.path.join(group, "cgroup.events"), os.O_RDONLY)
-            return (self._write(os.path.join(group, "cgroup.freeze"), b"1") and events is not None
-                    and wait_event_fd(events, "frozen", 1, timeout))
-        state = os.path.join(group, "freezer.state")
-        return write_ok(state, "FROZEN") and wait_v1_frozen(state, timeout)
+            return self._write(group, "cgroup.freeze", b"1")
+        return write_ok(os.path.join(group, "freezer.state"), "FROZEN")
+
+    def wait_frozen(self, timeout: float) -> bool:
+        """True once the kernel reports the group frozen (at once if it already is), False if it does not
+        within ``timeout``."""
+        at = self._at.get("freeze")
+        if at is None:
+            return False
+        version, group = at
+        if version == 2:
+            events = self._file(group, "cgroup.events", os.O_RDONLY)
+            return events is not None and wait_event_fd(events, "frozen", 1, timeout)
+        return wait_v1_frozen(os.path.join(group, "freezer.state"), timeout)
 
     def thaw(self) -> None:
         """Let every process of the bot run again, all at once."""
@@ -265,7 +281,7 @@ class BotCgroup:
         if at is not None:
             version, group = at
             if version == 2:
-                self._write(os.path.join(group, "cgroup.freeze"), b"0")
+                self._write(group, "cgroup.freeze", b"0")
             else:
                 write_ok(os.path.join(group, "freezer.state"), "THAWED")
 
@@ -308,7 +324,7 @@ class BotCgroup:
         if at is None:
             return 0
         version, group = at
-        fd = self._file(os.path.join(group, "memory.events" if version == 2 else "memory.oom_control"), os.O_RDONLY)
+        fd = self._file(group, "memory.events" if version == 2 else "memory.oom_control", os.O_RDONLY)
         if fd is None:
             return 0
         try:

@@ -190,17 +190,21 @@ class BotProcess:
         return chunks
 
     def pause(self) -> None:
-        """Stop the bot's whole tree so that it cannot think on others' time: its control group frozen (this
-        returns once the kernel says so), or else SIGSTOP to its group and every process of its PID namespace.
+        """Stop the bot's whole tree so that it cannot think on others' time: its control group frozen (the
+        kernel finishes that on its own; :meth:`resume` checks it did), or else SIGSTOP to its group and every
+        process of its PID namespace.
 
-        :raises BotTimeout: the tree would not freeze. :raises BotOutOfMemory: one of its processes was
-            killed for memory.
+        :raises BotTimeout: the freeze could not be started. :raises BotOutOfMemory: one of its processes
+            was killed for memory.
         """
         self._require_open()
         self._bot.pause()
 
     def resume(self) -> None:
-        """Let a paused bot's tree run again."""
+        """Let a paused bot's tree run again.
+
+        :raises BotTimeout: its tree was not frozen by now (within ``FREEZE_TIMEOUT``): it is judged.
+        """
         self._require_open()
         self._bot.resume()
 
