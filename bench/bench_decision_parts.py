@@ -15,11 +15,12 @@ may see them (``events``), the request built (``request``) and encoded (``encode
 Process parts, on a C echo child (it answers at once, so its time is the kernel's and the referee's): the
 referee's user+sys CPU per decision from getrusage for a raw ``os.write``/``os.read`` round trip of a line of
 the games' median request size (``pipes``); the same through ``BotProcess`` as the session drives it
-(``drain_pending``, the stderr mark, ``write_line``, ``read_line``: ``bot process``); and a pause and resume
-of a bwrap-sandboxed child in its own control group (``pause+resume``: freeze, wait for frozen, thaw), which
-the default sandbox does once per decision. Each process part is measured pinned (``taskset -c 0``: the
-child on the referee's core, same-core round trips) and unpinned (any core: cross-core wake-ups), in child
-processes, medians of 3.
+(``drain_pending``, the stderr mark, ``write_line``, ``read_line``: ``bot process``); and two bwrap-sandboxed
+children in control groups of their own taking turns as in a game, without pausing (``bwrap turns``) and
+each resumed before and paused after its turn (``bwrap turns, paused``: thaw, round trip, freeze), whose
+difference is what pausing costs per decision (``pause+resume``), which the default sandbox does. Each
+process part is measured pinned (``taskset -c 0``: the children on the referee's core, same-core round trips)
+and unpinned (any core: cross-core wake-ups), in child processes, medians of 3.
 
 The parts add up to about the referee's CPU per decision that ``bench/bench_referee_cpu.py`` measures whole;
 the remainder is bookkeeping (the session's clock, strikes, move times, the game loop).
@@ -129,20 +130,34 @@ def process_part(part: str, echo: str, trips: int, size: int) -> float:
                     reply += os.read(from_child, 65536)
 
             return _per_call(once, trips)
-    isolation = isolation_for("bwrap" if part == "pause+resume" else "none", [])
-    with BotProcess(BotCommand([echo], cwd=Path(echo).parent), isolation=isolation) as bot:
-        if part == "bot process":
+    if part == "bot process":
+        with BotProcess(BotCommand([echo], cwd=Path(echo).parent), isolation=isolation_for("none", [])) as bot:
             def once() -> None:
                 bot.drain_pending()
                 bot.mark_stderr(0, drain=False)
                 deadline = time.monotonic() + 5.0
                 bot.write_line(line, deadline)
                 bot.read_line(deadline)
-        else:
-            def once() -> None:
-                bot.pause()
-                bot.resume()
-        return _per_call(once, trips)
+
+            return _per_call(once, trips)
+    # two bwrap bots taking turns, as in a game: each resumed, asked and paused (or not) in turn
+    paused = part == "bwrap turns, paused"
+    with (BotProcess(BotCommand([echo], cwd=Path(echo).parent), isolation=isolation_for("bwrap", [])) as first,
+          BotProcess(BotCommand([echo], cwd=Path(echo).parent), isolation=isolation_for("bwrap", [])) as second):
+        def turns() -> None:
+            for bot in (first, second):
+                deadline = time.monotonic() + 5.0
+                if paused:
+                    bot.resume()
+                bot.write_line(line, deadline)
+                bot.read_line(deadline)
+                if paused:
+                    bot.pause()
+
+        if paused:
+            first.pause()
+            second.pause()
+        return _per_call(turns, trips // 2) / 2
 
 
 def _per_call(once: object, trips: int) -> float:
@@ -179,16 +194,19 @@ def main() -> None:
             print("gcc not found: no process parts")
             return
         os.chmod(argv[0], 0o755)
-        print(f"  {'':<14} {'pinned':>7} {'unpinned':>9}")
-        for part in ("pipes", "bot process", "pause+resume"):
-            figures = []
+        print(f"  {'':<20} {'pinned':>7} {'unpinned':>9}")
+        figures: dict[str, list[float]] = {}
+        for part in ("pipes", "bot process", "bwrap turns", "bwrap turns, paused"):
             for prefix in (["taskset", "-c", "0"], []):
                 runs = [json.loads(subprocess.run(
                     [*prefix, sys.executable, __file__, "--trips", str(args.trips), "--part",
                      f"{part}:{argv[0]}:{size}"], check=True, capture_output=True, text=True).stdout)
                     for _ in range(3)]
-                figures.append(statistics.median(runs))
-            print(f"  {part:<14} {figures[0]:7.2f} {figures[1]:9.2f}")
+                figures.setdefault(part, []).append(statistics.median(runs))
+        figures["pause+resume"] = [paused - plain for paused, plain in
+                                   zip(figures["bwrap turns, paused"], figures["bwrap turns"], strict=True)]
+        for part, (pinned, unpinned) in figures.items():
+            print(f"  {part:<20} {pinned:7.2f} {unpinned:9.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
