@@ -76,7 +76,8 @@ Decision = Literal["H0", "H1", "continue", "truncated"]
 DECISIONS: tuple[Decision, ...] = ("H0", "H1", "continue", "truncated")
 EPSILON = 1e-3  # virtual groups at an end value (0 or 1) never observed; fishtest uses the same
 BASE_SCORE_MIN = 1e-3  # BASE's field score is kept in [min, 1 - min] so that Elo(b) stays finite
-_BISECTIONS = 60  # halvings of the multiplier's bracket: far below float resolution of the LLR
+_MAX_STEPS = 200  # of the multiplier's root finder (Newton's steps converge in about ten)
+_TOL = 1e-14
 
 
 # ---------------------------------------------------------------------------- group scores
@@ -151,7 +152,7 @@ def field_group(new: Sequence[Placing], base: Sequence[Placing], mode: Mode = "f
 
 def expected_score(elo: float) -> float:
     """``L(elo)``: the leaderboard's expected score of a bot ``elo`` points stronger."""
-    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
+    return 0.5 * (1.0 + math.tanh(elo * math.log(10.0) / 800.0))  # = 1 / (1 + 10 ** (-elo / 400)), no overflow
 
 
 def elo_from_score(score: float) -> float | None:
@@ -208,25 +209,37 @@ def _support(values: FloatArray, counts: FloatArray) -> tuple[FloatArray, FloatA
 
 
 def lagrange_multiplier(values: FloatArray, counts: FloatArray, mean: FloatArray | float) -> FloatArray:
-    """The multiplier ``x`` of the MLE with a fixed mean, per histogram (row of ``counts``), by bisection.
+    """The multiplier ``x`` of the MLE with a fixed mean, per histogram (row of ``counts``).
 
     ``values`` ascend from 0 to 1; ``counts`` has one row per histogram (or is one histogram); ``mean``, in
-    (0, 1), one per row or one for all.
+    (0, 1), one per row or one for all. The secular function ``f(x)`` falls strictly on its bracket, so
+    Newton steps that stay inside the shrinking bracket, and halvings where they would not, find its root.
     """
     a, weights = _support(np.asarray(values, dtype=np.float64), np.asarray(counts, dtype=np.float64))
     w = np.atleast_2d(weights)
     w = w / w.sum(axis=1, keepdims=True)
-    s = np.broadcast_to(np.asarray(mean, dtype=np.float64), w.shape[:1])[:, None]
+    s = np.broadcast_to(np.asarray(mean, dtype=np.float64), w.shape[:1])
     if np.any((s <= 0.0) | (s >= 1.0)):
         raise ValueError("the constrained mean must be strictly between 0 and 1")
-    d = a[None, :] - s
-    lo, hi = -1.0 / (1.0 - s[:, 0]), 1.0 / s[:, 0]
-    for _ in range(_BISECTIONS):
-        mid = 0.5 * (lo + hi)
-        above = np.sum(w * d / (1.0 + mid[:, None] * d), axis=1) > 0.0  # the sum falls as x grows
-        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-    x: FloatArray = (0.5 * (lo + hi)).reshape(np.shape(weights)[:-1])
-    return x
+    d = a[None, :] - s[:, None]
+    lo, hi = -1.0 / (1.0 - s), 1.0 / s
+    x = np.zeros_like(s)  # f(0) = observed mean - s
+    todo = np.arange(len(s))  # rows not converged yet
+    for _ in range(_MAX_STEPS):
+        dt, xt = d[todo], x[todo]
+        t = dt / (1.0 + xt[:, None] * dt)
+        f, slope = np.sum(w[todo] * t, axis=1), -np.sum(w[todo] * t * t, axis=1)
+        lo[todo] = np.where(f > 0.0, xt, lo[todo])
+        hi[todo] = np.where(f > 0.0, hi[todo], xt)
+        newton = xt - f / slope
+        inside = (newton >= lo[todo]) & (newton <= hi[todo])
+        step = np.where(f == 0.0, xt, np.where(inside, newton, 0.5 * (lo[todo] + hi[todo])))
+        x[todo] = step
+        todo = todo[np.abs(step - xt) > _TOL * (1.0 + np.abs(xt))]
+        if not len(todo):
+            break
+    out: FloatArray = np.reshape(x, np.shape(weights)[:-1])
+    return out
 
 
 def constrained_mle(values: FloatArray, counts: FloatArray, mean: FloatArray | float) -> FloatArray:
@@ -234,8 +247,9 @@ def constrained_mle(values: FloatArray, counts: FloatArray, mean: FloatArray | f
     a, weights = _support(np.asarray(values, dtype=np.float64), np.asarray(counts, dtype=np.float64))
     x = lagrange_multiplier(a, counts, mean)
     w = weights / weights.sum(axis=-1, keepdims=True)
-    p: FloatArray = w / (1.0 + np.asarray(x)[..., None] * (a - np.asarray(mean)[..., None]))
-    return p / p.sum(axis=-1, keepdims=True)  # the sum is 1 at the root; this removes the bisection's dust
+    p = w / (1.0 + np.asarray(x)[..., None] * (a - np.asarray(mean)[..., None]))
+    out: FloatArray = p / p.sum(axis=-1, keepdims=True)  # the sum is 1 at the root, but for bisection dust
+    return out
 
 
 def llr(values: FloatArray, counts: FloatArray, s0: FloatArray | float, s1: FloatArray | float) -> FloatArray:
