@@ -33,6 +33,8 @@ Elo scale (the leaderboard's: logistic, 400 points for a factor of ten in the od
   taken as one rating (a spread-out field shrinks the scale slightly, by Jensen); the mean of per-group
   pooled scores stands for the overall pooled score; and ``b``, a nuisance, is replaced by its estimate, the
   mean of BASE's group scores, which does not depend on NEW's strength. ``s(0) = 1/2`` exactly, whatever ``b``.
+  ``order`` mode maps the same way: its comparisons are place against place, ``players - 1`` per game, and the
+  leaderboard's ``order`` ratings are on the same logistic scale.
 
 The test (generalized SPRT)
 ---------------------------
@@ -44,9 +46,12 @@ frequencies ``w_i`` at values ``a_i``, ``p_i = w_i / (1 + x (a_i - s))``, where 
 is the root of ``sum_i w_i (a_i - s) / (1 + x (a_i - s)) = 0`` in ``(-1 / (1 - s), 1 / s)``. The
 log-likelihood ratio is ``LLR = sum over the groups of log(p1(g) / p0(g))``. So that a root exists the
 support always holds 0 and 1; an end value never observed gets the weight ``EPSILON`` groups there (fishtest
-regularises its empty cells the same way) which enters the MLE only, not the sum. cutechess
-(``projects/lib/src/sprt.cpp``) is the simple version of the same test on single games (win/draw/loss, a
-BayesElo model whose draw rate is estimated from the sample).
+regularises its empty cells the same way) which enters the MLE only, not the sum. This is the exact
+constrained-MLE LLR; fishtest's ``stats/sprt.py`` keeps the same Wald bounds but by default takes the LLR
+from a mean-variance approximation (``LLR_drift_variance_alt2``), and no overshoot correction is made here.
+cutechess (``projects/lib/src/sprt.cpp``) is the simple version on single games: win/draw/loss under a
+BayesElo model whose draw rate is estimated from the sample. Here the values are any group scores in [0, 1],
+so one formula serves the pentanomial pairs and the field groups.
 
 Bounds are Wald's: ``lower = log(beta / (1 - alpha))``, ``upper = log((1 - beta) / alpha)``; H1 is accepted at
 ``LLR >= upper``, H0 at ``LLR <= lower``, and otherwise the test is truncated once ``max_games`` are played.
@@ -76,7 +81,7 @@ Decision = Literal["H0", "H1", "continue", "truncated"]
 DECISIONS: tuple[Decision, ...] = ("H0", "H1", "continue", "truncated")
 EPSILON = 1e-3  # virtual groups at an end value (0 or 1) never observed; fishtest uses the same
 BASE_SCORE_MIN = 1e-3  # BASE's field score is kept in [min, 1 - min] so that Elo(b) stays finite
-_MAX_STEPS = 200  # of the multiplier's root finder (Newton's steps converge in about ten)
+_MAX_STEPS = 200  # of the multiplier's root finder: Newton's steps take about ten, 200 halvings exhaust a float
 _TOL = 1e-14
 
 
