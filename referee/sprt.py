@@ -237,7 +237,8 @@ def lagrange_multiplier(values: FloatArray, counts: FloatArray, mean: FloatArray
         lo[todo] = np.where(f > 0.0, xt, lo[todo])
         hi[todo] = np.where(f > 0.0, hi[todo], xt)
         newton = xt - f / slope
-        inside = (newton >= lo[todo]) & (newton <= hi[todo])
+        # strictly inside: the bracket's first ends are poles of f; newton == x is convergence
+        inside = ((newton > lo[todo]) & (newton < hi[todo])) | (newton == xt)
         step = np.where(f == 0.0, xt, np.where(inside, newton, 0.5 * (lo[todo] + hi[todo])))
         x[todo] = step
         todo = todo[np.abs(step - xt) > _TOL * (1.0 + np.abs(xt))]

@@ -134,6 +134,17 @@ def test_two_valued_groups_give_the_binomial_sprt() -> None:
     assert sprt_state([1.0] * 20, 0.0, 10.0).llr == pytest.approx(20 * math.log(expected_score(10.0) / 0.5))
 
 
+def test_llr_stays_finite_when_a_hypothesis_is_far_from_the_data() -> None:
+    """The MLE under H0 then piles mass on an end cell and its multiplier sits next to a pole of f."""
+    strong = [0.0] + [0.5] * 6 + [0.75] * 8 + [1.0] * 24  # once hit a pole when Newton landed on the bracket end
+    with np.errstate(all="raise"):
+        assert math.isfinite(sprt_state(strong, 0.0, 30.0).llr)
+        p = constrained_mle(PENTANOMIAL, np.array([1.0, 0.0, 6.0, 8.0, 24.0]), 0.5)
+        assert p.sum() == pytest.approx(1.0) and float(p @ PENTANOMIAL) == pytest.approx(0.5)
+        assert sprt_state([1.0] * 5000, 0.0, 30.0).llr == pytest.approx(5000 * math.log(expected_score(30.0) / 0.5))
+        assert sprt_state([0.0] * 5000, -30.0, 0.0).llr == pytest.approx(5000 * math.log(0.5 / expected_score(30.0)))
+
+
 def _max_loglik_three_point(counts: tuple[int, int, int], s: float) -> float:
     """max of sum n_i log p_i over p on {0, 1/2, 1} with mean s: one free parameter t = p(1), p(1/2) = 2(s - t),
     p(0) = 1 - 2s + t; the log-likelihood is concave in t, so a golden-section search finds the maximum."""
