@@ -69,7 +69,7 @@ class LaunchedBot:
     def pause(self) -> None:
         """Stop every process of the bot. With a freezer this starts the freeze and returns: the kernel stops
         each task within microseconds, and :meth:`resume` checks that it did. Waiting here would cost the
-        referee a poll per decision (a third of a pause and resume) to learn what it needs to know only then.
+        referee a wait on every decision for what it needs to know only then.
 
         :raises BotTimeout: the freeze could not be started.
         :raises BotOutOfMemory: a process of the bot was killed for memory since it started.
