@@ -40,8 +40,11 @@ def group_gone(pgid: int) -> bool:
     return all(gone(pid) for pid in all_pids() if (fields := stat_fields(pid)) and int(fields[2]) == pgid)
 
 
-def eventually(condition: Callable[[], bool], timeout: float = 1.0) -> bool:
-    """Whether the condition holds within the timeout: SIGKILL takes effect asynchronously."""
+def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """Whether the condition holds within the timeout: SIGKILL takes effect asynchronously.
+
+    The default is generous, for a loaded machine; a caller that expects False passes a short timeout.
+    """
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

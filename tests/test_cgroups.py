@@ -221,7 +221,7 @@ def test_freeze_stops_a_forking_tree_and_thaw_lets_it_run(run: CgroupRun, start:
         assert fields is not None and fields[0] in (b"S", b"D"), (pid, fields)
         assert _ticks(pid) == ticks[pid]
     bot.thaw()
-    assert eventually(lambda: bot.cpu_ns() > before + 100_000_000, timeout=2.0)
+    assert eventually(lambda: bot.cpu_ns() > before + 100_000_000)
 
 
 def test_freeze_returns_true_for_a_group_that_emptied(run: CgroupRun, start: Start) -> None:
