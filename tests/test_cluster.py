@@ -77,7 +77,7 @@ def test_a_cluster_stores_the_games_a_local_run_stores(tmp_path: Path, cluster: 
     # the run's referee workers are gone from the Dask workers once it is over
     client = distributed.Client(cluster.scheduler_address, set_as_default=False)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while any(client.run(_referee_workers).values()) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not any(client.run(_referee_workers).values())
