@@ -250,17 +250,17 @@ def test_rotation_counts_in_a_schedule() -> None:
 ])
 def test_no_process_meets_a_deal_twice(cfg: TournamentConfig) -> None:
     """restart = "never": for every (bot, instance), the deals it plays are all different."""
-    met: dict[tuple[str, int], list[str]] = defaultdict(list)
+    met: dict[tuple[str, tuple[int, int]], list[str]] = defaultdict(list)
     slots = schedule(cfg, SEED)
     for slot in slots:
-        assert instance_for(slot) == slot.rotation
+        assert instance_for(slot) == (0, slot.rotation)
         for name in slot.table:
             met[name, instance_for(slot)].append(slot.deal_key)
     for deal_keys in met.values():
         assert len(deal_keys) == len(set(deal_keys))
-    instances = {instance for _, instance in met}
+    instances = {rotation for _, (_, rotation) in met}
     assert instances == set(range(rotation_count(cfg.players, cfg.rotations)))
-    deal_seeds: dict[tuple[str, int], list[int]] = defaultdict(list)  # and so no deck twice either
+    deal_seeds: dict[tuple[str, tuple[int, int]], list[int]] = defaultdict(list)  # and so no deck twice either
     for slot in slots:
         for name in slot.table:
             deal_seeds[name, instance_for(slot)].append(slot.deal_seed)

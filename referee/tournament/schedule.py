@@ -36,8 +36,8 @@ For round robin and gauntlet the base order is a seeded shuffle of the table, so
 systematically before another (cyclic rotations keep neighbours; ``all`` covers every order anyway).
 
 The slot list is deal-major (deal 0 of every table, then deal 1, ...) with the rotations of a deal adjacent.
-Under ``restart = "never"`` process instance r of every bot plays only rotation r (:func:`instance_for`), so
-no process ever meets the same deal twice.
+Under ``restart = "never"`` process instance r of every bot plays only rotation r (:func:`instance_for`; an
+SPRT's arms have instances of their own), so no process ever meets the same deal twice.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class Slot(msgspec.Struct, frozen=True, kw_only=True):
     deal_seed: int
     rotation: int  # 0..R-1
     games: int  # series length
+    arm: int = 0  # 0 in a tournament; an SPRT against a field: 0 NEW's arm, 1 BASE's (:mod:`.sprt_schedule`)
 
 
 class Table(NamedTuple):
@@ -150,12 +151,13 @@ def schedule(config: TournamentConfig, seed: int) -> list[Slot]:
     return slots
 
 
-def instance_for(slot: Slot) -> int:
-    """The process instance of every bot at this slot under ``restart = "never"``: its rotation.
+def instance_for(slot: Slot) -> tuple[int, int]:
+    """The process instance of every bot at this slot under ``restart = "never"``: its arm and rotation.
 
-    Duplicate-safe: the rotations of a deal are distinct slots, so instance r meets each deal at most once.
+    Duplicate-safe: the rotations of a deal are distinct slots, so instance r meets each deal at most once;
+    an SPRT's two arms replay a deal with the same field, so each arm has processes of its own.
     """
-    return slot.rotation
+    return slot.arm, slot.rotation
 
 
 def schedule_summary(slots: Iterable[Slot]) -> ScheduleSummary:

@@ -3,7 +3,7 @@
 Run as ``python -m referee.tournament.worker``. It speaks JSON lines on stdin/stdout: first a
 :class:`WorkerSetup`, then one :class:`Job` per slot, answered by one :class:`SlotDone`; EOF
 ends it. It keeps its bot processes across slots (``restart = "never"``): instance r of each
-bot plays only rotation r, so no process ever meets the same deal twice. :func:`start_worker` and
+bot plays only rotation r (of one SPRT arm), so no process ever meets the same deal twice. :func:`start_worker` and
 :func:`play_job` drive one from an executor, local or on a cluster's worker.
 """
 
@@ -111,9 +111,9 @@ class SlotPlayer:
         self.loaded = loaded
         self.isolation = isolation
         self.bots = {bot.name: bot for bot in loaded.bots}
-        self.clients: dict[tuple[str, int], BotClient] = {}
+        self.clients: dict[tuple[str, tuple[int, int]], BotClient] = {}
 
-    def client(self, name: str, instance: int) -> BotClient:
+    def client(self, name: str, instance: tuple[int, int]) -> BotClient:
         key = (name, instance)
         if key not in self.clients:
             config = self.loaded.config
@@ -124,7 +124,7 @@ class SlotPlayer:
 
     def play(self, slot: Slot, disqualified: dict[str, str]) -> list[GameRecord]:
         restart = self.loaded.config.restart == "game"
-        instance = 0 if restart else instance_for(slot)
+        instance = (0, 0) if restart else instance_for(slot)
         clients = [DisqualifiedClient(name, disqualified[name]) if name in disqualified
                    else self.client(name, instance) for name in slot.table]
         records = play_series(self.loaded.rules, clients, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
