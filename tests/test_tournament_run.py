@@ -320,7 +320,8 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batc
     executor, tournament = Executor(), SimpleNamespace(id=1)
     summary = runner.RunSummary(tournament, len(slots), 0)  # type: ignore[arg-type]
     progress = runner.Progress(len(slots), 0, stream=io.StringIO())
-    run = runner._Run(Nowhere(), loaded, tournament, summary, {}, progress, {})  # type: ignore[arg-type]
+    run = runner._Run(Nowhere(), loaded, tournament, summary, {}, progress, {},  # type: ignore[arg-type]
+                      runner.ScheduleCourse(loaded))
     try:
         run.play(slots, executor)
     finally:

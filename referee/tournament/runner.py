@@ -13,6 +13,7 @@ import logging
 import os
 import queue
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -120,13 +121,61 @@ class SlotExecutor(Protocol):
         """Stop the workers; ``cancel``: the batches in flight are abandoned (Ctrl-C, an error)."""
 
 
+class Course(Protocol):
+    """What a run plays: the config's schedule (a tournament, :class:`ScheduleCourse`), or an SPRT's deal
+    groups until it decides (:class:`referee.tournament.sprt_run.SprtCourse`)."""
+
+    #: The tournament row's name and fingerprint; None: the config's (with its legacy fingerprints).
+    identity: tuple[str, str] | None
+
+    def begin(self, store: Store, tournament: TournamentRow, stored_games: int,
+              stream: TextIO | None) -> tuple[list[Slot], int | None, Progress]:
+        """The slots to play first (none stored yet), the run's total games (None: open-ended) and its progress.
+
+        :raises TournamentError: the database holds slots that this course does not schedule."""
+
+    def more(self) -> list[Slot]:
+        """The next slots of an open-ended course, asked for whenever too few are waiting; [] when there are
+        no more."""
+
+    def stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
+        """Called with each batch once stored; True ends the run (the batches in flight are abandoned)."""
+
+
+class ScheduleCourse:
+    """A tournament: every slot of the config's schedule not stored yet."""
+
+    identity: tuple[str, str] | None = None
+
+    def __init__(self, loaded: LoadedConfig) -> None:
+        self.loaded = loaded
+
+    def begin(self, store: Store, tournament: TournamentRow, stored_games: int,
+              stream: TextIO | None) -> tuple[list[Slot], int | None, Progress]:
+        slots = schedule(self.loaded.config, tournament.seed)
+        stored = store.stored_slots(tournament.id)
+        stale = stored - {slot.key for slot in slots}
+        if stale:
+            raise TournamentError(f"{store.path} holds games this config does not schedule (e.g. {min(stale)}); "
+                                  "use --fresh to start a new tournament in it, or another --db")
+        total = sum(slot.games for slot in slots)
+        return [slot for slot in slots if slot.key not in stored], total, Progress(total, stored_games, stream=stream)
+
+    def more(self) -> list[Slot]:
+        return []
+
+    def stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
+        return False
+
+
 def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh: bool,
                    progress_stream: TextIO | None = None, *, seed_file: Path | None = None,
                    bots_as_root: bool = False, changed_bots: str | None = None,
-                   cluster: str | None = None) -> RunSummary:
+                   cluster: str | None = None, course: Course | None = None) -> RunSummary:
     """Play every slot of the schedule not yet stored in ``db_path``, in ``jobs`` workers (None: one per core),
     each pinned with the bots of its games to a core of its own; or, given ``cluster`` (a Dask scheduler's
-    address, else the config's ``cluster`` key), on the workers of that Dask cluster.
+    address, else the config's ``cluster`` key), on the workers of that Dask cluster. ``course``: what to play
+    in place of the config's schedule (an SPRT; ``loaded`` then holds only its bots).
 
     A new tournament's seed is ``seed_file``'s (:func:`read_seed_file`), else drawn; it is kept in the
     database only. A stored tournament keeps its seed (``seed_file``, if given, must hold the same).
@@ -159,47 +208,41 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
     with _stop_signals():
         try:
             with Store(db_path) as store:
-                tournament = _open_tournament(store, loaded, fresh, seed)
+                playing: Course = course or ScheduleCourse(loaded)
+                tournament = _open_tournament(store, loaded, fresh, seed, playing.identity)
                 summary = RunSummary(tournament, 0, 0)
                 setup = WorkerSetup(config_path=str(loaded.path), sandbox=loaded.config.sandbox,
                                     protected=protected, bots_as_root=bots_as_root)
                 _play_tournament(store, loaded, summary, identities, changed_bots, isolation,
-                                 (jobs, cluster, setup), progress_stream)
+                                 (jobs, cluster, setup), progress_stream, playing)
                 return summary
         except KeyboardInterrupt as stop:
             signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
-            stored = "no game played yet" if summary is None or not summary.total_games else \
-                f"{summary.stored_before + summary.played} of {summary.total_games} games stored"
+            kept = 0 if summary is None else summary.stored_before + summary.played
+            of = f" of {summary.total_games}" if summary is not None and summary.total_games else ""
+            stored = f"{kept}{of} games stored" if kept or of else "no game played yet"
             raise Interrupted(f"interrupted: {stored}", signum) from None
 
 
 def _play_tournament(store: Store, loaded: LoadedConfig, summary: RunSummary, identities: list[_Identity],
                      changed_bots: str | None, isolation: Isolation, where: tuple[int | None, str | None, WorkerSetup],
-                     progress_stream: TextIO | None) -> None:
-    """Check the bots against the stored tournament, preflight them, then play what is left where ``where``
-    (``--jobs``, ``--cluster``, the workers' setup) says."""
+                     progress_stream: TextIO | None, course: Course) -> None:
+    """Check the bots against the stored tournament, preflight them, then play what is left of ``course`` where
+    ``where`` (``--jobs``, ``--cluster``, the workers' setup) says."""
     tournament = summary.tournament
     rows = _check_bots(store, tournament, identities, changed_bots, summary)
     _preflight_bots(store, tournament, loaded, isolation, rows, summary)
-    slots = schedule(loaded.config, tournament.seed)
-    stored = store.stored_slots(tournament.id)
-    stale = stored - {slot.key for slot in slots}
-    if stale:
-        raise TournamentError(f"{store.path} holds games this config does not schedule (e.g. {min(stale)}); "
-                              "use --fresh to start a new tournament in it, or another --db")
-    pending = [slot for slot in slots if slot.key not in stored]
-    summary.total_games = sum(slot.games for slot in slots)
     summary.stored_before = store.count_games(tournament.id)
+    pending, total, progress = course.begin(store, tournament, summary.stored_before, progress_stream)
+    summary.total_games = total or 0
     disqualified = store.disqualified(tournament.id)
-    progress = Progress(summary.total_games, summary.stored_before, stream=progress_stream)
     run = _Run(store, loaded, tournament, summary, disqualified, progress,
-               {name: row.sha256 for name, row in rows.items()})
+               {name: row.sha256 for name, row in rows.items()}, course)
     jobs, cluster, setup = where
     executor = _executor(jobs, cluster, setup, loaded, rows, disqualified)
     cancel = True
     try:
-        run.play(pending, executor)
-        cancel = False
+        cancel = run.play(pending, executor)
     finally:
         executor.shutdown(cancel)
     progress.finish()
@@ -224,22 +267,28 @@ def _identify(bot: ResolvedBot, protected: list[str]) -> _Identity:
     return _Identity(bot, msgspec.json.encode(bot.settings(), order="sorted").decode(), bot.hashed_files(protected))
 
 
-def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int | None) -> TournamentRow:
+def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int | None,
+                     sprt: tuple[str, str] | None = None) -> TournamentRow:
+    """The database's active tournament, checked against the config, or a new one. ``sprt``: an SPRT's name
+    and fingerprint (:mod:`referee.tournament.sprt_run`), in place of the config's."""
     active = store.active_tournament()
-    fingerprint = loaded.schedule_fingerprint()
+    name, fingerprint = sprt or (loaded.config.name, loaded.schedule_fingerprint())
     if active is not None and not fresh:
         # a database made while configs held seeds stored the fingerprint of `seed = <its seed>`
-        if active.fingerprint not in (fingerprint, loaded.schedule_fingerprint(legacy_seed=active.seed)):
+        legacy = () if sprt else (loaded.schedule_fingerprint(legacy_seed=active.seed),)
+        if active.fingerprint not in (fingerprint, *legacy):
+            changed = ("another SPRT (its bots, Elo bounds, alpha, beta, mode, variant, rules, rotations or "
+                       "series differ)") if sprt else ("a different schedule (variant, rules, table size, format, "
+                                                      "rotations or series changed)")
             raise TournamentError(
-                f"{store.path} holds tournament {active.name!r} with a different schedule (variant, rules, "
-                "table size, format, rotations or series changed); use --fresh to start a new tournament "
-                "in it (the old games are kept), or another --db")
+                f"{store.path} holds tournament {active.name!r} with {changed}; use --fresh to start a new "
+                "tournament in it (the old games are kept), or another --db")
         if seed is not None and seed != active.seed:
             raise TournamentError(f"{store.path} holds tournament {active.name!r} with another seed than the "
                                   "seed file's; leave out --seed-file to resume it, or use --fresh or another --db")
         return active
     seed = seed if seed is not None else draw_seed()
-    return store.create_tournament(loaded.config.name, str(loaded.path), loaded.path.read_text(), fingerprint, seed)
+    return store.create_tournament(name, str(loaded.path), loaded.path.read_text(), fingerprint, seed)
 
 
 def _check_bots(store: Store, tournament: TournamentRow, identities: list[_Identity], changed_bots: str | None,
@@ -354,7 +403,8 @@ class _Run:
     failure streaks."""
 
     def __init__(self, store: Store, loaded: LoadedConfig, tournament: TournamentRow, summary: RunSummary,
-                 disqualified: dict[str, str], progress: Progress, files: dict[str, str]) -> None:
+                 disqualified: dict[str, str], progress: Progress, files: dict[str, str],
+                 course: Course) -> None:
         self.store = store
         self.loaded = loaded
         self.tournament = tournament
@@ -362,16 +412,26 @@ class _Run:
         self.disqualified = disqualified
         self.progress = progress
         self.files = files
+        self.course = course
         self.streaks: dict[str, list[Verdict]] = {}
 
-    def play(self, pending: list[Slot], executor: SlotExecutor) -> None:
+    def play(self, pending: list[Slot], executor: SlotExecutor) -> bool:
+        """Play ``pending`` and what the course adds until it ends the run; True when it did (the batches still
+        in flight are to be abandoned)."""
         waiting = deque(pending)
         flying: dict[Future[list[SlotDone]], list[Slot]] = {}
         playing: set[str] = set()  # deal keys in flight
         slots = {slot.key: slot for slot in pending}
-        left = sum(slot.games for slot in pending)  # games not submitted yet
+        # games not submitted yet; an open-ended course does not know: full batches then
+        left = sum(slot.games for slot in pending) if self.summary.total_games else sys.maxsize
         try:
-            while waiting or flying:
+            while True:
+                while len({slot.deal_key for slot in waiting} - playing) < executor.capacity and (more :=
+                                                                                                 self.course.more()):
+                    waiting.extend(more)
+                    slots.update((slot.key, slot) for slot in more)
+                if not (waiting or flying):
+                    return False
                 while len(flying) < executor.capacity and (batch := _next_batch(waiting, playing,
                                                                                  _share(left, executor))):
                     jobs = [Job(slot=slot, disqualified=dict(self.disqualified)) for slot in batch]
@@ -381,7 +441,10 @@ class _Run:
                 finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # short: Ctrl-C stays prompt
                 for future in finished:
                     playing.difference_update(slot.deal_key for slot in flying.pop(future))
-                    self.store_slots([(slots[done.slot_key], done.games) for done in _slots_done(future)])
+                    done = [(slots[done.slot_key], done.games) for done in _slots_done(future)]
+                    self.store_slots(done)
+                    if self.course.stored(done):
+                        return True
         except KeyboardInterrupt as stop:
             what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
             kept = self.summary.stored_before + self.summary.played
