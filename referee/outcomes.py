@@ -101,9 +101,14 @@ def outcomes_from_rows(rows: Iterable[tuple[str, str]], disqualified: Mapping[st
     why."""
     builder = _Builder()
     for deal, text in rows:
-        names, places, has_fool = text.split("|")
-        builder.add(deal, names.split(" "), map(int, places.split(" ")), has_fool == "1")
+        builder.add(deal, *parse_outcome(text))
     return builder.build(disqualified or {})
+
+
+def parse_outcome(text: str) -> tuple[list[str], list[int], bool]:
+    """An :func:`outcome_text`'s players by seat, their places and whether the game had a fool."""
+    names, places, has_fool = text.split("|")
+    return names.split(" "), [int(place) for place in places.split(" ")], has_fool == "1"
 
 
 def outcomes_from_records(records: Iterable[ResultRecord]) -> Outcomes:

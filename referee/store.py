@@ -378,6 +378,15 @@ class Store:
         rows = self._query("SELECT DISTINCT slot_key FROM games WHERE tournament_id = ?", (tournament_id,))
         return {row[0] for row in rows}
 
+    def slot_outcomes(self, tournament_id: int) -> dict[str, list[str]]:
+        """Each stored slot's games as outcome texts (:func:`~referee.outcomes.outcome_text`), by game index."""
+        rows = self._query("SELECT slot_key, outcome FROM games WHERE tournament_id = ? ORDER BY slot_key, game_index",
+                           (tournament_id,))
+        slots: dict[str, list[str]] = {}
+        for key, outcome in rows:
+            slots.setdefault(key, []).append(outcome)
+        return slots
+
     def save_slot(self, tournament_id: int, games: list[StoredGame]) -> bool:
         """Store a slot's games in one transaction: all of them, or none if anything fails. A slot already
         stored is left as it is (a cluster may play a batch again after losing a worker): False."""

@@ -441,9 +441,7 @@ class _Run:
                 finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # short: Ctrl-C stays prompt
                 for future in finished:
                     playing.difference_update(slot.deal_key for slot in flying.pop(future))
-                    done = [(slots[done.slot_key], done.games) for done in _slots_done(future)]
-                    self.store_slots(done)
-                    if self.course.stored(done):
+                    if self.store_slots([(slots[done.slot_key], done.games) for done in _slots_done(future)]):
                         return True
         except KeyboardInterrupt as stop:
             what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
@@ -453,11 +451,12 @@ class _Run:
                                f"stored), the {kept} finished are kept ({what} again: stop without cleaning up)")
             raise
 
-    def store_slots(self, done: list[tuple[Slot, list[GameRecord]]]) -> None:
+    def store_slots(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
         """Store a finished batch's slots in one transaction; a slot stored already (a batch that a cluster
-        played again) is counted once."""
+        played again) is counted once. True: the course ends the run."""
         rows = [[stored_game(slot, i, record, self.files) for i, record in enumerate(games)] for slot, games in done]
         saved = self.store.save_slots(self.tournament.id, rows)
+        ended = self.course.stored(done)  # before the progress is drawn: an SPRT's line shows its new state
         for (_, games), new in zip(done, saved, strict=True):
             if not new:
                 continue
@@ -466,6 +465,7 @@ class _Run:
             for name, reason in self.newly_disqualified(games):
                 self.disqualified[name] = reason
                 self.store.disqualify(self.tournament.id, name, reason)
+        return ended
 
     def newly_disqualified(self, games: list[GameRecord]) -> list[tuple[str, str]]:
         """Update each bot's run of games lost by a verdict; the bots that just reached ``max_failures``,
