@@ -55,6 +55,7 @@ from referee.text import json_line, visible
 from referee.tournament.config import BotFilesError, ConfigError, load_config
 from referee.tournament.runner import Interrupted, PreflightError, TournamentError, run_tournament
 from referee.tournament.secret import SeedFileError, write_seed_file
+from referee.tournament.sprt_run import SprtCourse, SprtError, SprtTest, format_state, sprt_setup
 
 app = typer.Typer(
     name="durak",
@@ -105,7 +106,7 @@ def reported_errors() -> Iterator[None]:
     """Turn the library's expected errors into one line and an exit code."""
     try:
         yield
-    except (UsageError, BotArgError, AnchorError) as exc:
+    except (UsageError, BotArgError, AnchorError, SprtError) as exc:
         if _debug:
             raise
         raise fail(str(exc), ExitCode.USAGE) from None
@@ -384,6 +385,98 @@ def tournament(
             typer.echo(f"disqualified: {visible(name)}: {visible(why)}")
         typer.echo("")
         typer.echo(render(load_outcomes(db_path), stats=load_stats(db_path)))
+
+
+#: The exit code of each decision of ``durak sprt``.
+SPRT_EXIT = {"H1": ExitCode.SPRT_H1, "H0": ExitCode.SPRT_H0, "truncated": ExitCode.SPRT_TRUNCATED}
+
+
+def default_sprt_database(config: str) -> Path:
+    """An SPRT's database when ``--db`` is left out: the config's stem + ``-sprt.db``, next to it."""
+    path = Path(os.path.abspath(config))
+    return path.with_name(path.stem + "-sprt.db")
+
+
+@app.command()
+def sprt(
+    config: Annotated[str, typer.Argument(help="The config (TOML) whose bots, rules, time, limits, sandbox, "
+                                               "rotations and series the test uses; its schedule keys are ignored.")],
+    new: Annotated[str, typer.Argument(help="The bot under test: a bot name of CONFIG.")],
+    base: Annotated[str, typer.Argument(help="The bot it is measured against: a bot name of CONFIG.")],
+    elo0: Annotated[float, typer.Option("--elo0", help="H0: NEW is at most this many Elo stronger than BASE.")],
+    elo1: Annotated[float, typer.Option("--elo1", help="H1: NEW is at least this many Elo stronger (> --elo0).")],
+    field: Annotated[list[str] | None, typer.Option(
+        "--field", help="A bot of CONFIG that NEW and BASE each play against, in turn (repeat for more seats); "
+                        "without it NEW plays BASE head to head.")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="The chance of accepting H1 when H0 holds.")] = 0.05,
+    beta: Annotated[float, typer.Option("--beta", help="The chance of accepting H0 when H1 holds.")] = 0.05,
+    max_games: Annotated[int | None, typer.Option(
+        "--max-games", min=1, help="Stop without a decision (truncated) once this many games count; default: "
+                                   "play until a decision.")] = None,
+    mode: Annotated[Literal["fool", "order"], typer.Option(
+        "--mode", help="The Elo scale: the leaderboard's fool (default) or order mode.")] = "fool",
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, help="Games in parallel, each on a core of its own (default: one per core).")] = None,
+    db: Annotated[str | None, typer.Option(
+        "--db", help="The results database (default: CONFIG's stem + -sprt.db, next to CONFIG).")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Start a new test in the database, keeping the old.")
+                     ] = False,
+    sandbox: Annotated[SandboxLevel | None, typer.Option(
+        "--sandbox", help="Override the config's sandbox key: bwrap (default), process (weaker) or none.")] = None,
+    seed_file: Annotated[str | None, typer.Option(
+        "--seed-file", help="A new test's seed: a file holding one integer that only you can read (as for "
+                            "durak tournament). Default: drawn at the first run.")] = None,
+    changed_bots: Annotated[Literal["replay", "keep"] | None, typer.Option(
+        "--changed-bots", help="What to do with a bot that changed since its stored games (as for durak "
+                               "tournament); refused without this.")] = None,
+    bots_as_root: RootOption = False,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", help="Play on a Dask cluster: its scheduler's address (as for durak tournament).")] = None,
+) -> None:
+    """A sequential test (SPRT) of NEW against BASE on duplicate deals: play until it knows, then exit 10 (H1
+    accepted: NEW is at least --elo1 stronger), 11 (H0 accepted: at most --elo0) or 12 (truncated by
+    --max-games).
+
+    Each deal is played in every seat rotation by NEW and again by BASE, in the same seats against the same
+    opponents (head to head: NEW against BASE, the deal in both seatings); each arm has its own bot
+    processes. The test runs over these deal groups in schedule order, so it is stored and resumable like a
+    tournament: the same command on the same database goes on where it stopped (Ctrl-C, SIGTERM) and reaches
+    the same decision. A progress line shows the log-likelihood ratio with its bounds, the Elo difference with
+    its 95% interval, the groups and games counted and the decision.
+    """
+    with reported_errors():
+        if jobs is not None and cluster is not None:
+            raise UsageError("--jobs is for a run on this machine: with --cluster, the Dask workers' threads "
+                             "(dask worker --nthreads) set how many games run at once")
+        test = SprtTest(elo0, elo1, alpha, beta, mode, max_games)
+        loaded, plan = sprt_setup(load_config(config, sandbox=sandbox), new, base, field or [])
+        course = SprtCourse(loaded, plan, test)
+        db_path = Path(os.path.abspath(db)) if db is not None else default_sprt_database(config)
+        try:
+            summary = run_tournament(loaded, db_path, jobs, fresh, bots_as_root=bots_as_root,
+                                     seed_file=Path(seed_file) if seed_file is not None else None,
+                                     changed_bots=changed_bots, cluster=cluster, course=course)
+        except Interrupted as stop:
+            # the test's own options in full (floats by repr: exact), so that the resume is the same test
+            again = [str(loaded.path), new, base, *(f"--field={name}" for name in plan.field), f"--elo0={elo0!r}",
+                     f"--elo1={elo1!r}", f"--alpha={alpha!r}", f"--beta={beta!r}", f"--mode={mode}",
+                     *([f"--max-games={max_games}"] if max_games else []), "--db", str(db_path),
+                     *(["--jobs", str(jobs)] if jobs else []),
+                     *(["--cluster", cluster] if cluster else []), *(["--sandbox", sandbox] if sandbox else []),
+                     *(["--bots-as-root"] if bots_as_root else [])]
+            raise Interrupted(f"{stop}; to resume: {shlex.join(['durak', 'sprt', *again])}",
+                              stop.signal_number) from None
+        state = course.state
+        typer.echo(f"sprt '{visible(summary.tournament.name)}' (id {summary.tournament.id}) in {db_path}: "
+                   f"{summary.played} games played now, {summary.stored_before + summary.played} stored")
+        for name, why in summary.disqualified.items():
+            typer.echo(f"disqualified: {visible(name)}: {visible(why)}")
+        typer.echo(format_state(state))
+        meaning = {"H1": f"{new} is at least {elo1:g} Elo stronger than {base}",
+                   "H0": f"{new} is at most {elo0:g} Elo stronger than {base}",
+                   "truncated": f"no decision within {max_games} games"}
+        typer.echo(f"{state.decision}: {visible(meaning[state.decision])}")
+        raise typer.Exit(int(SPRT_EXIT[state.decision]))
 
 
 @app.command(help=f"""Rate the bots of a database or results file: Bradley-Terry Elo with error bars.

@@ -146,8 +146,12 @@ def format_state(state: SprtState) -> str:
     def elo(value: float | None, unbounded: str) -> str:
         return unbounded if value is None else f"{value:+.1f}"
 
-    interval = f" [{elo(state.elo_low, '-inf')}, {elo(state.elo_high, '+inf')}]" if state.groups >= 2 else ""
-    estimate = f"Elo {elo(state.elo, '?' if state.score is None else ('-inf' if state.score <= 0.5 else '+inf'))}"
+    # an Elo of None is a score at 0 or 1: the low end is +inf only when every group scored 1 (no spread)
+    score = state.score
+    low = elo(state.elo_low, "+inf" if score == 1.0 else "-inf")
+    high = elo(state.elo_high, "-inf" if score == 0.0 else "+inf")
+    interval = f" [{low}, {high}]" if state.groups >= 2 else ""
+    estimate = f"Elo {elo(state.elo, '?' if score is None else ('-inf' if score <= 0.5 else '+inf'))}"
     decision = {"H1": "H1 accepted", "H0": "H0 accepted", "truncated": "truncated (no decision)",
                 "continue": "continue"}[state.decision]
     return (f"LLR {state.llr:.2f} [{state.lower:.2f}, {state.upper:.2f}]  {estimate}{interval}  "

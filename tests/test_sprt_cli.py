@@ -1,0 +1,117 @@
+"""`durak sprt`: decisions and their exit codes with the sample bots, resume after a stop, one-line errors."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.exitcodes import ExitCode
+from referee.tournament.secret import write_seed_file
+from tests.test_sprt_run import sample_config
+
+runner = CliRunner()
+
+
+def sprt(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["sprt", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_heuristic_against_random_accepts_h1_and_the_same_command_resumes_to_it(tmp_path: Path) -> None:
+    config = sample_config(tmp_path)
+    code, out, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "100", "--jobs", "2")
+    assert code == ExitCode.SPRT_H1 == 10, err
+    assert f"sprt 'ab: sprt heur against rand' (id 1) in {tmp_path / 'ab-sprt.db'}" in out
+    assert "H1 accepted" in out and "H1: heur is at least 100 Elo stronger than rand" in out
+    assert "sprt: LLR" in err  # the progress line
+    decision = next(line for line in out.splitlines() if line.startswith("LLR"))
+    code, again, _ = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "100")
+    assert code == 10 and " 0 games played now" in again and decision in again.splitlines()
+
+
+def test_h0_and_truncated_have_their_own_exit_codes(tmp_path: Path) -> None:
+    config = sample_config(tmp_path)
+    code, out, err = sprt(str(config), "rand", "heur", "--elo0", "0", "--elo1", "100", "--db", str(tmp_path / "a.db"))
+    assert code == ExitCode.SPRT_H0 == 11, err
+    assert "H0: rand is at most 0 Elo stronger than heur" in out
+    code, out, err = sprt(str(config), "rand", "rand2", "--elo0", "-5", "--elo1", "5", "--max-games", "4",
+                          "--db", str(tmp_path / "b.db"))
+    assert code == ExitCode.SPRT_TRUNCATED == 12, err
+    assert "2 groups, 4 games  truncated (no decision)" in out and "truncated: no decision within 4 games" in out
+
+
+def test_against_a_field_each_arm_plays_the_deal(tmp_path: Path) -> None:
+    config = sample_config(tmp_path)
+    db = tmp_path / "f.db"
+    code, out, err = sprt(str(config), "heur", "rand", "--field", "rand2", "--elo0", "0", "--elo1", "100",
+                          "--db", str(db))
+    assert code == 10, err
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT slot_key, outcome FROM games").fetchall()
+    for key, outcome in rows:  # arm 0 seats heur, arm 1 rand, each with rand2
+        assert ("|a0|" in key) == ("heur" in outcome.split("|")[0].split()) != ("|a1|" in key)
+        assert "rand2" in outcome.split("|")[0].split()
+
+
+def test_errors_are_one_line(tmp_path: Path) -> None:
+    config = sample_config(tmp_path)
+    for args, message in [
+        (["heur", "nobody"], f"{config} has no bot named 'nobody' (its bots: heur, rand, rand2)"),
+        (["heur", "heur"], "NEW, BASE and the field must be different bots"),
+        (["heur", "rand", "--field", "rand"], "NEW, BASE and the field must be different bots"),
+    ]:
+        code, _, err = sprt(str(config), *args, "--elo0", "0", "--elo1", "10")
+        assert code == ExitCode.USAGE and err == f"durak: error: {message}\n", err
+    code, _, err = sprt(str(config), "heur", "rand", "--elo0", "10", "--elo1", "0")
+    assert code == ExitCode.USAGE and err == "durak: error: --elo0 must be below --elo1, not 10 and 0\n"
+    code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "10", "--alpha", "0.6", "--beta", "0.5")
+    assert code == ExitCode.USAGE and "--alpha and --beta must be in (0, 1)" in err
+    assert not (tmp_path / "ab-sprt.db").exists()  # refused before any database is made
+
+
+def _count(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as con:
+            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_a_stopped_test_resumes_to_the_decision_of_an_uninterrupted_one(tmp_path: Path) -> None:
+    """Same seed, two databases: Ctrl-C then the printed resume command reach the uninterrupted run's state."""
+    config = sample_config(tmp_path)
+    seed = tmp_path / "seed"
+    write_seed_file(seed, 4242)
+    test = ["rand", "rand2", "--elo0", "-5", "--elo1", "5", "--max-games", "40", "--jobs", "2"]
+    whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
+    durak = [sys.executable, "-m", "referee", "sprt", str(config)]
+    uninterrupted = subprocess.run([*durak, *test, "--db", str(whole), "--seed-file", str(seed)],
+                                   capture_output=True, text=True, timeout=300)
+    assert uninterrupted.returncode in (10, 11, 12), uninterrupted.stderr
+    run = subprocess.Popen([*durak, *test, "--db", str(stopped), "--seed-file", str(seed)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _count(stopped) < 6:
+        time.sleep(0.01)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == ExitCode.INTERRUPTED, err
+    assert "Traceback" not in err
+    resume = err.split("to resume: ")[1].strip().split(" ")
+    assert resume[:3] == ["durak", "sprt", str(config)] and "--seed-file" not in resume
+    resumed = subprocess.run([sys.executable, "-m", "referee", *resume[1:]], capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == uninterrupted.returncode, resumed.stderr
+
+    def state(out: str) -> str:
+        return next(line for line in out.splitlines() if line.startswith("LLR"))
+
+    assert state(resumed.stdout) == state(uninterrupted.stdout)
+    assert _count(stopped) <= 40  # no group beyond --max-games is handed out
