@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import sqlite3
 import subprocess
@@ -53,6 +54,8 @@ def test_against_a_field_each_arm_plays_the_deal(tmp_path: Path) -> None:
     code, out, err = sprt(str(config), "heur", "rand", "--field", "rand2", "--elo0", "0", "--elo1", "100",
                           "--db", str(db))
     assert code == 10, err
+    groups, games = re.search(r"(\d+) groups, (\d+) games  H1 accepted", out).groups()  # type: ignore[union-attr]
+    assert int(games) == 4 * int(groups)  # 2 arms x 2 seatings
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT slot_key, outcome FROM games").fetchall()
     for key, outcome in rows:  # arm 0 seats heur, arm 1 rand, each with rand2
@@ -89,7 +92,7 @@ def test_a_stopped_test_resumes_to_the_decision_of_an_uninterrupted_one(tmp_path
     config = sample_config(tmp_path)
     seed = tmp_path / "seed"
     write_seed_file(seed, 4242)
-    test = ["rand", "rand2", "--elo0", "-5", "--elo1", "5", "--max-games", "40", "--jobs", "2"]
+    test = ["rand", "rand2", "--elo0", "-5", "--elo1", "5", "--max-games", "24", "--jobs", "2"]
     whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
     durak = [sys.executable, "-m", "referee", "sprt", str(config)]
     uninterrupted = subprocess.run([*durak, *test, "--db", str(whole), "--seed-file", str(seed)],
@@ -98,7 +101,7 @@ def test_a_stopped_test_resumes_to_the_decision_of_an_uninterrupted_one(tmp_path
     run = subprocess.Popen([*durak, *test, "--db", str(stopped), "--seed-file", str(seed)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _count(stopped) < 6:
+    while time.monotonic() < deadline and _count(stopped) < 4:
         time.sleep(0.01)
     run.send_signal(signal.SIGINT)
     _, err = run.communicate(timeout=60)
@@ -114,4 +117,4 @@ def test_a_stopped_test_resumes_to_the_decision_of_an_uninterrupted_one(tmp_path
         return next(line for line in out.splitlines() if line.startswith("LLR"))
 
     assert state(resumed.stdout) == state(uninterrupted.stdout)
-    assert _count(stopped) <= 40  # no group beyond --max-games is handed out
+    assert _count(stopped) <= 24  # no group beyond --max-games is handed out

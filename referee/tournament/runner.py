@@ -234,7 +234,7 @@ def _play_tournament(store: Store, loaded: LoadedConfig, summary: RunSummary, id
     _preflight_bots(store, tournament, loaded, isolation, rows, summary)
     summary.stored_before = store.count_games(tournament.id)
     pending, total, progress = course.begin(store, tournament, summary.stored_before, progress_stream)
-    summary.total_games = total or 0
+    summary.total_games = total or 0  # 0: open-ended (an SPRT)
     disqualified = store.disqualified(tournament.id)
     run = _Run(store, loaded, tournament, summary, disqualified, progress,
                {name: row.sha256 for name, row in rows.items()}, course)
@@ -416,16 +416,17 @@ class _Run:
         self.streaks: dict[str, list[Verdict]] = {}
 
     def play(self, pending: list[Slot], executor: SlotExecutor) -> bool:
-        """Play ``pending`` and what the course adds until it ends the run; True when it did (the batches still
-        in flight are to be abandoned)."""
+        """Play ``pending`` and whatever the course adds (:meth:`Course.more`) until there is no more or the course
+        ends the run; True when it ended it (the batches still in flight are to be abandoned)."""
         waiting = deque(pending)
         flying: dict[Future[list[SlotDone]], list[Slot]] = {}
         playing: set[str] = set()  # deal keys in flight
         slots = {slot.key: slot for slot in pending}
-        # games not submitted yet; an open-ended course does not know: full batches then
+        # games not submitted yet; an open-ended course (no total) does not know: full batches then
         left = sum(slot.games for slot in pending) if self.summary.total_games else sys.maxsize
         try:
             while True:
+                # enough deals waiting to fill every worker (a deal's slots are played one at a time)
                 while len({slot.deal_key for slot in waiting} - playing) < executor.capacity and (more :=
                                                                                                  self.course.more()):
                     waiting.extend(more)
