@@ -9,7 +9,7 @@ import pytest
 from referee.engine.rng import SeededRng, derive_seed
 from referee.tournament.config import BotConfig, TournamentConfig
 from referee.tournament.schedule import instance_for, schedule, seat_order
-from referee.tournament.sprt_schedule import SprtPlan
+from referee.tournament.sprt_schedule import SprtPlan, games_of_deal
 
 SEED = 7
 
@@ -98,3 +98,17 @@ def test_bots_must_differ() -> None:
         SprtPlan("new", "base", ("f1", "new"))
     with pytest.raises(ValueError, match="different bots"):
         SprtPlan("a", "a")
+
+
+@pytest.mark.parametrize("plan", [SprtPlan("new", "base"), SprtPlan("new", "base", ("f1", "f2"), series=2),
+                                  SprtPlan("new", "base", ("f1",), rotations="all")])
+def test_a_deal_is_known_complete_from_any_of_its_games(plan: SprtPlan) -> None:
+    """The report shows a deal's games once all are stored: any game's key tells how many that is."""
+    slots = plan.group(SEED, 2)
+    for slot in slots:
+        for game in range(slot.games):
+            key = f"{slot.key}|g{game + 1}"  # as the worker's play_series names a slot's games
+            assert games_of_deal(key, len(slot.table), plan.rotations, plan.series) == plan.games_per_group
+    tournament = schedule(TournamentConfig(name="t", players=3, series=2, bots=[BotConfig(name=n, command="p")
+                                                                                   for n in ("a", "b", "c")]), SEED)
+    assert {games_of_deal(f"{s.key}|g1", 3, "cyclic", 2) for s in tournament} == {6}

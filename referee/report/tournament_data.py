@@ -3,8 +3,8 @@ per-bot statistics (the very document ``durak leaderboard --format json --h2h --
 distribution, how the ratings settled, the games (``durak games``' numbers), and each shown game's viewer data.
 
 The tournament seed is never put into it. The leaderboard is ``durak leaderboard``'s, over every stored game;
-a game is shown (listed, replayable) only once every seat rotation of its deal is stored: a replay of
-rotation 0 would tell the deck of rotation 1, still in play.
+a game is shown (listed, replayable) only once every seat rotation of its deal is stored (of both arms, for an
+SPRT's group against a field): a replay of rotation 0 would tell the deck of rotation 1, still in play.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from referee.results import database_stats
 from referee.stats import move_time_histogram
 from referee.store import BotRow, Store, StoredGameRow, TournamentRow
 from referee.tournament.config import TournamentConfig
-from referee.tournament.schedule import rotation_count
+from referee.tournament.sprt_schedule import games_of_deal
 
 #: Checkpoints of the ratings' history (each one a fit over the games stored up to it).
 HISTORY_POINTS = 24
@@ -52,9 +52,10 @@ def report_data(store: Store, tournament: int | None = None, *, mode: Mode = "fo
     chosen = store.tournament(tournament)
     config = _config(chosen.config)
     games = list(store.games(chosen.id))  # `durak games`' query: its numbers, records and move times
-    per_deal = rotation_count(config.players, config.rotations) * config.series
     deal_games = Counter(g.record.deal for g in games)
-    shown = [g for g in games if deal_games[g.record.deal] >= per_deal]
+    # a deal's games are known by any one of them (an SPRT's table size and arms are not the config's)
+    shown = [g for g in games if deal_games[g.record.deal] >= games_of_deal(g.record.game, len(g.record.players),
+                                                                             config.rotations, config.series)]
     bots = store.bots(chosen.id)
     page: dict[str, Any] = {
         "header": _header(chosen, config, bots, len(games), len(shown)),
