@@ -10,6 +10,7 @@ import pytest
 
 from referee.sprt import sprt_state
 from referee.store import Store
+from referee.tournament import worker
 from referee.tournament.config import load_config
 from referee.tournament.runner import TournamentError, run_tournament
 from referee.tournament.sprt_run import GroupTracker, SprtCourse, SprtError, SprtTest, placing, sprt_setup
@@ -80,6 +81,29 @@ def test_field_groups_score_both_arms() -> None:
     assert state.groups == 1 and state.games == 6
     # NEW beats both fools: 1; BASE loses to f1 and draws with its co-fool f2: 1/4; the group 1/2 + (1 - 1/4) / 2
     assert tracker.scores == [0.875] and tracker.base_scores == [0.25]
+
+
+def test_each_arm_has_processes_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against a field, the field bot's process of NEW's arm never plays BASE's arm's games: none meets a deal
+    twice, though both arms replay every deal with it."""
+    loaded, plan = sprt_setup(load_config(sample_config(tmp_path)), "heur", "rand", ["rand2"])
+    seen: dict[int, list[str]] = {}
+    real = worker.play_series
+
+    def recording(rules, clients, games, seed, **kwargs):  # type: ignore[no-untyped-def]
+        for client in clients:
+            seen.setdefault(id(client), []).append(kwargs["deal_key"])
+        return real(rules, clients, games, seed, **kwargs)
+
+    monkeypatch.setattr(worker, "play_series", recording)
+    player = worker.SlotPlayer(loaded, loaded.isolation([]))
+    try:
+        for slot in plan.groups(SEED, 0, 2):
+            player.play(slot, {})
+    finally:
+        player.close()
+    assert len(seen) == 2 * 2 + 2 * 2  # NEW's and BASE's instances, and the field bot's per arm, per rotation
+    assert all(len(deals) == len(set(deals)) == 2 for deals in seen.values())
 
 
 def test_bad_arguments_are_sprt_errors(tmp_path: Path) -> None:
