@@ -66,7 +66,7 @@ out: it moves the scale, not the sign). Values without a finite Elo (a mean at 0
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -304,8 +304,38 @@ class SprtState:
     decision: Decision
 
 
+class ScoreTally:
+    """Group scores as a histogram, kept as they come: a test's state costs the same after 10 groups or 10,000."""
+
+    def __init__(self, scores: Iterable[float] = ()) -> None:
+        self.counts: dict[float, int] = {}
+        self.groups = 0
+        for score in scores:
+            self.add(score)
+
+    def add(self, score: float) -> None:
+        """Count one group score.  :raises ValueError: a score outside [0, 1]."""
+        if not 0.0 <= score <= 1.0:  # also refuses NaN
+            raise ValueError("group scores must lie in [0, 1]")
+        self.counts[score] = self.counts.get(score, 0) + 1
+        self.groups += 1
+
+    def histogram(self) -> tuple[FloatArray, FloatArray]:
+        """Ascending values from 0 to 1 (both ends always there, for the root to exist) and their counts."""
+        counts = {0.0: 0, 1.0: 0, **self.counts}
+        values = sorted(counts)
+        return np.array(values, dtype=np.float64), np.array([counts[v] for v in values], dtype=np.float64)
+
+    def mean_and_sd(self) -> tuple[float, float]:
+        """The mean group score and the sample standard deviation (ddof 1); needs two groups for the latter."""
+        values, counts = self.histogram()
+        mean = float(np.dot(values, counts)) / self.groups
+        sd = math.sqrt(float(np.dot(counts, (values - mean) ** 2)) / (self.groups - 1)) if self.groups > 1 else 0.0
+        return mean, sd
+
+
 def sprt_state(
-    scores: Sequence[float],
+    scores: Sequence[float] | ScoreTally,
     elo0: float,
     elo1: float,
     alpha: float = 0.05,
@@ -318,7 +348,8 @@ def sprt_state(
     """The SPRT of "NEW is >= ``elo1`` stronger" against "<= ``elo0``" over group ``scores`` in schedule order.
 
     Args:
-        scores: completed group scores in [0, 1], NEW's point of view.
+        scores: completed group scores in [0, 1], NEW's point of view (or their :class:`ScoreTally`, which a
+            running test keeps so that each new group costs the same).
         base_score: ``None`` for head-to-head groups; against a field, BASE's mean score against the field
             over the same groups (the mean of :attr:`FieldGroup.base`).
         games_per_group: games a group holds (2 head to head; 2 x rotations against a field), for
@@ -330,31 +361,24 @@ def sprt_state(
     if games_per_group < 1 or (max_games is not None and max_games < 1):
         raise ValueError("games_per_group and max_games must be positive")
     lower, upper = bounds(alpha, beta)
-    g = np.asarray(scores, dtype=np.float64)
-    if np.any((g < 0.0) | (g > 1.0)) or not np.all(np.isfinite(g)):
-        raise ValueError("group scores must lie in [0, 1]")
+    tally = scores if isinstance(scores, ScoreTally) else ScoreTally(scores)
     s0, s1 = group_expected_score(elo0, base_score), group_expected_score(elo1, base_score)
-    value = 0.0
-    if len(g):
-        values, counts = np.unique(np.concatenate(([0.0, 1.0], g)), return_counts=True)
-        # the two ends were added only to be in the support
-        observed = (counts - np.isin(values, (0.0, 1.0))).astype(np.float64)
-        value = float(llr(values, observed, s0, s1))
-    games = len(g) * games_per_group
-    mean, low, high = _estimate(g, base_score)
+    value = float(llr(*tally.histogram(), s0, s1)) if tally.groups else 0.0
+    games = tally.groups * games_per_group
+    mean, low, high = _estimate(tally, base_score)
     return SprtState(
-        groups=len(g), games=games, llr=value, lower=lower, upper=upper, elo0=elo0, elo1=elo1, alpha=alpha,
+        groups=tally.groups, games=games, llr=value, lower=lower, upper=upper, elo0=elo0, elo1=elo1, alpha=alpha,
         beta=beta, score=mean, elo=None if mean is None else elo_from_group_score(mean, base_score),
         elo_low=low, elo_high=high, decision=decide(value, lower, upper, games, max_games),
     )
 
 
-def _estimate(g: FloatArray, base_score: float | None) -> tuple[float | None, float | None, float | None]:
+def _estimate(tally: ScoreTally, base_score: float | None) -> tuple[float | None, float | None, float | None]:
     """Mean group score and the 95% Elo interval from ``mean +- 1.96 se`` (None without two groups)."""
-    if not len(g):
+    if not tally.groups:
         return None, None, None
-    mean = float(g.mean())
-    if len(g) < 2:
+    mean, sd = tally.mean_and_sd()
+    if tally.groups < 2:
         return mean, None, None
-    half = Z95 * float(g.std(ddof=1)) / math.sqrt(len(g))
+    half = Z95 * sd / math.sqrt(tally.groups)
     return mean, elo_from_group_score(mean - half, base_score), elo_from_group_score(mean + half, base_score)

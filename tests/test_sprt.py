@@ -16,6 +16,7 @@ from protocol.records import ResultRecord
 from referee.ratings import pairwise_outcomes
 from referee.sprt import (
     Placing,
+    ScoreTally,
     arm_score,
     bounds,
     constrained_mle,
@@ -333,3 +334,21 @@ def test_pairing_lowers_the_group_variance_and_the_games_to_a_decision() -> None
     field_paired, _ = field_groups(rng, 50, 100, 60.0)
     field_unpaired, _ = field_groups(rng, 50, 100, 60.0, paired=False)
     assert field_paired.var() < 0.9 * field_unpaired.var()
+
+
+def test_a_tally_kept_group_by_group_gives_the_state_of_its_scores() -> None:
+    rng = np.random.default_rng(11)
+    scores = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=300, p=[0.1, 0.2, 0.3, 0.25, 0.15]).tolist()
+    tally = ScoreTally()
+    for n, score in enumerate(scores, 1):
+        tally.add(score)
+        if n in (1, 2, 50, 300):
+            values, counts = np.unique(np.concatenate(([0.0, 1.0], scores[:n])), return_counts=True)
+            counts[[0, -1]] -= 1  # the ends were added only to be in the support
+            kept = sprt_state(tally, -10.0, 10.0)
+            assert kept.groups == n and kept.games == 2 * n
+            assert kept.llr == pytest.approx(float(llr(values, counts, expected_score(-10.0), expected_score(10.0))))
+    mean, sd = tally.mean_and_sd()
+    assert mean == pytest.approx(float(np.mean(scores))) and sd == pytest.approx(float(np.std(scores, ddof=1)))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        tally.add(float("nan"))

@@ -28,7 +28,7 @@ import msgspec
 from referee.match import GameRecord
 from referee.outcomes import outcome_text, parse_outcome
 from referee.ratings import MODES, Mode
-from referee.sprt import Placing, SprtState, arm_score, bounds, field_group, sprt_state
+from referee.sprt import Placing, ScoreTally, SprtState, arm_score, bounds, field_group, sprt_state
 from referee.store import Store, TournamentRow
 from referee.tournament.config import LoadedConfig
 from referee.tournament.progress import Progress
@@ -104,8 +104,8 @@ class GroupTracker:
     def __init__(self, plan: SprtPlan, test: SprtTest, seed: int) -> None:
         self.plan, self.test, self.seed = plan, test, seed
         self.outcomes: dict[str, list[str]] = {}  # slot key -> its games' outcome texts
-        self.scores: list[float] = []  # per counted group, NEW's point of view
-        self.base_scores: list[float] = []  # against a field: BASE's arm's score per counted group
+        self.scores = ScoreTally()  # of the counted groups, NEW's point of view
+        self.base_total = 0.0  # against a field: the sum of BASE's arm's scores over the counted groups
         self.state = self._state()
 
     def add(self, slot_key: str, outcomes: list[str]) -> None:
@@ -114,7 +114,7 @@ class GroupTracker:
     def advance(self) -> SprtState:
         """Count every group that is complete and next in order, until the test decides; the state."""
         while self.state.decision == "continue":
-            slots = self.plan.group(self.seed, len(self.scores))
+            slots = self.plan.group(self.seed, self.scores.groups)
             if any(slot.key not in self.outcomes for slot in slots):
                 break
             self._count(slots)
@@ -125,17 +125,18 @@ class GroupTracker:
         plan, mode = self.plan, self.test.mode
         if not plan.field:
             games = [placing(text, plan.new) for slot in slots for text in self.outcomes[slot.key]]
-            self.scores.append(arm_score(games, mode))
+            self.scores.add(arm_score(games, mode))
             return
         arms = [[placing(text, (plan.new, plan.base)[arm]) for slot in slots if slot.arm == arm
                  for text in self.outcomes[slot.key]] for arm in (0, 1)]
         group = field_group(arms[0], arms[1], mode)
-        self.scores.append(group.score)
-        self.base_scores.append(group.base)
+        self.scores.add(group.score)
+        self.base_total += group.base
 
     def _state(self) -> SprtState:
         test = self.test
-        base = sum(self.base_scores) / len(self.base_scores) if self.base_scores else (0.5 if self.plan.field else None)
+        groups = self.scores.groups
+        base = (self.base_total / groups if groups else 0.5) if self.plan.field else None
         return sprt_state(self.scores, test.elo0, test.elo1, test.alpha, test.beta, base_score=base,
                           games_per_group=self.plan.games_per_group, max_games=test.max_games)
 
