@@ -55,7 +55,7 @@ from referee.text import json_line, visible
 from referee.tournament.config import BotFilesError, ConfigError, load_config
 from referee.tournament.runner import Interrupted, PreflightError, TournamentError, run_tournament
 from referee.tournament.secret import SeedFileError, write_seed_file
-from referee.tournament.sprt_run import SprtCourse, SprtError, SprtTest, format_state, sprt_setup
+from referee.tournament.sprt_run import SprtCourse, SprtError, SprtRequest, format_state, sprt_setup
 
 app = typer.Typer(
     name="durak",
@@ -401,20 +401,28 @@ def default_sprt_database(config: str) -> Path:
 def sprt(
     config: Annotated[str, typer.Argument(help="The config (TOML) whose bots, rules, time, limits, sandbox, "
                                                "rotations and series the test uses; its schedule keys are ignored.")],
-    new: Annotated[str, typer.Argument(help="The bot under test: a bot name of CONFIG.")],
-    base: Annotated[str, typer.Argument(help="The bot it is measured against: a bot name of CONFIG.")],
-    elo0: Annotated[float, typer.Option("--elo0", help="H0: NEW is at most this many Elo stronger than BASE.")],
-    elo1: Annotated[float, typer.Option("--elo1", help="H1: NEW is at least this many Elo stronger (> --elo0).")],
+    new: Annotated[str | None, typer.Argument(
+        help="The bot under test: a bot name of CONFIG (default: its [sprt] new).", show_default=False)] = None,
+    base: Annotated[str | None, typer.Argument(
+        help="The bot it is measured against: a bot name of CONFIG (default: its [sprt] base).",
+        show_default=False)] = None,
+    elo0: Annotated[float | None, typer.Option(
+        "--elo0", help="H0: NEW is at most this many Elo stronger than BASE (default: [sprt] elo0).")] = None,
+    elo1: Annotated[float | None, typer.Option(
+        "--elo1", help="H1: NEW is at least this many Elo stronger, > --elo0 (default: [sprt] elo1).")] = None,
     field: Annotated[list[str] | None, typer.Option(
         "--field", help="A bot of CONFIG that NEW and BASE each play against, in turn (repeat for more seats); "
-                        "without it NEW plays BASE head to head.")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="The chance of accepting H1 when H0 holds.")] = 0.05,
-    beta: Annotated[float, typer.Option("--beta", help="The chance of accepting H0 when H1 holds.")] = 0.05,
+                        "without it ([sprt] field) NEW plays BASE head to head.")] = None,
+    alpha: Annotated[float | None, typer.Option(
+        "--alpha", help="The chance of accepting H1 when H0 holds (default: [sprt] alpha, or 0.05).")] = None,
+    beta: Annotated[float | None, typer.Option(
+        "--beta", help="The chance of accepting H0 when H1 holds (default: [sprt] beta, or 0.05).")] = None,
     max_games: Annotated[int | None, typer.Option(
         "--max-games", min=1, help="Stop without a decision (truncated) once this many games count; default: "
-                                   "play until a decision.")] = None,
-    mode: Annotated[Literal["fool", "order"], typer.Option(
-        "--mode", help="The Elo scale: the leaderboard's fool (default) or order mode.")] = "fool",
+                                   "[sprt] max_games, or play until a decision.")] = None,
+    mode: Annotated[Literal["fool", "order"] | None, typer.Option(
+        "--mode", help="The Elo scale: the leaderboard's fool or order mode (default: [sprt] mode, or fool).")
+                    ] = None,
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, help="Games in parallel, each on a core of its own (default: one per core).")] = None,
     db: Annotated[str | None, typer.Option(
@@ -437,6 +445,8 @@ def sprt(
     accepted: NEW is at least --elo1 stronger), 11 (H0 accepted: at most --elo0) or 12 (truncated by
     --max-games).
 
+    Arguments left out come from CONFIG's [sprt] table (sample_bots/tournament.toml shows its keys).
+
     Each deal is played in every seat rotation by NEW and again by BASE, in the same seats against the same
     opponents (head to head: NEW against BASE, the deal in both seatings); each arm has its own bot
     processes. The test runs over these deal groups in schedule order, so it is stored and resumable like a
@@ -448,8 +458,9 @@ def sprt(
         if jobs is not None and cluster is not None:
             raise UsageError("--jobs is for a run on this machine: with --cluster, the Dask workers' threads "
                              "(dask worker --nthreads) set how many games run at once")
-        test = SprtTest(elo0, elo1, alpha, beta, mode, max_games)
-        loaded, plan = sprt_setup(load_config(config, sandbox=sandbox), new, base, field or [])
+        request = SprtRequest(new, base, tuple(field or ()), elo0, elo1, alpha, beta, max_games, mode)
+        new, base, field_bots, test = request.resolve(loaded := load_config(config, sandbox=sandbox))
+        loaded, plan = sprt_setup(loaded, new, base, field_bots)
         course = SprtCourse(loaded, plan, test)
         db_path = Path(os.path.abspath(db)) if db is not None else default_sprt_database(config)
         try:
@@ -458,9 +469,10 @@ def sprt(
                                      changed_bots=changed_bots, cluster=cluster, course=course)
         except Interrupted as stop:
             # the test's own options in full (floats by repr: exact), so that the resume is the same test
-            again = [str(loaded.path), new, base, *(f"--field={name}" for name in plan.field), f"--elo0={elo0!r}",
-                     f"--elo1={elo1!r}", f"--alpha={alpha!r}", f"--beta={beta!r}", f"--mode={mode}",
-                     *([f"--max-games={max_games}"] if max_games else []), "--db", str(db_path),
+            again = [str(loaded.path), new, base, *(f"--field={name}" for name in plan.field),
+                     f"--elo0={test.elo0!r}", f"--elo1={test.elo1!r}", f"--alpha={test.alpha!r}",
+                     f"--beta={test.beta!r}", f"--mode={test.mode}",
+                     *([f"--max-games={test.max_games}"] if test.max_games else []), "--db", str(db_path),
                      *(["--jobs", str(jobs)] if jobs else []),
                      *(["--cluster", cluster] if cluster else []), *(["--sandbox", sandbox] if sandbox else []),
                      *(["--bots-as-root"] if bots_as_root else [])]
@@ -472,9 +484,9 @@ def sprt(
         for name, why in summary.disqualified.items():
             typer.echo(f"disqualified: {visible(name)}: {visible(why)}")
         typer.echo(format_state(state))
-        meaning = {"H1": f"{new} is at least {elo1:g} Elo stronger than {base}",
-                   "H0": f"{new} is at most {elo0:g} Elo stronger than {base}",
-                   "truncated": f"no decision within {max_games} games"}
+        meaning = {"H1": f"{new} is at least {test.elo1:g} Elo stronger than {base}",
+                   "H0": f"{new} is at most {test.elo0:g} Elo stronger than {base}",
+                   "truncated": f"no decision within {test.max_games} games"}
         typer.echo(f"{state.decision}: {visible(meaning[state.decision])}")
         raise typer.Exit(int(SPRT_EXIT[state.decision]))
 

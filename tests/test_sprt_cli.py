@@ -118,3 +118,35 @@ def test_a_stopped_test_resumes_to_the_decision_of_an_uninterrupted_one(tmp_path
 
     assert state(resumed.stdout) == state(uninterrupted.stdout)
     assert _count(stopped) <= 24  # no group beyond --max-games is handed out
+
+
+def test_the_config_sprt_table_supplies_what_the_command_leaves_out(tmp_path: Path) -> None:
+    config = sample_config(tmp_path, extra='[sprt]\nnew = "rand"\nbase = "heur"\nelo0 = 0\nelo1 = 100\nmax_games = 4\n')
+    code, out, err = sprt(str(config), "--db", str(tmp_path / "a.db"))
+    assert code == ExitCode.SPRT_TRUNCATED, err  # the table's max_games
+    assert "ab: sprt rand against heur" in out and "2 groups, 4 games  truncated" in out
+    code, out, err = sprt(str(config), "heur", "rand", "--max-games", "200", "--db", str(tmp_path / "b.db"))
+    assert code == ExitCode.SPRT_H1, err  # arguments override the table; its elo0 and elo1 still count
+    assert "H1: heur is at least 100 Elo stronger than rand" in out
+
+
+def test_a_test_with_nothing_to_test_names_what_is_missing(tmp_path: Path) -> None:
+    config = sample_config(tmp_path)
+    code, _, err = sprt(str(config), "heur")
+    assert code == ExitCode.USAGE
+    assert err == f"durak: error: give BASE and --elo0 and --elo1 (or set them in the [sprt] table of {config})\n"
+
+
+def test_a_bad_sprt_table_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
+    for table, message in [
+        ('base = "nobody"', "key 'sprt.base': no bot is named 'nobody'"),
+        ('new = "heur"\nfield = ["heur"]', "key 'sprt.field[0]': 'heur' is named twice"),
+        ("elo0 = 5\nelo1 = 5", "key 'sprt.elo1': must be above elo0 (5), not 5"),
+        ('mode = "elo"', "key 'sprt.mode': invalid value 'elo': expected one of fool, order"),
+        ("alpha = 0", "key 'sprt.alpha': alpha and beta must be in (0, 1)"),
+        ("colour = 1", "unknown key 'sprt.colour'"),
+    ]:
+        config = sample_config(tmp_path, extra=f"[sprt]\n{table}\n")
+        code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "10")
+        assert code == ExitCode.CONFIG and err.startswith(f"durak: error: {config}: {message}"), err
+        assert err.count("\n") == 1

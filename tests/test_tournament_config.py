@@ -16,6 +16,7 @@ from referee.tournament.config import (
     ConfigError,
     LimitsConfig,
     LoadedConfig,
+    SprtConfig,
     TimeConfig,
     TournamentConfig,
     bot_files_sha256,
@@ -89,7 +90,7 @@ def test_sample_is_small() -> None:
 def test_sample_documents_every_key() -> None:
     """The sample is the contract: every key of every table appears, set or in a comment."""
     text = SAMPLE.read_text()
-    for struct in (TournamentConfig, TimeConfig, LimitsConfig, BotConfig):
+    for struct in (TournamentConfig, TimeConfig, LimitsConfig, SprtConfig, BotConfig):
         for name in struct.__struct_fields__:
             assert re.search(rf"^[#\s]*{name}\b", text, re.MULTILINE) or f"[{name}]" in text \
                 or f"[[{name}]]" in text, name

@@ -3,9 +3,9 @@
 ``sample_bots/tournament.toml`` is the annotated contract. Its layout: top-level keys first (``name``,
 ``variant``, ``players``, ``format``, ``deals``, ``rotations``, ``series``, ``tables``,
 ``challengers``, ``restart``, ``pause``, ``sandbox``, ``max_failures``, ``preflight``, ``cluster``), then the
-tables ``[rules]`` (rule options, RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits) and one ``[[bots]]``
-table per bot (``name``, ``command``, ``dir``, ``env``, ``files``). Unknown keys and values of the wrong type are
-rejected.
+tables ``[rules]`` (rule options, RULES.md 5c), ``[time]`` (seconds), ``[limits]`` (rlimits), ``[sprt]`` (what
+``durak sprt`` tests) and one ``[[bots]]`` table per bot (``name``, ``command``, ``dir``, ``env``, ``files``).
+Unknown keys and values of the wrong type are rejected.
 
 Bots: ``command`` is an argv array or a string split like a shell (:func:`shlex.split`); every word that is
 exactly ``{python}`` becomes the referee's own interpreter (``sys.executable``), so Python bots that import
@@ -46,6 +46,8 @@ import msgspec
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
 from referee.bots.isolation import Isolation, isolation_for
 from referee.bots.limits import ResourceLimits, TimeControl
+from referee.ratings import MODES, Mode
+from referee.sprt import bounds
 from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
 from referee.tournament.botfiles import BotFilesError as BotFilesError
 from referee.tournament.botfiles import bot_files_sha256 as bot_files_sha256
@@ -64,6 +66,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "restart": ("never", "game"),
     "sandbox": ("none", "process", "bwrap"),
     "preflight": ("stop", "disqualify"),
+    "sprt.mode": MODES,
 }
 #: The error for a ``seed`` key: a config is readable by bots at the weak levels, so it holds no secret.
 SEED_KEY_ERROR = ("key 'seed': a config must not hold the tournament seed (bots may be able to read it): remove "
@@ -110,6 +113,20 @@ class LimitsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     cpu_seconds: int | None = None
 
 
+class SprtConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[sprt]``: what ``durak sprt CONFIG`` tests when its arguments leave it out (they override each key)."""
+
+    new: str | None = None
+    base: str | None = None
+    field: list[str] = []
+    elo0: float | None = None
+    elo1: float | None = None
+    alpha: float = 0.05
+    beta: float = 0.05
+    max_games: int | None = None
+    mode: Mode = "fool"
+
+
 class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The whole file, as decoded (before the checks of :func:`load_config`)."""
 
@@ -131,6 +148,7 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     rules: dict[str, bool | int | str | None] = {}
     time: TimeConfig = msgspec.field(default_factory=TimeConfig)
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
+    sprt: SprtConfig | None = None
     bots: list[BotConfig]
 
 
@@ -376,6 +394,7 @@ class _Checker:
         self.check_limits()
         bots = [self.resolve_bot(index, bot) for index, bot in enumerate(config.bots)]
         self.check_field()
+        self.check_sprt()
         return LoadedConfig(config=config, path=self.path, rules=rules, bots=bots)
 
     def check_rules(self) -> Rules:
@@ -457,6 +476,31 @@ class _Checker:
         if any("\0" in word for word in argv):
             raise self.error(key, "a word of the command contains a NUL character", bot.name)
         return [sys.executable if word == PYTHON_WORD else word for word in argv]
+
+    def check_sprt(self) -> None:
+        sprt = self.config.sprt
+        if sprt is None:
+            return
+        names = [bot.name for bot in self.config.bots]
+        named = [("sprt.new", sprt.new), ("sprt.base", sprt.base),
+                 *((f"sprt.field[{index}]", name) for index, name in enumerate(sprt.field))]
+        seen: list[str] = []
+        for key, name in named:
+            if name is None:
+                continue
+            if name not in names:
+                raise self.error(key, f"no bot is named {name!r}")
+            if name in seen:
+                raise self.error(key, f"{name!r} is named twice: NEW, BASE and the field are different bots")
+            seen.append(name)
+        if sprt.elo0 is not None and sprt.elo1 is not None and not sprt.elo0 < sprt.elo1:
+            raise self.error("sprt.elo1", f"must be above elo0 ({sprt.elo0:g}), not {sprt.elo1:g}")
+        try:
+            bounds(sprt.alpha, sprt.beta)
+        except ValueError as exc:
+            raise self.error("sprt.alpha", str(exc)) from None
+        if sprt.max_games is not None and sprt.max_games < 1:
+            raise self.error("sprt.max_games", f"must be at least 1, not {sprt.max_games}")
 
     def check_field(self) -> None:
         config = self.config

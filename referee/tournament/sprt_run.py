@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 import msgspec
 
@@ -30,11 +30,13 @@ from referee.outcomes import outcome_text, parse_outcome
 from referee.ratings import MODES, Mode
 from referee.sprt import Placing, ScoreTally, SprtState, arm_score, bounds, field_group, sprt_state
 from referee.store import Store, TournamentRow
-from referee.tournament.config import LoadedConfig
+from referee.tournament.config import LoadedConfig, SprtConfig
 from referee.tournament.progress import Progress
 from referee.tournament.runner import TournamentError
 from referee.tournament.schedule import SCHEDULE_VERSION, Slot
 from referee.tournament.sprt_schedule import SprtPlan
+
+T = TypeVar("T")
 
 
 class SprtError(ValueError):
@@ -63,6 +65,42 @@ class SprtTest:
             raise SprtError(f"unknown rating mode {self.mode!r}; expected one of {', '.join(MODES)}")
         if self.max_games is not None and self.max_games < 1:
             raise SprtError(f"--max-games must be at least 1, not {self.max_games}")
+
+
+@dataclass(frozen=True)
+class SprtRequest:
+    """What ``durak sprt`` asked for, argument by argument (None: not given, so the config's ``[sprt]`` key)."""
+
+    new: str | None = None
+    base: str | None = None
+    field: Sequence[str] = ()
+    elo0: float | None = None
+    elo1: float | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    max_games: int | None = None
+    mode: Mode | None = None
+
+    def resolve(self, loaded: LoadedConfig) -> tuple[str, str, tuple[str, ...], SprtTest]:
+        """NEW, BASE, the field and the test: each given argument, else the config's key, else the default.
+
+        :raises SprtError: NEW, BASE, --elo0 or --elo1 neither given nor in the config's ``[sprt]`` table."""
+        keys = loaded.config.sprt or SprtConfig()
+        missing = [what for what, given, key in (("NEW", self.new, keys.new), ("BASE", self.base, keys.base),
+                                                 ("--elo0", self.elo0, keys.elo0), ("--elo1", self.elo1, keys.elo1))
+                   if given is None and key is None]
+        if missing:
+            raise SprtError(f"give {' and '.join(missing)} (or set them in the [sprt] table of {loaded.path})")
+
+        def pick(given: T | None, key: T) -> T:
+            return key if given is None else given
+
+        new, base = pick(self.new, keys.new), pick(self.base, keys.base)
+        elo0, elo1 = pick(self.elo0, keys.elo0), pick(self.elo1, keys.elo1)
+        assert new is not None and base is not None and elo0 is not None and elo1 is not None
+        test = SprtTest(elo0, elo1, pick(self.alpha, keys.alpha), pick(self.beta, keys.beta),
+                        pick(self.mode, keys.mode), pick(self.max_games, keys.max_games))
+        return new, base, tuple(self.field or keys.field), test
 
 
 def sprt_setup(loaded: LoadedConfig, new: str, base: str, field: Sequence[str] = ()) -> tuple[LoadedConfig, SprtPlan]:
