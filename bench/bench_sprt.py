@@ -18,7 +18,9 @@ by the two arms of a group when paired and drawn afresh per game when not):
    expected group score of two copies is 1/2), and the rate of H1 at a true E1, which shows the field
    mapping's approximation (the seat luck flattens the leaderboard's scale), with the mean group score seen
    against the s(E1) the test assumes, and the Elo difference that mean maps back to ("E1 as seen": what a
-   leaderboard fit against this field would report for the model's E1).
+   leaderboard fit against this field would report for the model's E1); then the model's difference that the
+   leaderboard sees as E1 (bench/sprt_model.py ``field_model_elo``) and the type II error there: the error rate
+   the test promises, on the leaderboard's scale.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.sprt_model import (
     Runs,
     field_groups,
+    field_model_elo,
     field_sampler,
     head_to_head_groups,
     head_to_head_sampler,
@@ -106,8 +109,9 @@ def field(n_runs: int, seed: int) -> list[list[object]]:
     elo0, elo1, alpha, beta = 0.0, 60.0, 0.05, 0.05
     lower, upper = bounds(alpha, beta)
     for players in (3, 4):
+        calibrated = field_model_elo(elo1, players=players, seed=seed, luck=FIELD_LUCK)
         out = []
-        for k, true in enumerate((elo0, elo1)):
+        for k, true in enumerate((elo0, elo1, calibrated)):
             rng = np.random.default_rng([seed, players, k])
             out.append(run_sprt(field_sampler(rng, true, players=players, luck=FIELD_LUCK), n_runs, MAX_GROUPS,
                                 elo0, elo1, lower, upper))
@@ -115,11 +119,12 @@ def field(n_runs: int, seed: int) -> list[list[object]]:
                                     luck=FIELD_LUCK)
         assumed = group_expected_score(elo1, float(base.mean()))
         seen = elo_from_group_score(float(scores.mean()), float(base.mean()))
-        h0, h1 = out
+        h0, h1, at_calibrated = out
         rows.append([players, f"[{elo0:g}, {elo1:g}]", alpha, beta, rate_se(h0, "H1"), rate_se(h1, "H0"),
                      f"{scores.mean():.4f} / {assumed:.4f}", f"{seen:.1f}" if seen is not None else "-",
+                     f"{calibrated:.1f}", rate_se(at_calibrated, "H0"),
                      f"{2 * players * h0.groups.mean():.0f}",
-                     f"{2 * players * h1.groups.mean():.0f}"])
+                     f"{2 * players * at_calibrated.groups.mean():.0f}"])
     return rows
 
 
@@ -139,8 +144,8 @@ def main() -> None:
         "case", "design", "games paired", "games unpaired", "ratio", "var paired", "var unpaired", "ratio"]))
     print(f"\n3. against a field of equal bots, fool mode, seat luck sd {FIELD_LUCK:g} (natural units)")
     print(tabulate(field(args.runs, args.seed), headers=[
-        "players", "[E0, E1]", "alpha", "beta", "type I (true E0)", "H0 at true E1", "mean g / s(E1)", "E1 as seen",
-        "games @E0", "games @E1"]))
+        "players", "[E0, E1]", "alpha", "beta", "type I (true E0)", "H0 at model E1", "mean g / s(E1)", "E1 as seen",
+        "model E for E1 seen", "type II there", "games @E0", "games @E1 seen"]))
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from referee.sprt import Decision, decide, group_expected_score, llr
+from referee.sprt import Decision, decide, elo_from_group_score, group_expected_score, llr
 
 FloatArray = npt.NDArray[np.float64]
 NAT_PER_ELO = math.log(10.0) / 400.0
@@ -60,6 +60,36 @@ def field_groups(rng: np.random.Generator, runs: int, groups: int, elo: float, *
     comparisons = np.where(drawn | arm_fool, players - 1, 1)
     score = points.sum(axis=-1) / comparisons.sum(axis=-1)  # (runs, groups, arm)
     return 0.5 + 0.5 * (score[..., 0] - score[..., 1]), score[..., 1]
+
+
+def field_model_elo(leaderboard_elo: float, *, players: int = 3, groups: int = 50_000, seed: int = 0,
+                    **model: Any) -> float:
+    """The model's strength difference whose games put NEW ``leaderboard_elo`` (> 0) above BASE on the
+    leaderboard's scale (the field taken as one rating, as the SPRT's mapping takes it).
+
+    The seat luck of :func:`field_groups` is a logistic-normal mixture, flatter than the logistic it is drawn
+    around, so a model difference shows up smaller on the leaderboard; a test of the SPRT's error rates at a
+    leaderboard difference E1 must play the model at this value. Found by the secant method on the Elo that
+    the mean group score maps to, with common random numbers (every try replays the groups of ``seed``), so
+    that the function it solves is smooth.
+    """
+    if leaderboard_elo <= 0.0:
+        raise ValueError("calibrates a positive difference")
+
+    def miss(model_elo: float) -> float:
+        scores, base = field_groups(np.random.default_rng(seed), 1, groups, model_elo, players=players, **model)
+        elo = elo_from_group_score(float(scores.mean()), float(base.mean()))
+        assert elo is not None, "a strength difference too large to calibrate"
+        return elo - leaderboard_elo
+
+    x0, x1 = leaderboard_elo, 1.3 * leaderboard_elo
+    f0, f1 = miss(x0), miss(x1)
+    for _ in range(10):
+        if abs(f1) < 0.05 or f1 == f0:
+            break
+        x0, x1, f0 = x1, x1 - f1 * (x1 - x0) / (f1 - f0), f1
+        f1 = miss(x1)
+    return x1
 
 
 def _argmax_last(z: FloatArray) -> npt.NDArray[np.int64]:

@@ -11,7 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.sprt_model import field_groups, field_sampler, head_to_head_groups, head_to_head_sampler, run_sprt
+from bench.sprt_model import (
+    field_groups,
+    field_model_elo,
+    field_sampler,
+    head_to_head_groups,
+    head_to_head_sampler,
+    run_sprt,
+)
 from protocol.records import ResultRecord
 from referee.ratings import pairwise_outcomes
 from referee.sprt import (
@@ -315,6 +322,20 @@ def test_type_one_error_against_a_field_when_new_is_base() -> None:
     assert at_h0.rate("truncated") <= 0.02
     assert _at_most(at_h0.rate("H1"), alpha, runs), at_h0.rate("H1")
     assert at_h0.rate("H0") >= 0.8
+
+
+def test_type_two_error_against_a_field_at_the_leaderboards_difference() -> None:
+    """NEW E1 stronger on the leaderboard's scale (the model played at the strength that shows as E1 there):
+    the test accepts H0 at most beta of the time."""
+    runs, beta, elo1 = 400, 0.1, 60.0
+    lower, upper = bounds(0.1, beta)
+    model_elo = field_model_elo(elo1, players=3, groups=20_000, seed=18)
+    assert model_elo > elo1 + 5  # the model's luck flattens its scale: the calibration matters
+    at_h1 = run_sprt(field_sampler(np.random.default_rng(19), model_elo, players=3), runs, 500, 0.0, elo1,
+                     lower, upper)
+    assert at_h1.rate("truncated") <= 0.02
+    assert _at_most(at_h1.rate("H0"), beta, runs), at_h1.rate("H0")
+    assert at_h1.rate("H1") >= 0.8
 
 
 def test_pairing_lowers_the_group_variance_and_the_games_to_a_decision() -> None:
