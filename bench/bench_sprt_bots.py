@@ -9,7 +9,8 @@ Run by hand from the project root (at most about 15 minutes on 2 shared cores wi
 It plays two head-to-head tournaments with the project's own runner (``python -m referee tournament``, the
 config's default sandbox, bwrap, unless ``--sandbox``): the Python heuristic bot against the Python random
 bot, and the random bot against a second copy of itself (``random2``: another ``[[bots]]`` entry, same
-script). Every deal is played in both seatings. From the stored outcomes, NEW's result (1, 1/2, 0) in each
+script), and with ``--heuristic-copies`` the heuristic bot against a copy of itself. Every deal is played in
+both seatings. From the stored outcomes, NEW's result (1, 1/2, 0) in each
 game gives two designs of a "group" of two games:
 
 * paired: the two seatings of one deal (the pentanomial pair ``durak sprt`` uses);
@@ -62,8 +63,10 @@ from referee.sprt import arm_score, bounds, elo_from_score  # noqa: E402
 from referee.store import Store  # noqa: E402
 from referee.tournament.sprt_run import placing  # noqa: E402
 
-BOTS = {"heuristic": "heuristic_bot.py", "random": "random_bot.py", "random2": "random_bot.py"}
+BOTS = {"heuristic": "heuristic_bot.py", "random": "random_bot.py", "random2": "random_bot.py",
+        "heuristic2": "heuristic_bot.py"}
 PAIRS = (("heuristic", "random"), ("random2", "random"))  # (NEW, BASE)
+COPIES = ("heuristic2", "heuristic")  # --heuristic-copies
 SLOT = re.compile(r"\|d(\d+)\|r([01])$")
 
 
@@ -219,6 +222,7 @@ def main() -> None:
                         "folder); a stored tournament is resumed, or extended to more --deals")
     parser.add_argument("--sandbox", default="bwrap", choices=("bwrap", "process", "none"))
     parser.add_argument("--jobs", type=int, help="games in parallel (default: the runner's, one per core)")
+    parser.add_argument("--heuristic-copies", action="store_true", help="also heuristic2 against heuristic")
     parser.add_argument("--no-mirror", action="store_true", help="do not add the copies' mirrored games")
     parser.add_argument("--no-cli", action="store_true", help="skip the real durak sprt runs")
     parser.add_argument("--cli-max-games", type=int, default=2000, help="of the random2 vs random run")
@@ -228,7 +232,7 @@ def main() -> None:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         results: dict[tuple[str, str], FloatArray] = {}
-        for pair in PAIRS:
+        for pair in PAIRS + ((COPIES,) if args.heuristic_copies else ()):
             db, seconds = play(workdir, pair, args.deals, args.sandbox, args.jobs)
             results[pair] = seat_results(db, pair[0])[: args.deals]
             print(f"{pair[0]} vs {pair[1]}: {2 * len(results[pair])} games in {db} ({seconds:.0f} s to play or "
@@ -244,7 +248,7 @@ def main() -> None:
               f"cap {2 * args.max_groups} games; rates H0 / H1 / truncated")
         rows = []
         for k, ((new, base), x) in enumerate(results.items()):
-            mirror = new == "random2" and not args.no_mirror
+            mirror = new in ("random2", "heuristic2") and not args.no_mirror
             pool = Pool.of(x, mirror)
             elo = elo_from_score(pool.mean)
             assert elo is not None
