@@ -10,8 +10,8 @@ It plays two head-to-head tournaments with the project's own runner (``python -m
 config's default sandbox, bwrap, unless ``--sandbox``): the Python heuristic bot against the Python random
 bot, and the random bot against a second copy of itself (``random2``: another ``[[bots]]`` entry, same
 script), and with ``--heuristic-copies`` the heuristic bot against a copy of itself. Every deal is played in
-both seatings. From the stored outcomes, NEW's result (1, 1/2, 0) in each
-game gives two designs of a "group" of two games:
+both seatings. From the stored outcomes, NEW's result (1, 1/2, 0) in each game gives two designs of a
+"group" of two games:
 
 * paired: the two seatings of one deal (the pentanomial pair ``durak sprt`` uses);
 * unpaired: seating 0 of one deal with seating 1 of another, independent deal (what a test gets when deals
