@@ -152,15 +152,16 @@ def variances(x: FloatArray, rng: np.random.Generator, n_boot: int) -> list[obje
     xb = x[idx]  # (boot, deals, seating)
     vb_paired = xb.mean(axis=2).var(axis=1, ddof=1)
     vb_unpaired = (xb[..., 0].var(axis=1, ddof=1) + xb[..., 1].var(axis=1, ddof=1)) / 4.0
-    ok = vb_paired > 0
-    ratio_b = vb_unpaired[ok] / vb_paired[ok]
-    low, high = np.percentile(ratio_b, [2.5, 97.5])
+    ok = vb_paired > 0  # none for two copies of a deterministic bot: each wins the deal in one seating
+    ci = "-"
+    if ok.any():
+        low, high = np.percentile(vb_unpaired[ok] / vb_paired[ok], [2.5, 97.5])
+        ci = f"[{low:.2f}, {high:.2f}]" if ok.all() else f"[{low:.2f}, inf]"
     mean = float(paired.mean())
     elo = elo_from_score(mean)
     cov = float(np.cov(x[:, 0], x[:, 1])[0, 1])
     return [n, 2 * n, f"{mean:.4f}", "-" if elo is None else f"{elo:+.0f}", f"{v_paired:.4f}", f"{v_unpaired:.4f}",
-            f"{v_one:.4f}", f"{cov:+.4f}", f"{v_unpaired / v_paired:.2f}" if v_paired else "-",
-            f"[{low:.2f}, {high:.2f}]"]
+            f"{v_one:.4f}", f"{cov:+.4f}", f"{v_unpaired / v_paired:.2f}" if v_paired else "inf", ci]
 
 
 def games_row(runs: Runs) -> tuple[float, float, list[str]]:
