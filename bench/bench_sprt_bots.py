@@ -160,8 +160,9 @@ def variances(x: FloatArray, rng: np.random.Generator, n_boot: int) -> list[obje
     mean = float(paired.mean())
     elo = elo_from_score(mean)
     cov = float(np.cov(x[:, 0], x[:, 1])[0, 1])
-    return [n, 2 * n, f"{mean:.4f}", "-" if elo is None else f"{elo:+.0f}", f"{v_paired:.4f}", f"{v_unpaired:.4f}",
-            f"{v_one:.4f}", f"{cov:+.4f}", f"{v_unpaired / v_paired:.2f}" if v_paired else "inf", ci]
+    return [n, 2 * n, f"{mean:.4f}", "-" if elo is None else f"{elo + 0.0:+.0f}", f"{v_paired:.4f}",
+            f"{v_unpaired:.4f}", f"{v_one:.4f}", f"{cov:+.4f}",
+            f"{v_unpaired / v_paired:.2f}" if v_paired else "inf", ci]
 
 
 def games_row(runs: Runs) -> tuple[float, float, list[str]]:
