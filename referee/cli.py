@@ -486,7 +486,8 @@ def sprt(
         typer.echo(format_state(state))
         meaning = {"H1": f"{new} is at least {test.elo1:g} Elo stronger than {base}",
                    "H0": f"{new} is at most {test.elo0:g} Elo stronger than {base}",
-                   "truncated": f"no decision within {test.max_games} games"}
+                   "truncated": f"no decision after {state.games} games (--max-games {test.max_games}, whole "
+                                f"deal groups of {plan.games_per_group})"}
         typer.echo(f"{state.decision}: {visible(meaning[state.decision])}")
         raise typer.Exit(int(SPRT_EXIT[state.decision]))
 

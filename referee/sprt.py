@@ -60,7 +60,9 @@ run reproduces it.
 
 The Elo estimate is ``s^-1`` of the mean group score, its 95% interval ``s^-1`` of ``mean +- 1.96 se``
 (``se`` the standard error of the mean of the group scores; for a field the uncertainty of ``b`` is left
-out: it moves the scale, not the sign). Values without a finite Elo (a mean at 0 or 1) are ``None``.
+out: it moves the scale, not the sign). When every group scored 1 the interval's low end is ``s^-1`` of
+``0.025 ** (1 / n)`` (a score in [0, 1] of mean ``m`` is 1 with chance at most ``m``), and the mirror for 0.
+Values without a finite Elo (a mean at 0 or 1) are ``None``.
 """
 
 from __future__ import annotations
@@ -378,6 +380,13 @@ def _estimate(tally: ScoreTally, base_score: float | None) -> tuple[float | None
     if not tally.groups:
         return None, None, None
     mean, sd = tally.mean_and_sd()
+    if mean in (0.0, 1.0):
+        # every group at one end, where mean +- 1.96 se has no width: a score in [0, 1] with mean m is 1 with
+        # chance at most m, so n ones in a row put m at least 0.025 ** (1 / n) with 97.5% confidence
+        edge = 0.025 ** (1.0 / tally.groups)
+        if mean == 1.0:
+            return mean, elo_from_group_score(edge, base_score), None
+        return mean, None, elo_from_group_score(1.0 - edge, base_score)
     if tally.groups < 2:
         return mean, None, None
     half = Z95 * sd / math.sqrt(tally.groups)

@@ -222,6 +222,11 @@ def test_state_edges_and_bad_input() -> None:
     assert (empty.llr, empty.decision, empty.elo, empty.elo_low) == (0.0, "continue", None, None)
     perfect = sprt_state([1.0] * 5, 0.0, 5.0)
     assert perfect.elo is None and perfect.elo_high is None  # no finite Elo for a perfect score
+    # five ones in a row: the mean is at least 0.025 ** (1/5) = 0.4782 (97.5%), not certainly 1
+    assert perfect.elo_low == pytest.approx(-400 * math.log10(1 / 0.025 ** 0.2 - 1))
+    hopeless = sprt_state([0.0] * 5, 0.0, 5.0)
+    assert hopeless.elo_low is None and hopeless.elo_high == pytest.approx(-perfect.elo_low)
+    assert sprt_state([1.0], 0.0, 5.0).elo_low == pytest.approx(-400 * math.log10(1 / 0.025 - 1))  # one group
     assert sprt_state([0.5] * 3, 0.0, 5.0, games_per_group=6, max_games=18).decision == "truncated"
     with pytest.raises(ValueError, match="elo0 must be below"):
         sprt_state([0.5], 5.0, 5.0)

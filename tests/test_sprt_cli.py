@@ -45,7 +45,8 @@ def test_h0_and_truncated_have_their_own_exit_codes(tmp_path: Path) -> None:
     code, out, err = sprt(str(config), "rand", "rand2", "--elo0", "-5", "--elo1", "5", "--max-games", "4",
                           "--db", str(tmp_path / "b.db"))
     assert code == ExitCode.SPRT_TRUNCATED == 12, err
-    assert "2 groups, 4 games  truncated (no decision)" in out and "truncated: no decision within 4 games" in out
+    assert "2 groups, 4 games  truncated (no decision)" in out
+    assert "truncated: no decision after 4 games (--max-games 4, whole deal groups of 2)" in out
 
 
 def test_against_a_field_each_arm_plays_the_deal(tmp_path: Path) -> None:
@@ -74,6 +75,8 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
         assert code == ExitCode.USAGE and err == f"durak: error: {message}\n", err
     code, _, err = sprt(str(config), "heur", "rand", "--elo0", "10", "--elo1", "0")
     assert code == ExitCode.USAGE and err == "durak: error: --elo0 must be below --elo1, not 10 and 0\n"
+    code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "inf")
+    assert code == ExitCode.USAGE and err == "durak: error: --elo0 and --elo1 must be finite numbers, not 0 and inf\n"
     code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "10", "--alpha", "0.6", "--beta", "0.5")
     assert code == ExitCode.USAGE and "--alpha and --beta must be in (0, 1)" in err
     assert not (tmp_path / "ab-sprt.db").exists()  # refused before any database is made
@@ -150,3 +153,15 @@ def test_a_bad_sprt_table_is_a_config_error_naming_the_key(tmp_path: Path) -> No
         code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "10")
         assert code == ExitCode.CONFIG and err.startswith(f"durak: error: {config}: {message}"), err
         assert err.count("\n") == 1
+
+
+def test_a_database_of_another_test_is_refused_unless_fresh(tmp_path: Path) -> None:
+    config, db = sample_config(tmp_path), str(tmp_path / "a.db")
+    code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "100", "--max-games", "2", "--db", db)
+    assert code == ExitCode.SPRT_TRUNCATED, err
+    code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "200", "--db", db)
+    assert code == ExitCode.CONFIG and err.count("\n") == 1
+    assert f"{db} holds test 'ab: sprt heur against rand' with another SPRT" in err and "new test in it" in err
+    code, _, err = sprt(str(config), "heur", "rand", "--elo0", "0", "--elo1", "200", "--max-games", "2", "--db", db,
+                        "--fresh")
+    assert code == ExitCode.SPRT_TRUNCATED, err

@@ -281,8 +281,8 @@ def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int 
                        "series differ)") if sprt else ("a different schedule (variant, rules, table size, format, "
                                                       "rotations or series changed)")
             raise TournamentError(
-                f"{store.path} holds tournament {active.name!r} with {changed}; use --fresh to start a new "
-                "tournament in it (the old games are kept), or another --db")
+                f"{store.path} holds {'test' if sprt else 'tournament'} {active.name!r} with {changed}; use --fresh "
+                f"to start a new {'test' if sprt else 'tournament'} in it (the old games are kept), or another --db")
         if seed is not None and seed != active.seed:
             raise TournamentError(f"{store.path} holds tournament {active.name!r} with another seed than the "
                                   "seed file's; leave out --seed-file to resume it, or use --fresh or another --db")

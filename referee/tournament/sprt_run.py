@@ -55,7 +55,9 @@ class SprtTest:
     max_games: int | None = None
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.elo0) and math.isfinite(self.elo1) and self.elo0 < self.elo1):
+        if not (math.isfinite(self.elo0) and math.isfinite(self.elo1)):
+            raise SprtError(f"--elo0 and --elo1 must be finite numbers, not {self.elo0:g} and {self.elo1:g}")
+        if not self.elo0 < self.elo1:
             raise SprtError(f"--elo0 must be below --elo1, not {self.elo0:g} and {self.elo1:g}")
         try:
             bounds(self.alpha, self.beta)
