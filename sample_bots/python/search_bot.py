@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from protocol.actions import BEAT, PASS, TAKE, Action
 from protocol.events import AnyEvent
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -69,7 +70,7 @@ from protocol.messages import (
 )
 from protocol.rules import Rules
 from protocol.views import GameResult, PlayerView
-from referee.engine import Game, determinize
+from referee.engine import BoutGame, FoolsFoolGame, Game, determinize
 
 #: Kept back from every request's ``time_ms``: this much, plus MARGIN_SHARE of it. Covers decoding, the last
 #: iteration (a long random playout), the reply's write, and the scheduler of a loaded 2-core machine. At
@@ -78,6 +79,16 @@ DEFAULT_MARGIN_MS = 200
 MARGIN_SHARE = 0.1
 #: UCB1's exploration constant for rewards in [0, 1] (sqrt(2) is the textbook value; lower searches deeper).
 EXPLORATION = 0.7
+#: Playouts: the share of random moves; what passing and taking "cost" next to a card (its rank index, 0
+#: for a two, 9 for a jack; a trump adds TRUMP_BONUS), early (a stock of at least BIG_STOCK) and later.
+RANDOM_SHARE = 0.1
+TRUMP_BONUS = 13
+BIG_STOCK = 12
+PASS_EARLY, TAKE_EARLY = 9, TRUMP_BONUS + 7  # throw below a jack; beat with at most the eight of trumps
+PASS_LATE, TAKE_LATE = TRUMP_BONUS, TRUMP_BONUS + 10  # throw any plain card; beat with at most the queen of trumps
+ENDGAME = 2 * TRUMP_BONUS  # throw and beat with anything
+CHASE_COST = 8 * 4 * TRUMP_BONUS  # chase Durak: a chase is worth more than any card
+FOOLS_FOOL_TRUMP = 1  # diamonds (protocol.cards: suits C, D, H, S are 0-3; a card is rank * 4 + suit)
 
 
 @dataclass(slots=True)
@@ -101,10 +112,47 @@ def reward(result: GameResult, seat: int) -> float:
 
 
 def playout(game: Game, rng: random.Random) -> GameResult:
-    """Random legal actions to the end of the game (the engine's action cap ends a game that loops)."""
+    """Play ``game`` to its end with :func:`cheap_action` for every seat, a random legal action one time in
+    RANDOM_SHARE (the engine's action cap ends a game that loops)."""
+    bout = game if isinstance(game, BoutGame) else None
+    trump = bout.trump if bout is not None else FOOLS_FOOL_TRUMP
+    chase = game.rules.variant == "chase"
     while game.result is None:
-        game.apply(rng.choice(game.legal_actions()))
+        legal = game.legal_actions()
+        if len(legal) == 1 or rng.random() < RANDOM_SHARE:
+            game.apply(rng.choice(legal))
+        else:
+            stock = len(bout.stock) if bout is not None else 0
+            game.apply(cheap_action(legal, trump, stock, chase))
     return game.result
+
+
+def worth(card: int, trump: int) -> int:
+    """A card's rank index (0 for a two; protocol.cards: a card is rank index * 4 + suit), plus TRUMP_BONUS
+    for a trump."""
+    return (card >> 2) + (TRUMP_BONUS if card & 3 == trump else 0)
+
+
+def cheap_action(legal: Sequence[Action], trump: int, stock: int, chase: bool = False) -> Action:
+    """The playout policy, the heuristic bot's in short: the action that gives up the cheapest card, then
+    the most cards. Passing and taking have a cost too, lower while the stock is big: early on it passes
+    rather than throw a jack or better, and takes rather than beat with a trump above the eight; once the
+    stock is empty it throws and beats with anything. In chase Durak (``chase``), where laying k cards at once
+    scores k // 2 chases and the fewest chases lose, the most chases come first."""
+    pass_cost, take_cost = (PASS_EARLY, TAKE_EARLY) if stock >= BIG_STOCK else (PASS_LATE, TAKE_LATE) \
+        if stock else (ENDGAME, ENDGAME)
+
+    def cost(action: Action) -> int:
+        if action.kind == TAKE:
+            return take_cost * 8
+        if action.kind == PASS:
+            return pass_cost * 8
+        if action.kind == BEAT:
+            return worth(action.cards[1], trump) * 8
+        chases = len(action.cards) // 2 if chase else 0
+        return max(worth(card, trump) for card in action.cards) * 8 - len(action.cards) - CHASE_COST * chases
+
+    return min(legal, key=cost)
 
 
 def iterate(root: Node, world: Game, rng: random.Random) -> None:
