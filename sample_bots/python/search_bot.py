@@ -70,7 +70,7 @@ from protocol.messages import (
 )
 from protocol.rules import Rules
 from protocol.views import GameResult, PlayerView
-from referee.engine import BoutGame, FoolsFoolGame, Game, determinize
+from referee.engine import BoutGame, Game, determinize
 
 #: Kept back from every request's ``time_ms``: this much, plus MARGIN_SHARE of it. Covers decoding, the last
 #: iteration (a long random playout), the reply's write, and the scheduler of a loaded 2-core machine. At
@@ -222,11 +222,13 @@ class Player:
         self.events.extend(request.events)
         if len(request.legal) == 1:
             return request.legal[0]
-        margin = self.margin_ms + MARGIN_SHARE * request.time_ms
-        stop_at = arrived + (request.time_ms - margin) / 1000
         action, _ = search(self.rules, self.dealer, request.view, self.events, request.legal, self.rng,
-                           self.playouts, stop_at)
+                           self.playouts, self.stop_time(request.time_ms, arrived))
         return action
+
+    def stop_time(self, time_ms: int, arrived: float) -> float:
+        """When to stop thinking (``time.monotonic()``) on a request of ``time_ms`` that arrived at ``arrived``."""
+        return arrived + (time_ms - self.margin_ms - MARGIN_SHARE * time_ms) / 1000
 
 
 def send(message: BotHello | Reply) -> None:
