@@ -125,7 +125,10 @@ def timed(games: int, players: int) -> None:
     bots += [f"heuristic{i}={python} {SAMPLES / 'python' / 'heuristic_bot.py'}" for i in range(1, players)]
     run = subprocess.run([*DURAK, "play", "--games", str(games), "--json", *bots], check=True, capture_output=True,
                          text=True, cwd=tempfile.gettempdir())
-    print(run.stdout[-4000:])
+    for line in run.stdout.splitlines():
+        record = json.loads(line)
+        print(json.dumps({key: record.get(key) for key in ("fools", "end", "verdicts", "strikes", "times")}))
+    print(f"load after: {os.getloadavg()}")
 
 
 def main() -> None:
