@@ -10,8 +10,9 @@ speed: ISMCTS iterations (determinize + tree walk + playout) per second, in-proc
 players, from ``--positions`` positions a few random moves into seeded deals (median over positions).
 strength: a tournament per variant, table size and ``--playouts`` setting (``durak tournament`` in a
 temporary folder, default sandbox, 10 s per move so that the playout count, not the clock, sets the effort):
-the search bot at N playouts, the heuristic and random sample bots, and at 4 players the js sample bot to
-fill the table; round robin, every deal at every cyclic seating. Prints each bot's Elo with its 95% error
+the search bot at N playouts with the heuristic and random sample bots (2 players), or with the heuristic bot
+twice and the js bot (4 players: a random bot there is the fool nearly every game, which says nothing about the
+others); round robin, every deal at every cyclic seating. Prints each bot's Elo with its 95% error
 bar from ``durak leaderboard --format json --anchor heuristic=0`` (so the search bot's Elo is its margin
 over the heuristic bot) and its fool rate. The games per cell are printed with it.
 timed: the search bot thinking to the deadline (no --playouts) against the heuristic bot at the default
@@ -75,14 +76,15 @@ def speed(positions: int, playouts: int) -> None:
 
 
 def config(variant: str, players: int, playouts: int, deals: int) -> str:
-    bots = [("search", f"search_bot.py --playouts {playouts}", "python", "search_bot.py"),
-            ("heuristic", "heuristic_bot.py", "python", "heuristic_bot.py"),
-            ("random", "random_bot.py", "python", "random_bot.py")]
+    """2 players: search, heuristic, random. 4 players: search, heuristic, a second heuristic and js (with
+    random at the table it is the fool nearly every game, and the others could not be told apart)."""
+    bots = [("search", f"search_bot.py --playouts {playouts}"), ("heuristic", "heuristic_bot.py")]
+    bots += [("heuristic2", "heuristic_bot.py")] if players == 4 else [("random", "random_bot.py")]
     lines = [f'name = "search bot {variant} {players}p {playouts} playouts"', f'variant = "{variant}"',
              f"players = {players}", f"deals = {deals}", "[time]", "move = 10.0"]
-    for name, script, folder, files in bots:
+    for name, script in bots:
         lines += ["[[bots]]", f'name = "{name}"', f'command = "{{python}} {script}"',
-                  f'dir = "{SAMPLES / folder}"', f'files = ["{files}"]']
+                  f'dir = "{SAMPLES / "python"}"', f'files = ["{script.split()[0]}"]']
     if players == 4:
         lines += ["[[bots]]", 'name = "js"', 'command = "node bot.js"', f'dir = "{SAMPLES / "js"}"']
     return "\n".join(lines) + "\n"

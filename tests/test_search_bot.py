@@ -20,10 +20,11 @@ from protocol.messages import GameStart, Reply, Request
 from protocol.rules import VARIANTS, Rules
 from referee.cli import app
 from referee.engine import SeededRng, new_game
+from referee.tournament.config import load_config
 from tests.test_sample_bots_offline import SAMPLES, Bot, play, running
 
 sys.path.insert(0, str(SAMPLES / "python"))
-import search_bot  # noqa: E402
+import search_bot
 
 SCRIPT = SAMPLES / "python" / "search_bot.py"
 
@@ -50,7 +51,7 @@ def test_fixed_playouts_replay_the_same_moves(tmp_path: Path) -> None:
     processes and again in the same ones after another game."""
     runs = []
     for attempt in range(2):
-        with running(search_argv("--playouts", "12"), 2, tmp_path / str(attempt)) as bots:
+        with running(search_argv("--playouts", "6"), 2, tmp_path / str(attempt)) as bots:
             runs.append(play(bots, Rules(variant="perevodnoy"), seed=3, game_id="g")[1])
             play(bots, Rules(variant="perevodnoy"), seed=4, game_id="h")
             runs.append(play(bots, Rules(variant="perevodnoy"), seed=3, game_id="i")[1])
@@ -137,3 +138,12 @@ def test_it_passes_check_bot_under_the_default_sandbox(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["check-bot", f"{sys.executable} {folder / SCRIPT.name} --playouts 10",
                                       "--variant", "perevodnoy", "--variant", "fools_fool", "--deck", "36"])
     assert result.exit_code == 0 and result.stdout.rstrip().endswith("PASS"), result.stdout + result.stderr
+
+
+def test_the_strong_field_config_runs_the_search_bot_at_fixed_playouts() -> None:
+    """sample_bots/strong.toml loads, and its search bot plays a fixed number of playouts (a reproducible field)."""
+    loaded = load_config(SAMPLES / "strong.toml")
+    assert [bot.name for bot in loaded.bots] == ["search", "heuristic", "random", "js"]
+    search = loaded.bots[0]
+    assert search.argv == [sys.executable, "search_bot.py", "--playouts", "200"]
+    assert Path(search.dir) == SAMPLES / "python"

@@ -73,8 +73,9 @@ from protocol.views import GameResult, PlayerView
 from referee.engine import BoutGame, Game, determinize
 
 #: Kept back from every request's ``time_ms``: this much, plus MARGIN_SHARE of it. Covers decoding, the last
-#: iteration (a long random playout), the reply's write, and the scheduler of a loaded 2-core machine. At
-#: the default 1 s per move the bot thinks for 700 ms (``bench/bench_search_bot.py --timed`` measures strikes).
+#: iteration (a long playout), the reply's write, and the scheduler of a loaded machine. At the default 1 s per
+#: move the bot thinks for 700 ms; under the bwrap sandbox with pausing on, on 2 cores at a load average of
+#: 10-14, its slowest reply took 789 ms of the 1000 ms (115 moves, no strike: ``bench/bench_search_bot.py timed``).
 DEFAULT_MARGIN_MS = 200
 MARGIN_SHARE = 0.1
 #: UCB1's exploration constant for rewards in [0, 1] (sqrt(2) is the textbook value; lower searches deeper).
