@@ -50,7 +50,6 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import msgspec
 
@@ -92,14 +91,16 @@ CHASE_COST = 8 * 4 * TRUMP_BONUS  # chase Durak: a chase is worth more than any 
 FOOLS_FOOL_TRUMP = 1  # diamonds (protocol.cards: suits C, D, H, S are 0-3; a card is rank * 4 + suit)
 
 
-@dataclass(slots=True)
 class Node:
     """One action sequence from the decision at the root; its statistics are for the seat that chose it."""
 
-    visits: int = 0
-    available: int = 0  # how often the action was legal when the parent was reached (1 when expanded)
-    reward: float = 0.0  # total reward of the chooser over the visits
-    children: dict[str, Node] = field(default_factory=dict)
+    __slots__ = ("available", "children", "reward", "visits")
+
+    def __init__(self) -> None:
+        self.visits = 0
+        self.available = 1  # how often the action was legal when the parent was reached, from its expansion on
+        self.reward = 0.0  # total reward of the chooser over the visits
+        self.children: dict[str, Node] = {}
 
     def ucb(self) -> float:
         return self.reward / self.visits + EXPLORATION * math.sqrt(math.log(self.available) / self.visits)
@@ -176,7 +177,7 @@ def iterate(root: Node, world: Game, rng: random.Random) -> None:
                 child.available += 1
         if untried:
             action = rng.choice(untried)
-            child = node.children[str(action)] = Node(available=1)
+            child = node.children[str(action)] = Node()
             world.apply(action)
             path.append((child, chooser))
             break
