@@ -35,10 +35,12 @@ def search_argv(*options: str) -> list[str]:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_plays_whole_games_of_every_variant(variant: str, tmp_path: Path) -> None:
-    """2 and 4 players with 36 cards and 6 with 52, the same processes throughout; the driver checks that every
-    reply names its request and one of its legal actions."""
-    with running(search_argv("--playouts", "8"), 6, tmp_path) as bots:
-        for players, deck in ((2, 36), (4, 36), (6, 52)):
+    """2 players with 36 cards and 4 with 52 (and 6 with 36 in perevodnoy, where transfers go round the table),
+    the same processes throughout; the driver checks that every reply names its request and one of its legal
+    actions."""
+    tables = [(2, 36), (4, 52), *([(6, 36)] if variant == "perevodnoy" else [])]
+    with running(search_argv("--playouts", "6"), max(players for players, _ in tables), tmp_path) as bots:
+        for players, deck in tables:
             result, actions, _ = play(bots[:players], Rules(variant=variant, deck=deck), seed=players,
                                       game_id=f"g{players}")
             assert result.end in ("fool", "draw") and actions
