@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from multiprocessing import resource_tracker
@@ -51,3 +53,26 @@ def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
             return False
         time.sleep(0.005)
     return True
+
+
+def start_durak(command: list[str]) -> subprocess.Popen[str]:
+    """A referee command in the background, its output piped; with the faulthandler on, so that
+    :func:`stop_with` can show where a stop hangs."""
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+
+
+def stop_with(run: subprocess.Popen[str], signum: int, timeout: float = 120.0) -> str:
+    """Send ``signum`` to a process of :func:`start_durak` and wait for it to exit; its stderr. One still running
+    after ``timeout`` gets SIGABRT (its faulthandler prints every thread's stack), and the test fails with it."""
+    run.send_signal(signum)
+    try:
+        return run.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        run.send_signal(signal.SIGABRT)
+        stacks = run.communicate(timeout=30)[1]
+        raise AssertionError(f"still running {timeout:.0f} s after {signal.Signals(signum).name}:\n{stacks}") from None
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()

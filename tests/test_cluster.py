@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from proctools import start_durak, stop_with
 from test_reproducible import sample_config, stored_games
 
 from referee.exitcodes import ExitCode
@@ -239,12 +240,11 @@ def test_ctrl_c_on_a_cluster_keeps_the_finished_games_and_the_same_command_resum
     config, db = _python_bots(tmp_path, deals=40), tmp_path / "t.db"  # 3 tables x 40 deals x 2 seatings
     command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db),
                "--cluster", cluster.scheduler_address]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = start_durak(command)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and (not db.exists() or _count(db)[0] < 20) and run.poll() is None:
         time.sleep(0.01)
-    run.send_signal(signal.SIGINT)
-    _, err = run.communicate(timeout=60)
+    err = stop_with(run, signal.SIGINT)
     assert run.returncode == ExitCode.INTERRUPTED, err
     resume = f"to resume: durak tournament {config} --db {db} --cluster {cluster.scheduler_address}"
     assert "interrupted:" in err and resume in err and "Traceback" not in err

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from proctools import start_durak, stop_with
 from test_tournament_run import HOSTILE, stored, write_config
 from typer.testing import CliRunner
 
@@ -345,11 +346,10 @@ def test_a_stop_signal_abandons_the_games_in_flight_at_once_and_says_how_to_resu
     config.write_text(config.read_text().replace("move = 2.0", "move = 120.0"))
     db = tmp_path / "t.db"
     command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db), "--jobs", "2"]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = start_durak(command)
     while run.poll() is None and (not marker.exists() or marker.read_text().count('"request"') < 2):
         pass  # b has its second request: it sleeps now
-    run.send_signal(signum)
-    _, err = run.communicate(timeout=50)  # well under the bot's minute: the game was not waited for
+    err = stop_with(run, signum, timeout=50)  # well under the bot's minute: the game was not waited for
     assert run.returncode == code, err
     lines = [line for line in err.splitlines() if line.startswith("durak:")]
     assert lines[0].startswith(f"durak: {name}: stopping now; the 1 game(s) in flight are abandoned"), err

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from proctools import start_durak, stop_with
 from typer.testing import CliRunner
 
 from referee.cli import app
@@ -101,13 +102,11 @@ def test_a_stopped_test_resumes_to_the_decision_of_an_uninterrupted_one(tmp_path
     uninterrupted = subprocess.run([*durak, *test, "--db", str(whole), "--seed-file", str(seed)],
                                    capture_output=True, text=True, timeout=300)
     assert uninterrupted.returncode in (10, 11, 12), uninterrupted.stderr
-    run = subprocess.Popen([*durak, *test, "--db", str(stopped), "--seed-file", str(seed)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _count(stopped) < 4:
+    run = start_durak([*durak, *test, "--db", str(stopped), "--seed-file", str(seed)])
+    deadline = time.monotonic() + 300  # a loaded machine may take long for the first games
+    while time.monotonic() < deadline and _count(stopped) < 4 and run.poll() is None:
         time.sleep(0.01)
-    run.send_signal(signal.SIGINT)
-    _, err = run.communicate(timeout=60)
+    err = stop_with(run, signal.SIGINT)
     assert run.returncode == ExitCode.INTERRUPTED, err
     assert "Traceback" not in err
     resume = err.split("to resume: ")[1].strip().split(" ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import random
 import signal
 import sqlite3
@@ -14,6 +15,7 @@ from types import SimpleNamespace
 
 import msgspec
 import pytest
+from proctools import start_durak, stop_with
 from typer.testing import CliRunner
 
 from protocol.records import ResultRecord
@@ -21,7 +23,7 @@ from referee.cli import app
 from referee.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
-from referee.tournament.runner import TournamentError, run_tournament
+from referee.tournament.runner import TournamentError, _deferred_stop_signals, _Terminated, run_tournament
 from referee.tournament.schedule import schedule
 from referee.tournament.secret import write_seed_file
 
@@ -225,12 +227,11 @@ def test_ctrl_c_stops_cleanly_keeps_finished_games_and_says_how_to_resume(tmp_pa
     config = write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=30)
     db = tmp_path / "t.db"
     command = [sys.executable, "-m", "referee", "tournament", str(config), "--db", str(db), "--jobs", "2"]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = start_durak(command)
     deadline = time.monotonic() + 300  # a loaded machine may take long for the first games; Ctrl-C at ten
-    while time.monotonic() < deadline and _count(db) < 10:
+    while time.monotonic() < deadline and _count(db) < 10 and run.poll() is None:
         time.sleep(0.005)
-    run.send_signal(signal.SIGINT)
-    _, err = run.communicate(timeout=30)
+    err = stop_with(run, signal.SIGINT)
     assert run.returncode == 130, err
     assert "interrupted:" in err and f"to resume: durak tournament {config} --db {db}" in err
     assert "Traceback" not in err
@@ -239,6 +240,23 @@ def test_ctrl_c_stops_cleanly_keeps_finished_games_and_says_how_to_resume(tmp_pa
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{180 - kept} games played now, 180/180 stored" in resumed.stdout
+
+
+def test_a_stop_signal_in_the_coordinators_loop_is_raised_where_the_loop_asks_never_inside_it() -> None:
+    """Ctrl-C and SIGTERM are only noted while the loop runs (a KeyboardInterrupt raised inside a lock could hang
+    the stop); the loop's check raises them, and one noted as the loop ends is raised at its end."""
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    for signum, raised in [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, _Terminated)]:
+        with pytest.raises(raised), _deferred_stop_signals() as raise_if_stopped:
+            raise_if_stopped()  # nothing noted yet
+            os.kill(os.getpid(), signum)
+            time.sleep(0.05)  # the handler has run by now, and raised nothing
+            raise_if_stopped()
+            pytest.fail("the noted signal was not raised")
+        with pytest.raises(raised), _deferred_stop_signals():
+            os.kill(os.getpid(), signum)
+            time.sleep(0.05)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 
 def test_a_full_disk_stops_the_run_with_one_line_and_keeps_every_committed_game(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -398,6 +398,32 @@ def _stop_signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextmanager
+def _deferred_stop_signals() -> Iterator[Callable[[], None]]:
+    """Ctrl-C and SIGTERM only noted while the coordinator's loop runs; the loop calls the yielded function at a
+    safe point, which raises them (KeyboardInterrupt, :class:`_Terminated`). Raised from a signal handler they
+    could land inside a lock that a driving thread or the shutdown needs next (a future's condition, the
+    batch queue's mutex) and hang the stop, or between a batch's storing and its counting."""
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+
+    def note(signum: int, frame: object) -> None:
+        noted.append(signum)
+
+    def raise_if_stopped() -> None:
+        if noted:
+            raise _Terminated() if noted[0] == signal.SIGTERM else KeyboardInterrupt()
+
+    held: dict[int, object] = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield raise_if_stopped
+    finally:
+        _restore_signals(held)
+    raise_if_stopped()  # one that came as the loop ended is not lost
+
+
 class _Run:
     """The coordinator's loop: feed batches of slots to the executor, store each finished slot once, track
     failure streaks."""
@@ -425,25 +451,23 @@ class _Run:
         # games not submitted yet; an open-ended course (no total) does not know: full batches then
         left = sum(slot.games for slot in pending) if self.summary.total_games else sys.maxsize
         try:
-            while True:
-                # enough deals waiting to fill every worker (a deal's slots are played one at a time)
-                while len({slot.deal_key for slot in waiting} - playing) < executor.capacity and (more :=
-                                                                                                 self.course.more()):
-                    waiting.extend(more)
-                    slots.update((slot.key, slot) for slot in more)
-                if not (waiting or flying):
-                    return False
-                while len(flying) < executor.capacity and (batch := _next_batch(waiting, playing,
-                                                                                 _share(left, executor))):
-                    jobs = [Job(slot=slot, disqualified=dict(self.disqualified)) for slot in batch]
-                    flying[executor.submit(jobs)] = batch
-                    playing.update(slot.deal_key for slot in batch)
-                    left -= sum(slot.games for slot in batch)
-                finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # short: Ctrl-C stays prompt
-                for future in finished:
-                    playing.difference_update(slot.deal_key for slot in flying.pop(future))
-                    if self.store_slots([(slots[done.slot_key], done.games) for done in _slots_done(future)]):
-                        return True
+            with _deferred_stop_signals() as raise_if_stopped:  # raised at a safe point, not inside a lock
+                while True:
+                    raise_if_stopped()
+                    self._top_up(waiting, slots, playing, executor.capacity)
+                    if not (waiting or flying):
+                        return False
+                    while len(flying) < executor.capacity and (batch := _next_batch(waiting, playing,
+                                                                                     _share(left, executor))):
+                        jobs = [Job(slot=slot, disqualified=dict(self.disqualified)) for slot in batch]
+                        flying[executor.submit(jobs)] = batch
+                        playing.update(slot.deal_key for slot in batch)
+                        left -= sum(slot.games for slot in batch)
+                    finished, _ = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)  # Ctrl-C seen in 0.2 s
+                    for future in finished:
+                        playing.difference_update(slot.deal_key for slot in flying.pop(future))
+                        if self.store_slots([(slots[done.slot_key], done.games) for done in _slots_done(future)]):
+                            return True
         except KeyboardInterrupt as stop:
             what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
             kept = self.summary.stored_before + self.summary.played
@@ -451,6 +475,13 @@ class _Run:
             self.progress.note(f"durak: {what}: stopping now; the {abandoned} game(s) in flight are abandoned (not "
                                f"stored), the {kept} finished are kept ({what} again: stop without cleaning up)")
             raise
+
+    def _top_up(self, waiting: deque[Slot], slots: dict[str, Slot], playing: set[str], capacity: int) -> None:
+        """Ask the course for more slots until enough deals wait to fill every worker (a deal's slots are played
+        one at a time)."""
+        while len({slot.deal_key for slot in waiting} - playing) < capacity and (more := self.course.more()):
+            waiting.extend(more)
+            slots.update((slot.key, slot) for slot in more)
 
     def store_slots(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
         """Store a finished batch's slots in one transaction; a slot stored already (a batch that a cluster
