@@ -247,15 +247,19 @@ def test_a_stop_signal_in_the_coordinators_loop_is_raised_where_the_loop_asks_ne
     the stop); the loop's check raises them, and one noted as the loop ends is raised at its end."""
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     for signum, raised in [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, _Terminated)]:
+        reached = []
         with pytest.raises(raised), _deferred_stop_signals() as raise_if_stopped:
             raise_if_stopped()  # nothing noted yet
             os.kill(os.getpid(), signum)
-            time.sleep(0.05)  # the handler has run by now, and raised nothing
+            time.sleep(0.05)  # the handler has run by now
+            reached.append("check")  # and raised nothing
             raise_if_stopped()
             pytest.fail("the noted signal was not raised")
         with pytest.raises(raised), _deferred_stop_signals():
             os.kill(os.getpid(), signum)
             time.sleep(0.05)
+            reached.append("end")
+        assert reached == ["check", "end"]
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 
