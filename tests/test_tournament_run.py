@@ -9,9 +9,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import _base as futures_base
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import msgspec
 import pytest
@@ -23,7 +26,13 @@ from referee.cli import app
 from referee.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
-from referee.tournament.runner import TournamentError, _deferred_stop_signals, _Terminated, run_tournament
+from referee.tournament.runner import (
+    Interrupted,
+    TournamentError,
+    _deferred_stop_signals,
+    _Terminated,
+    run_tournament,
+)
 from referee.tournament.schedule import schedule
 from referee.tournament.secret import write_seed_file
 
@@ -261,6 +270,38 @@ def test_a_stop_signal_in_the_coordinators_loop_is_raised_where_the_loop_asks_ne
             reached.append("end")
         assert reached == ["check", "end"]
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_ctrl_c_inside_the_wait_for_finished_games_does_not_hang_the_stop(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython's ``concurrent.futures.wait`` takes each future's lock in a loop; a KeyboardInterrupt raised inside
+    that loop leaves a lock taken, and the thread that finishes the future then blocks for ever, so the stop
+    would wait the 40 s it gives a worker. Here the loop pauses after its first lock and Ctrl-C comes in the
+    pause."""
+    config = write_config(tmp_path, {"a": "play", "b": "play"}, deals=30)
+    in_the_loop, sent = threading.Event(), threading.Event()
+
+    def paused_enter(self: Any) -> None:
+        for future in self.futures:
+            future._condition.acquire()
+            if not in_the_loop.is_set():  # the first time only: hold a lock until the signal has come
+                in_the_loop.set()
+                while not sent.is_set():
+                    time.sleep(0.01)
+                time.sleep(0.1)  # Python runs the handler at the main thread's next bytecodes
+
+    monkeypatch.setattr(futures_base._AcquireFutures, "__enter__", paused_enter)
+
+    def interrupt() -> None:
+        in_the_loop.wait(timeout=300)
+        os.kill(os.getpid(), signal.SIGINT)
+        sent.set()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    start = time.monotonic()
+    with pytest.raises(Interrupted, match="interrupted: "):
+        run_tournament(load_config(config), tmp_path / "t.db", 2, False, io.StringIO())
+    assert time.monotonic() - start < worker.WORKER_CLEANUP
 
 
 def test_a_full_disk_stops_the_run_with_one_line_and_keeps_every_committed_game(tmp_path: Path) -> None:
