@@ -280,9 +280,9 @@ def _open_tournament(store: Store, loaded: LoadedConfig, fresh: bool, seed: int 
             changed = ("another SPRT (its bots, Elo bounds, alpha, beta, mode, variant, rules, rotations or "
                        "series differ)") if sprt else ("a different schedule (variant, rules, table size, format, "
                                                       "rotations or series changed)")
-            raise TournamentError(
-                f"{store.path} holds {'test' if sprt else 'tournament'} {active.name!r} with {changed}; use --fresh "
-                f"to start a new {'test' if sprt else 'tournament'} in it (the old games are kept), or another --db")
+            kind = "test" if sprt else "tournament"
+            raise TournamentError(f"{store.path} holds {kind} {active.name!r} with {changed}; use --fresh to start a "
+                                  f"new {kind} in it (the old games are kept), or another --db")
         if seed is not None and seed != active.seed:
             raise TournamentError(f"{store.path} holds tournament {active.name!r} with another seed than the "
                                   "seed file's; leave out --seed-file to resume it, or use --fresh or another --db")
@@ -405,18 +405,12 @@ def _deferred_stop_signals() -> Iterator[Callable[[], None]]:
     could land inside a lock that a driving thread or the shutdown needs next (a future's condition, the
     batch queue's mutex) and hang the stop, or between a batch's storing and its counting."""
     noted: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: None
-        return
-
-    def note(signum: int, frame: object) -> None:
-        noted.append(signum)
 
     def raise_if_stopped() -> None:
         if noted:
             raise _Terminated() if noted[0] == signal.SIGTERM else KeyboardInterrupt()
 
-    held: dict[int, object] = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, signal.SIGTERM)}
+    held = _on_stop_signals(noted.append)
     try:
         yield raise_if_stopped
     finally:
@@ -624,7 +618,7 @@ class LocalExecutor:
         huge tree) and exits. A second Ctrl-C or SIGTERM meanwhile kills the workers outright (a bot's
         folder may be left behind then)."""
         forced = threading.Event()
-        held = _on_stop_signals(forced)
+        held = _on_stop_signals(lambda signum: forced.set())
         try:
             for worker in self._workers:
                 worker.launched.signal(signal.SIGTERM)
@@ -638,15 +632,16 @@ class LocalExecutor:
             _restore_signals(held)
 
 
-def _on_stop_signals(forced: threading.Event) -> dict[int, object] | None:
-    """While workers stop: a further SIGINT or SIGTERM sets ``forced`` instead of raising."""
+def _on_stop_signals(note: Callable[[int], object]) -> dict[int, object] | None:
+    """Until :func:`_restore_signals`: a SIGINT or SIGTERM calls ``note`` with its number instead of raising
+    (in the main thread only, where Python runs signal handlers; elsewhere nothing changes: None)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
-    def force(signum: int, frame: object) -> None:
-        forced.set()
+    def handler(signum: int, frame: object) -> None:
+        note(signum)
 
-    return {signum: signal.signal(signum, force) for signum in (signal.SIGINT, signal.SIGTERM)}
+    return {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
 def _restore_signals(held: dict[int, object] | None) -> None:
