@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -147,11 +146,10 @@ def test_gauntlet_is_balanced_per_challenger(n: int, k: int, challengers: int) -
 # --- sampled ------------------------------------------------------------------------------------------------
 
 
-def test_sampled_big_field_is_fast_and_balanced() -> None:
-    """20 bots at 6 seats (C(20, 6) = 38,760 tables): 200 tables drawn in well under a second."""
-    started = time.perf_counter()
+def test_sampled_big_field_is_balanced() -> None:
+    """20 bots at 6 seats (C(20, 6) = 38,760 tables): 200 tables drawn without listing them all. How fast is
+    not asserted here: timed unit tests fail on a loaded machine."""
     slots = schedule(config(20, players=6, format="sampled", tables=200, deals=5), SEED)
-    assert time.perf_counter() - started < 1.0
     assert_well_formed(slots, 6, 6)
     summary = schedule_summary(slots)
     assert summary["tables"] == 200 and summary["games"] == 200 * 5 * 6
