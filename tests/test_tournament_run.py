@@ -394,6 +394,32 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batc
     assert executor.sizes[0] == batch_games and max(executor.sizes) == batch_games
 
 
+def test_the_coordinator_counts_ready_deals_only_as_far_as_it_must(tmp_path: Path) -> None:
+    """Before every batch the loop asks whether enough deals wait; the waiting slots of a round robin are its
+    whole schedule, so counting them all made a long run quadratic. It stops at the slot that makes enough."""
+    from collections import deque
+
+    from referee.tournament.runner import _deals_ready
+
+    loaded = load_config(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=40))
+    slots = schedule(loaded.config, 7)  # 240 slots, deal-major: a deal's two rotations side by side
+    first, second = slots[0].deal_key, slots[2].deal_key
+    assert slots[1].deal_key == first and second != first
+
+    class Unreadable:  # a waiting slot the check must not get to
+        @property
+        def deal_key(self) -> str:
+            raise AssertionError("looked past the slots it needed")
+
+    waiting = deque([*slots[:3], *[Unreadable()] * 1000])
+    assert _deals_ready(waiting, set(), 2)  # type: ignore[arg-type]
+    assert _deals_ready(waiting, {second}, 1)  # type: ignore[arg-type]
+    assert not _deals_ready(deque(slots[:3]), {first}, 2)  # only one deal is not in flight
+    assert not _deals_ready(deque(), set(), 1)
+    assert _deals_ready(deque(slots), {slot.deal_key for slot in slots[:200]}, 20)
+    assert not _deals_ready(deque(slots), {slot.deal_key for slot in slots[:200]}, 21)
+
+
 def test_jobs_and_a_cluster_do_not_go_together(tmp_path: Path) -> None:
     """With a cluster the Dask workers' threads set how many games run at once: --jobs with --cluster is a usage
     error, --jobs with the config's cluster key a config error; both before any bot starts or a database is

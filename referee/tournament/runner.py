@@ -473,7 +473,7 @@ class _Run:
     def _top_up(self, waiting: deque[Slot], slots: dict[str, Slot], playing: set[str], capacity: int) -> None:
         """Ask the course for more slots until enough deals wait to fill every worker (a deal's slots are played
         one at a time)."""
-        while len({slot.deal_key for slot in waiting} - playing) < capacity and (more := self.course.more()):
+        while not _deals_ready(waiting, playing, capacity) and (more := self.course.more()):
             waiting.extend(more)
             slots.update((slot.key, slot) for slot in more)
 
@@ -525,6 +525,19 @@ def _slots_done(future: Future[list[SlotDone]]) -> list[SlotDone]:
         return future.result()
     except WorkerFailed as exc:
         raise TournamentError(str(exc)) from None
+
+
+def _deals_ready(waiting: deque[Slot], playing: set[str], enough: int) -> bool:
+    """Whether ``enough`` deals not in flight wait to be played. It looks only as far as it must (the waiting
+    slots of a round robin are its whole schedule: counting them all before every batch made a long run
+    quadratic)."""
+    ready: set[str] = set()
+    for slot in waiting:
+        if slot.deal_key not in playing:
+            ready.add(slot.deal_key)
+            if len(ready) >= enough:
+                return True
+    return False
 
 
 def _share(left: int, executor: SlotExecutor) -> int:
