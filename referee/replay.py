@@ -35,6 +35,7 @@ class ReplayResult(msgspec.Struct, tag="result", tag_field="type", frozen=True):
 
 ReplayLine = ReplayHeader | ReplayResult | AnyEvent
 _line_decoder = msgspec.json.Decoder(ReplayLine)
+_line_encoder = msgspec.json.Encoder()
 
 
 class ReplayError(ValueError):
@@ -43,12 +44,10 @@ class ReplayError(ValueError):
 
 def replay_lines(record: GameRecord) -> bytes:
     """The game as JSON lines, newline-terminated."""
-    encode = msgspec.json.encode
     header = ReplayHeader(game=record.game, deal=record.deal, names=record.names, rules=record.rules,
                           dealer=record.dealer, deck=record.deck)
-    lines = [encode(header), *(encode(event) for event in record.events),
-             encode(ReplayResult(result=record.result, verdicts=record.verdicts, times=record.times))]
-    return b"\n".join(lines) + b"\n"
+    result = ReplayResult(result=record.result, verdicts=record.verdicts, times=record.times)
+    return _line_encoder.encode_lines([header, *record.events, result])
 
 
 def parse_replay(data: bytes) -> tuple[ReplayHeader, list[AnyEvent], ReplayResult]:
