@@ -21,6 +21,7 @@ from sandboxes import BWRAP, IS_ROOT, PROCESS, Start, ask, needs_bwrap, require_
 
 from protocol.records import stderr_text
 from referee.bots import BotCommand, BotProcess, ResourceLimits, launched
+from referee.bots.cgroupfs import members
 from referee.bots.cleanup import remove_tree
 from referee.bots.errors import BotOutOfMemory, BotTimeout
 from referee.bots.isolation import DEFAULT
@@ -69,6 +70,32 @@ def test_a_paused_fork_chain_gains_no_cpu_time(bot: Start, isolation: object,
     fault_matrix.record("think on others' time with a chain of slow forks", "none: blocked",
                         f"the bot's control group is frozen while paused: 0 ns of CPU in 5 pauses ({forks} forks "
                         "made while it ran)")
+
+
+@needs_bwrap
+def test_a_pause_freezes_the_bots_own_processes_and_sets_bwraps_two_aside(bot: Start) -> None:
+    """bwrap's monitor and its sandbox's init fork nothing once the bot runs, so the first pause after the bot is
+    seen in its group moves them to a group of their own: a pause then stops, and a resume wakes, only the bot's
+    processes. What the bot forks stays with it in the frozen group, and both groups go with the bot."""
+    require_cgroups("freeze", "cpu")
+    with bot(BWRAP, "fork_chain") as chain:
+        assert chain.read_line(soon(10.0)) == b"ready"
+        cgroup = chain.launched.cgroup
+        assert cgroup is not None and cgroup.frozen is not None and cgroup.aside is None
+        assert [is_bwrap(pid) for pid in members(cgroup.frozen)].count(True) == 2  # before the first pause
+        chain.pause()
+        assert cgroup.wait_frozen(5.0) and cgroup.aside is not None
+        assert [is_bwrap(pid) for pid in members(cgroup.aside)] == [True, True]
+        frozen = members(cgroup.frozen)
+        assert frozen and not any(is_bwrap(pid) for pid in frozen)
+        before = stat_cpu_ns(chain)
+        time.sleep(0.2)
+        assert stat_cpu_ns(chain) == before  # the bot's tree is still frozen whole
+        chain.resume()
+        assert eventually(lambda: int(chain.exchange(b"forks", 5.0)[0]) > 0, 5.0)
+        assert not any(is_bwrap(pid) for pid in members(cgroup.frozen))  # its forks joined it there
+        groups = (cgroup.frozen, cgroup.aside)
+    assert not any(os.path.exists(group) for group in groups)
 
 
 @pytest.mark.parametrize("isolation", [pytest.param(BWRAP, id="bwrap", marks=needs_bwrap),

@@ -199,6 +199,7 @@ class BotCgroup:
         self._forget = forget
         self._removed = False
         self._files: dict[tuple[str, str], int] = {}  # control files read or written at every pause, kept open
+        self._aside: str | None = None  # the group of the wrappers moved out of the frozen one (set_aside)
 
     def _file(self, group: str, name: str, flags: int) -> int | None:
         """An open fd of the control file ``name`` of ``group`` (opened at first use: a pause opens nothing),
@@ -239,6 +240,17 @@ class BotCgroup:
         """The bot's group directories, one per hierarchy."""
         return tuple(self._groups.values())
 
+    @property
+    def frozen(self) -> str | None:
+        """The group a pause freezes (None without a freezer)."""
+        at = self._at.get("freeze")
+        return at[1] if at is not None else None
+
+    @property
+    def aside(self) -> str | None:
+        """The group of the bot's wrappers once :meth:`set_aside` moved them out of the frozen one."""
+        return self._aside
+
     def join_prefix(self) -> list[str]:
         """An argv prefix that moves its own process into every group of the bot, then execs the rest of the
         argv; it exits with ``JOIN_FAILED`` (125) if a group cannot be joined. Empty without groups."""
@@ -274,6 +286,26 @@ class BotCgroup:
             events = self._file(group, "cgroup.events", os.O_RDONLY)
             return events is not None and wait_event_fd(events, "frozen", 1, timeout)
         return wait_v1_frozen(os.path.join(group, "freezer.state"), timeout)
+
+    def set_aside(self, wrappers: Iterable[int]) -> bool:
+        """Move the bot's wrappers (bwrap's monitor and its PID namespace's init, which fork nothing once the bot
+        runs) out of the group that is frozen, into a sibling group of their own: a pause then stops, and a resume
+        wakes, only the bot's own processes. Call it only once the bot runs in the group: a wrapper moved before
+        it forked the bot would take the bot along. The kill and the limits still reach every process of the
+        bot, which stays in its groups. False if they could not be moved (then they are frozen with the bot)."""
+        if self.frozen is None or self._removed:
+            return False
+        aside = self.frozen + ".wrappers"
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(aside, 0o755)
+            self._aside = aside
+            for pid in wrappers:
+                write_text(os.path.join(aside, "cgroup.procs"), str(pid))
+        except OSError as error:
+            LOGGER.debug("cgroups: cannot set the wrappers of bot %s aside: %s", self.name, error.strerror)
+            return False
+        return True
 
     def thaw(self) -> None:
         """Let every process of the bot run again, all at once."""
@@ -353,7 +385,8 @@ class BotCgroup:
             if not self.kill(timeout):
                 LOGGER.warning("cgroups: processes of bot %s outlived SIGKILL for %.1f s", self.name, timeout)
             self._close_files()
-            left = [group for group in self._groups.values() if not remove_groups(group, deadline)]
+            groups = [*self._groups.values(), *([self._aside] if self._aside is not None else [])]
+            left = [group for group in groups if not remove_groups(group, deadline)]
         except Exception as error:  # a bug here must not end the game that cleans up
             LOGGER.warning("cgroups: removing the groups of bot %s failed: %r", self.name, error)
             return False

@@ -13,6 +13,7 @@ import signal
 import subprocess
 from typing import Literal
 
+from referee.bots.cgroupfs import members
 from referee.bots.cgroups import BotCgroup
 from referee.bots.cleanup import remove_tree
 from referee.bots.errors import BotOutOfMemory, BotTimeout
@@ -61,6 +62,7 @@ class LaunchedBot:
         self._helper = 1 if namespace == "bwrap" else 0  # bwrap's init: in the group for good, not the bot's
         self._released = False
         self._freeze_unconfirmed = False  # paused, and the kernel not yet seen to report the tree frozen
+        self._wrappers_aside = namespace != "bwrap"  # bwrap's two processes not yet out of the frozen group
 
     @property
     def pid(self) -> int:
@@ -76,6 +78,8 @@ class LaunchedBot:
         """
         if self._freezes:
             assert self.cgroup is not None
+            if not self._wrappers_aside:
+                self._set_wrappers_aside(self.cgroup)
             if not self.cgroup.start_freeze():
                 raise BotTimeout("bot could not be paused: its control group refused the freeze")
             self._freeze_unconfirmed = True
@@ -98,6 +102,16 @@ class LaunchedBot:
             self.cgroup.thaw()
             return
         self.signal(signal.SIGCONT)
+
+    def _set_wrappers_aside(self, cgroup: BotCgroup) -> None:
+        """Once the bot runs in its group (a process there besides bwrap's two: bwrap's init has forked it), move
+        those two out of the group that is frozen, so that each pause and resume stops and wakes one process, not
+        three (:meth:`BotCgroup.set_aside`)."""
+        wrappers = {self.popen.pid, self._bwrap_child()}
+        listed = set(members(cgroup.frozen)) if cgroup.frozen is not None else set()
+        if None not in wrappers and listed - wrappers:
+            self._wrappers_aside = True
+            cgroup.set_aside(pid for pid in wrappers if pid in listed)  # listed: still ours, not a reused pid
 
     def check_memory(self) -> None:
         """:raises BotOutOfMemory: if the kernel killed any process of the bot for memory."""
