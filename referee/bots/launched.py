@@ -62,7 +62,7 @@ class LaunchedBot:
         self._helper = 1 if namespace == "bwrap" else 0  # bwrap's init: in the group for good, not the bot's
         self._released = False
         self._freeze_unconfirmed = False  # paused, and the kernel not yet seen to report the tree frozen
-        self._wrappers_aside = namespace != "bwrap"  # bwrap's two processes not yet out of the frozen group
+        self._wrappers_aside = namespace != "bwrap"  # True once bwrap's two processes left the frozen group
 
     @property
     def pid(self) -> int:
@@ -107,11 +107,14 @@ class LaunchedBot:
         """Once the bot runs in its group (a process there besides bwrap's two: bwrap's init has forked it), move
         those two out of the group that is frozen, so that each pause and resume stops and wakes one process, not
         three (:meth:`BotCgroup.set_aside`)."""
-        wrappers = {self.popen.pid, self._bwrap_child()}
-        listed = set(members(cgroup.frozen)) if cgroup.frozen is not None else set()
-        if None not in wrappers and listed - wrappers:
+        init = self._bwrap_child()
+        if init is None or cgroup.frozen is None:
+            return
+        wrappers = {self.popen.pid, init}
+        listed = set(members(cgroup.frozen))
+        if listed - wrappers:
             self._wrappers_aside = True
-            cgroup.set_aside(pid for pid in wrappers if pid in listed)  # listed: still ours, not a reused pid
+            cgroup.set_aside(wrappers & listed)  # listed: still ours, not a reused pid
 
     def check_memory(self) -> None:
         """:raises BotOutOfMemory: if the kernel killed any process of the bot for memory."""
