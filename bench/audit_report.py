@@ -5,7 +5,7 @@ Run by hand from the project root::
     python bench/audit_report.py              # 1,000 games per variant (the test suite's size)
     python bench/audit_report.py -n 5000 --seed 7
 
-Every game is played by ``referee.match.play_game`` against recording clients; every byte sent to every
+Every game is played by ``referee.games.match.play_game`` against recording clients; every byte sent to every
 seat is checked against what that seat may know (RULES.md 9). Prints games, messages, bytes, forfeits and
 action caps per variant and in total; an assertion error names the first leak found.
 """

@@ -62,7 +62,7 @@ def main() -> None:
     MEASURED = measured_group()
     atexit.register(leave_measured_group)
     from referee.bots import BotCommand, BotError, BotProcess, ResourceLimits
-    from referee.bots.isolation import DEFAULT
+    from referee.bots.sandbox.isolation import DEFAULT
 
     folder = Path(tempfile.mkdtemp(prefix="durak-attack-bots-"))
     shutil.copytree(BOTS, folder, dirs_exist_ok=True)

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec  # noqa: E402
 
-from referee.store import Store  # noqa: E402
+from referee.results.store import Store  # noqa: E402
 from referee.tournament.cluster import BATCH_GAMES  # noqa: E402
 from referee.tournament.config import load_config  # noqa: E402
 from referee.tournament.runner import DONE, run_tournament, stored_game  # noqa: E402

@@ -33,7 +33,7 @@ from protocol.messages import encoder  # noqa: E402
 from protocol.rules import Rules  # noqa: E402
 from referee.bots.launcher import BotCommand  # noqa: E402
 from referee.bots.session import BotClient  # noqa: E402
-from referee.match import play_series  # noqa: E402
+from referee.games.match import play_series  # noqa: E402
 
 
 def compile_c_bot(folder: Path) -> Path:

@@ -48,9 +48,9 @@ from bench.bench_roundtrip import build_c_echo  # noqa: E402
 from protocol.events import event_for_seat  # noqa: E402
 from protocol.messages import Reply, Request, bot_decoder, encoder  # noqa: E402
 from protocol.rules import Rules  # noqa: E402
-from referee.bots.isolation import isolation_for  # noqa: E402
 from referee.bots.launcher import BotCommand  # noqa: E402
 from referee.bots.process import BotProcess  # noqa: E402
+from referee.bots.sandbox.isolation import isolation_for  # noqa: E402
 from referee.engine import SeededRng, new_game  # noqa: E402
 from referee.engine.rng import derive_seed  # noqa: E402
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SNIPPET = """
 import json, sys
 from protocol.rules import rules_from_options
-from referee.selfplay import selfplay
+from referee.games.selfplay import selfplay
 variant, players, deck, ask, games = sys.argv[1:]
 options = {"deck": int(deck)}
 if ask != "-":

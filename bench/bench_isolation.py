@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_roundtrip import LINE, build_c_echo  # noqa: E402
 from protocol.messages import PROTOCOL_VERSION, Hello, encoder  # noqa: E402
 from referee.bots import BotCommand, BotError, BotProcess  # noqa: E402
-from referee.bots.isolation import Isolation, SandboxUnavailable, probe_bwrap  # noqa: E402
+from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable, probe_bwrap  # noqa: E402
 
 HELLO = encoder.encode(Hello(protocol=PROTOCOL_VERSION, referee="bench", time_ms=10_000))
 

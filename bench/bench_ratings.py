@@ -23,8 +23,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol.records import ResultRecord
-from referee.leaderboard import build_meta, build_rows, format_table
-from referee.ratings import fit, pairwise_outcomes, rate
+from referee.rating.bradley_terry import fit, pairwise_outcomes, rate
+from referee.rating.leaderboard import build_meta, build_rows, format_table
 
 
 def synthetic(n_games: int, n_bots: int = 20, players: int = 4, seed: int = 0,

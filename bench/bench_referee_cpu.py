@@ -39,10 +39,10 @@ def one_run(referee_dir: Path, level: str, pause: bool, games: int, folder: Path
     sys.path.insert(0, str(referee_dir))
     import referee
     from protocol.rules import Rules
-    from referee.bots.isolation import PLAIN, isolation_for
     from referee.bots.launcher import BotCommand
+    from referee.bots.sandbox.isolation import PLAIN, isolation_for
     from referee.bots.session import BotClient
-    from referee.match import play_series
+    from referee.games.match import play_series
 
     assert Path(referee.__file__).is_relative_to(referee_dir), f"{referee.__file__} is not {referee_dir}'s"
 

@@ -32,10 +32,10 @@ from protocol.events import ActionTaken
 from protocol.records import SeatTimes, StderrChunk
 from protocol.rules import Rules
 from referee.engine import SeededRng, new_game
-from referee.match import GameRecord
-from referee.replay import replay_lines
 from referee.report.tournament_page import ReportWriter
-from referee.store import BotRow, Store, StoredGame
+from referee.results.record import GameRecord
+from referee.results.replay import replay_lines
+from referee.results.store import BotRow, Store, StoredGame
 from tests.browser import start_chromium
 
 BOTS = [f"bot{k}" for k in range(6)]

@@ -45,7 +45,7 @@ from bench.sprt_model import (
     head_to_head_sampler,
     run_sprt,
 )
-from referee.sprt import bounds, elo_from_group_score, expected_score, group_expected_score
+from referee.rating.sprt import bounds, elo_from_group_score, expected_score, group_expected_score
 
 DRAW = 0.04
 LUCK_SHARE = 0.8  # of the room the head-to-head model leaves around p for the seat's luck

@@ -22,7 +22,7 @@ It prints, per pair:
 1. the mean group score and its Elo, the variance of the group scores paired and unpaired (unpaired from
    the exact mean over all pairings of different deals, ``(var seat 0 + var seat 1) / 4``, and from one random
    pairing) and their ratio unpaired / paired with a bootstrap 95% interval (deals resampled);
-2. games to a decision: ``--runs`` sequential tests (referee.sprt's GSPRT via bench/sprt_model.run_sprt, a
+2. games to a decision: ``--runs`` sequential tests (referee.rating.sprt's GSPRT via bench/sprt_model.run_sprt, a
    decision after every group) on groups bootstrap-resampled from these games, paired and unpaired, under a
    few hypotheses (alpha = beta = 0.05): median and mean games, the ratio unpaired / paired of the means, and
    the rates of H0, H1 and truncation (at ``--max-groups``). Heuristic against random is hundreds of Elo,
@@ -59,8 +59,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.sprt_model import FloatArray, Runs, Sampler, run_sprt  # noqa: E402
-from referee.sprt import arm_score, bounds, elo_from_score  # noqa: E402
-from referee.store import Store  # noqa: E402
+from referee.rating.sprt import arm_score, bounds, elo_from_score  # noqa: E402
+from referee.results.store import Store  # noqa: E402
 from referee.tournament.sprt_run import placing  # noqa: E402
 
 BOTS = {"heuristic": "heuristic_bot.py", "random": "random_bot.py", "random2": "random_bot.py",

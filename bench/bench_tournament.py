@@ -37,8 +37,8 @@ import msgspec  # noqa: E402
 
 from protocol.records import ResultRecord, SeatTimes  # noqa: E402
 from protocol.rules import Rules  # noqa: E402
-from referee.outcomes import outcome_text  # noqa: E402
-from referee.store import Store, StoredGame  # noqa: E402
+from referee.rating.outcomes import outcome_text  # noqa: E402
+from referee.results.store import Store, StoredGame  # noqa: E402
 from referee.tournament.config import load_config  # noqa: E402
 from referee.tournament.runner import run_tournament  # noqa: E402
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from referee.sprt import Decision, decide, elo_from_group_score, group_expected_score, llr
+from referee.rating.sprt import Decision, decide, elo_from_group_score, group_expected_score, llr
 
 FloatArray = npt.NDArray[np.float64]
 NAT_PER_ELO = math.log(10.0) / 400.0
@@ -127,8 +127,8 @@ class Runs:
 
 def run_sprt(sample: Sampler, runs: int, max_groups: int, elo0: float, elo1: float, lower: float,
              upper: float, *, block: int = 20) -> Runs:
-    """Run ``runs`` SPRTs, deciding after every group with :func:`referee.sprt.llr` and
-    :func:`referee.sprt.decide`; a run still undecided after ``max_groups`` is truncated.
+    """Run ``runs`` SPRTs, deciding after every group with :func:`referee.rating.sprt.llr` and
+    :func:`referee.rating.sprt.decide`; a run still undecided after ``max_groups`` is truncated.
 
     ``sample(n, k)`` gives the next ``k`` group scores of ``n`` runs still going, ``(n, k)``, and BASE's field
     scores (for the field design's plug-in mean so far) or ``None`` head to head. Groups are drawn ``block``

@@ -21,7 +21,7 @@ from proctools import children, eventually
 from sandboxes import BOTS, Start, processes_of, python_for_other_users
 
 from referee.bots import BotCommand, BotProcess, ResourceLimits
-from referee.bots.isolation import Isolation
+from referee.bots.sandbox.isolation import Isolation
 
 
 @dataclass(frozen=True)

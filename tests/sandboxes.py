@@ -17,8 +17,8 @@ import pytest
 from proctools import all_pids, gone
 
 from referee.bots import BotProcess
-from referee.bots.isolation import Isolation, SandboxUnavailable, pid_namespace_options, probe_bwrap
-from referee.bots.uids import LEASE_DIRS, NOBODY
+from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable, pid_namespace_options, probe_bwrap
+from referee.bots.sandbox.uids import LEASE_DIRS, NOBODY
 
 BOTS = Path(__file__).parent / "procbots"
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,7 +92,7 @@ def ask(bot: BotProcess, op: str, arg: object = None) -> object:
 
 
 def cgroup_features() -> frozenset[str]:
-    """The control-group features bots get here (referee.bots.cgroups)."""
+    """The control-group features bots get here (referee.bots.sandbox.cgroups)."""
     from referee.bots.launcher import cgroup_run
 
     return cgroup_run().features

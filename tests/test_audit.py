@@ -1,6 +1,6 @@
 """Hidden-information audit of the BYTES the match layer sends to each seat (RULES.md 5b.2, 5b.7, 8.4, 9).
 
-``referee.match.play_game`` is driven with in-process clients that duck-type ``BotClient`` and record
+``referee.games.match.play_game`` is driven with in-process clients that duck-type ``BotClient`` and record
 ``protocol.messages.encoder.encode(message)`` for every message, so what is checked is exactly what would
 go on the wire. For every seat the audit derives, from the deck order and the rules alone (RULES.md 8.1,
 9), what that seat may know after each engine event: its dealt hand and its own draws (sliced from the
@@ -53,7 +53,7 @@ from protocol.rules import HAND_SIZE, VARIANTS, Rules
 from protocol.views import PlayerView
 from referee.engine import Game, SeededRng, new_game, next_in_series, parse_deal
 from referee.engine.rng import derive_seed
-from referee.match import play_game
+from referee.games.match import play_game
 
 GAMES_PER_VARIANT = int(os.environ.get("AUDIT_GAMES", "1000"))
 # A card token anywhere in a line: two characters not glued to letters or digits ("JSON" is no card).

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from protocol.events import CardsDrawn, event_for_seat
 from protocol.records import ResultRecord, stderr_text
 from referee.cli import app
-from referee.narrate import describe_event
-from referee.store import Store
+from referee.results.narrate import describe_event
+from referee.results.store import Store
 from referee.tournament.config import load_config
 from referee.tournament.runner import run_tournament
 from tests.test_match import shell

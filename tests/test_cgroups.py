@@ -1,6 +1,6 @@
-"""Control groups for bots (referee.bots.cgroups) against the real kernel: each behaviour once with the groups the
-referee would choose here and once with cgroup v1 alone. A test whose feature this machine lacks skips, saying
-why; with CI=true it fails instead (CI runs as root on a machine that has them all)."""
+"""Control groups for bots (referee.bots.sandbox.cgroups) against the real kernel: each behaviour once with the
+groups the referee would choose here and once with cgroup v1 alone. A test whose feature this machine lacks skips,
+saying why; with CI=true it fails instead (CI runs as root on a machine that has them all)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from proctools import eventually, gone, stat_fields
 
-from referee.bots.cgroups import (
+from referee.bots.sandbox.cgroups import (
     JOIN_FAILED,
     BotCgroup,
     CgroupLimits,
@@ -365,7 +365,8 @@ def test_a_run_without_hierarchies_has_no_features_and_bots_that_do_nothing() ->
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become an unprivileged user")
 def test_an_unprivileged_referee_without_delegation_gets_no_features_and_one_reason() -> None:
-    code = "from referee.bots.cgroups import CgroupRun; r = CgroupRun.open(); print(sorted(r.features), r.missing)"
+    code = ("from referee.bots.sandbox.cgroups import CgroupRun; r = CgroupRun.open(); "
+            "print(sorted(r.features), r.missing)")
     done = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable, "-c",
                            code], capture_output=True, text=True, cwd=Path(__file__).parents[1], timeout=30)
     assert done.returncode == 0, done.stderr

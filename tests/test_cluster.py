@@ -27,8 +27,8 @@ import pytest
 from proctools import start_durak, stop_with
 from test_reproducible import sample_config, stored_games
 
-from referee.exitcodes import ExitCode
-from referee.store import decode_stderr
+from referee.cli.exitcodes import ExitCode
+from referee.results.store import decode_stderr
 from referee.tournament.cluster import ClusterExecutor  # imports Dask only when one is made
 from referee.tournament.config import load_config
 from referee.tournament.runner import RunSummary, TournamentError, run_tournament

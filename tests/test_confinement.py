@@ -21,11 +21,11 @@ from sandboxes import BWRAP, IS_ROOT, PROCESS, Start, ask, needs_bwrap, require_
 
 from protocol.records import stderr_text
 from referee.bots import BotCommand, BotProcess, ResourceLimits, launched
-from referee.bots.cgroupfs import members
-from referee.bots.cleanup import remove_tree
 from referee.bots.errors import BotOutOfMemory, BotTimeout
-from referee.bots.isolation import DEFAULT
 from referee.bots.launcher import scrubbed_env
+from referee.bots.sandbox.cgroupfs import members
+from referee.bots.sandbox.cleanup import remove_tree
+from referee.bots.sandbox.isolation import DEFAULT
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +293,7 @@ def test_a_tournament_against_vandals_finishes_with_every_result(tmp_path: Path,
     from typer.testing import CliRunner
 
     from referee.cli import app
-    from referee.store import Store
+    from referee.results.store import Store
 
     hostile = Path(__file__).parent / "hostile"
     config = tmp_path / "t.toml"

@@ -41,7 +41,8 @@ from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
 from referee.cli import app
 from referee.engine import SeededRng, new_game
-from referee.match import GameRecord, play_game
+from referee.games.match import play_game
+from referee.results.record import GameRecord
 from referee.tournament.config import ConfigError, LoadedConfig, load_config
 
 SCALE = float(os.environ.get("FUZZ_SCALE", "1"))

@@ -24,9 +24,9 @@ import pytest
 from typer.testing import CliRunner
 
 from protocol.records import stderr_text
-from referee.bots.isolation import LEVELS, SandboxUnavailable, probe_bwrap
+from referee.bots.sandbox.isolation import LEVELS, SandboxUnavailable, probe_bwrap
 from referee.cli import app
-from referee.store import Store, decode_stderr
+from referee.results.store import Store, decode_stderr
 from referee.tournament.secret import write_seed_file
 
 ROOT = Path(__file__).resolve().parent.parent

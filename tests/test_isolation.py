@@ -1,4 +1,4 @@
-"""Bot isolation (referee.bots.isolation): the default "process" level and the bwrap sandbox, against small
+"""Bot isolation (referee.bots.sandbox.isolation): the default "process" level and the bwrap sandbox, against small
 bots (tests/procbots) that look around, fork, leave their session, and outlive what they should not.
 
 Tests skip, saying why (pytest -ra prints it), only where what they test cannot exist: the sandbox's where
@@ -50,12 +50,13 @@ from sandboxes import (
     soon,
 )
 
-import referee.bots.isolation as isolation_module
 import referee.bots.launcher as launcher
+import referee.bots.sandbox.isolation as isolation_module
 import referee.bots.session as session
 from protocol.rules import Rules
 from referee.bots import BotCommand, BotCrashed, BotLaunchError, BotProcess, BotTimeout, ResourceLimits
-from referee.bots.isolation import (
+from referee.bots.launcher import preflight
+from referee.bots.sandbox.isolation import (
     DEFAULT,
     Isolation,
     SandboxUnavailable,
@@ -65,12 +66,11 @@ from referee.bots.isolation import (
     probe_bwrap_cache_clear,
     sandbox_roots,
 )
-from referee.bots.launcher import preflight
+from referee.bots.sandbox.uids import NOBODY, UID_BASE, UID_SLOTS, lease_uid
 from referee.bots.session import BotClient
-from referee.bots.uids import NOBODY, UID_BASE, UID_SLOTS, lease_uid
 from referee.engine import engine_build
-from referee.match import play_series
-from referee.store import Store
+from referee.games.match import play_series
+from referee.results.store import Store
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
 
@@ -212,7 +212,7 @@ def test_without_a_freezer_pause_stops_children_that_left_the_group_and_resume_l
 REFEREE = """
 import sys, time
 from referee.bots import BotCommand, BotProcess
-from referee.bots.isolation import Isolation
+from referee.bots.sandbox.isolation import Isolation
 python, folder, level = sys.argv[1:]
 bot = BotProcess(BotCommand([python, "-S", "fork_and_setsid.py", "setsid"], cwd=folder), isolation=Isolation(level))
 bot.read_line(time.monotonic() + 10)

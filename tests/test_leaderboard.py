@@ -9,7 +9,8 @@ import json
 import pytest
 
 from protocol.records import ResultRecord
-from referee.leaderboard import (
+from referee.rating.bradley_terry import rate
+from referee.rating.leaderboard import (
     HEADERS,
     Row,
     build_meta,
@@ -19,7 +20,6 @@ from referee.leaderboard import (
     format_json,
     format_table,
 )
-from referee.ratings import rate
 
 
 def record(game: str, deal: str, order: list[list[str]], fools: list[str]) -> ResultRecord:

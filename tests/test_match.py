@@ -32,7 +32,8 @@ from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
 from referee.engine.rng import derive_seed
-from referee.match import GameRecord, bot_seed_for, play_game, play_series
+from referee.games.match import bot_seed_for, play_game, play_series
+from referee.results.record import GameRecord
 
 BOT = Path(__file__).parent / "hostile" / "bot.py"
 MOVE = 0.5  # a hostile bot's seconds per move: ample for a Python bot on a loaded machine, yet cheap to time out

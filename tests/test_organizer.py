@@ -20,7 +20,7 @@ from test_tournament_run import HOSTILE, stored, write_config
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.store import SCHEMA_VERSION, Store
+from referee.results.store import SCHEMA_VERSION, Store
 from referee.tournament.config import load_config
 from referee.tournament.runner import PreflightError, TournamentError, run_tournament
 
@@ -434,7 +434,7 @@ def test_preflight_error_is_a_tournament_error(tmp_path: Path) -> None:
 def test_the_readme_rows_name_every_option_and_its_exit_code_table_every_code() -> None:
     import typer
 
-    from referee.exitcodes import ExitCode
+    from referee.cli.exitcodes import ExitCode
 
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     rows = {line.split("`")[1].split()[1]: line for line in readme.splitlines() if line.startswith("| `durak ")}

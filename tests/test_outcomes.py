@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from protocol.records import ResultRecord, Verdict
-from referee.leaderboard import build_rows, game_stats
-from referee.outcomes import outcome_text, outcomes_from_records, outcomes_from_rows
-from referee.ratings import rate
-from referee.store import Store, StoredGame, StoreError
+from referee.rating.bradley_terry import rate
+from referee.rating.leaderboard import build_rows, game_stats
+from referee.rating.outcomes import outcome_text, outcomes_from_records, outcomes_from_rows
+from referee.results.store import Store, StoredGame, StoreError
 
 
 def random_records(count: int, seed: int) -> list[ResultRecord]:

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.records import ResultRecord
-from referee import ratings
-from referee.ratings import (
+from referee.rating import bradley_terry as ratings
+from referee.rating.bradley_terry import (
     ELO_PER_NAT,
     Comparisons,
     ConvergenceError,

@@ -29,13 +29,13 @@ from protocol.rules import Rules
 from referee import __version__
 from referee.cli import app
 from referee.engine import SeededRng, new_game
-from referee.match import GameRecord
-from referee.replay import ReplayError, parse_replay, replay_lines, tell
 from referee.report.game_data import game_data
 from referee.report.page import script_json
 from referee.report.steps import replay_steps
 from referee.report.tournament_page import GAME_BYTES_CAP, LiveReport, ReportWriter
-from referee.store import Store
+from referee.results.record import GameRecord
+from referee.results.replay import ReplayError, parse_replay, replay_lines, tell
+from referee.results.store import Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots" / "python"
 CARD = re.compile(r"\b[6-9TJQKA2-5][CDHS]\b")

@@ -23,9 +23,9 @@ from typer.testing import CliRunner
 
 from protocol.records import ResultRecord
 from referee.cli import app
-from referee.replay import parse_replay, tell
 from referee.report.tournament_page import ReportWriter
-from referee.store import Store
+from referee.results.replay import parse_replay, tell
+from referee.results.store import Store
 from tests.browser import browser, console_errors, open_page, wait_for
 
 __all__ = ["browser"]  # the fixture, used by name

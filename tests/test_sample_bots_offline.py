@@ -41,7 +41,7 @@ from protocol.messages import (
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, Rules
 from protocol.views import GameResult
 from referee.engine import SeededRng, new_game
-from referee.match import bot_seed_for
+from referee.games.match import bot_seed_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_bots"

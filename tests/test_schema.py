@@ -32,7 +32,7 @@ from referee.bots.errors import LauncherError
 from referee.bots.launcher import BotCommand, wrapper_paths
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
-from referee.match import play_series
+from referee.games.match import play_series
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "protocol" / "schema.json"

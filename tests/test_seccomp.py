@@ -1,4 +1,4 @@
-"""The seccomp filter of referee/bots/seccomp.py: the program itself, run by a small BPF interpreter here for
+"""The seccomp filter of referee/bots/sandbox/seccomp.py: the program itself, run by a small BPF interpreter here for
 both architectures, then the real thing under ``bwrap --seccomp`` as an unprivileged uid, as bots run.
 
 The sandboxed tests skip only where bwrap is missing (and fail then if CI=true) or where this machine's
@@ -36,7 +36,7 @@ from protocol.messages import (
     encoder,
 )
 from protocol.rules import Rules
-from referee.bots.seccomp import (
+from referee.bots.sandbox.seccomp import (
     ARCHES,
     AUDIT_ARCH_AARCH64,
     AUDIT_ARCH_X86_64,

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.store import Store
+from referee.results.store import Store
 from referee.tournament.config import load_config
 from referee.tournament.secret import SeedFileError, read_seed_file, write_seed_file
 

@@ -20,8 +20,8 @@ from bench.sprt_model import (
     run_sprt,
 )
 from protocol.records import ResultRecord
-from referee.ratings import pairwise_outcomes
-from referee.sprt import (
+from referee.rating.bradley_terry import pairwise_outcomes
+from referee.rating.sprt import (
     Placing,
     ScoreTally,
     arm_score,

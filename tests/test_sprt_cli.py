@@ -14,7 +14,7 @@ from proctools import start_durak, stop_with
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.exitcodes import ExitCode
+from referee.cli.exitcodes import ExitCode
 from referee.tournament.secret import write_seed_file
 from tests.test_sprt_run import sample_config
 

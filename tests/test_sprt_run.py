@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.sprt import sprt_state
-from referee.store import Store
+from referee.rating.sprt import sprt_state
+from referee.results.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
 from referee.tournament.runner import TournamentError, run_tournament

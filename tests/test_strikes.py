@@ -26,7 +26,8 @@ from referee.bots.launcher import BotCommand
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
-from referee.match import GameRecord, play_game, play_series
+from referee.games.match import play_game, play_series
+from referee.results.record import GameRecord
 
 SEED = 7
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from protocol.records import ResultRecord
 from referee.cli import app
-from referee.store import Store
+from referee.results.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
 from referee.tournament.runner import (

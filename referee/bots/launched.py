@@ -1,6 +1,6 @@
 """A started bot as its launcher set it up: pausing, signalling, CPU time and cleanup reach its whole tree.
 
-With control groups (:mod:`referee.bots.cgroups`) the kernel freezes, kills and counts the bot's tree as one;
+With control groups (:mod:`referee.bots.sandbox.cgroups`) the kernel freezes, kills and counts the bot's tree as one;
 without them, signals go to its process group and, under a PID namespace, to every process inside it.
 """
 
@@ -13,13 +13,13 @@ import signal
 import subprocess
 from typing import Literal
 
-from referee.bots.cgroupfs import members
-from referee.bots.cgroups import BotCgroup
-from referee.bots.cleanup import remove_tree
 from referee.bots.errors import BotOutOfMemory, BotTimeout
-from referee.bots.isolation import Isolation
-from referee.bots.pidns import PidNamespace
-from referee.bots.uids import UidLease
+from referee.bots.sandbox.cgroupfs import members
+from referee.bots.sandbox.cgroups import BotCgroup
+from referee.bots.sandbox.cleanup import remove_tree
+from referee.bots.sandbox.isolation import Isolation
+from referee.bots.sandbox.pidns import PidNamespace
+from referee.bots.sandbox.uids import UidLease
 
 _CLOCK_TICK = 1.0 / os.sysconf("SC_CLK_TCK")
 _STOP_SWEEPS = 16  # rounds of stopping processes that left the group, each catching children forked meanwhile

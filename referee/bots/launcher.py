@@ -4,14 +4,14 @@ A bot runs under a chain of wrappers that each set something up and then exec th
 needs no ``preexec_fn`` (which forces a plain fork, whose cost grows with the referee's memory). Each bot
 leads a new session and process group.
 
-* ``Isolation("bwrap")`` (the default; :mod:`referee.bots.isolation`): ``sh -c <join the bot's control
+* ``Isolation("bwrap")`` (the default; :mod:`referee.bots.sandbox.isolation`): ``sh -c <join the bot's control
   groups> -- prlimit ... -- setpriv --pdeathsig KILL --no-new-privs -- bwrap <binds, tmpfs, --seccomp FD>
   -- setpriv --reuid U --regid U --clear-groups --pdeathsig KILL -- <argv>`` (U leased per bot when root).
 * ``Isolation("process")`` (weaker, opt-in): the same control groups and uid, a private TMPDIR on the host and
   ``unshare --pid --fork --kill-child --mount-proc`` instead of bwrap: no private file view, no seccomp.
 * ``Isolation("none")``: ``prlimit --data=... -- setpriv --pdeathsig KILL -- <argv>``, for trusted helpers.
 
-The first wrapper moves itself into the bot's control groups (:mod:`referee.bots.cgroups`) before it execs
+The first wrapper moves itself into the bot's control groups (:mod:`referee.bots.sandbox.cgroups`) before it execs
 anything of the bot's, so the kernel freezes, caps and kills the whole tree as one. A PID namespace dies as a
 whole with its first process, which ``--kill-child`` (bwrap: ``--die-with-parent``) kills with the wrapper,
 which the parent-death signal kills with the referee.
@@ -33,11 +33,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from referee.bots import seccomp
-from referee.bots.cgroups import BotCgroup, CgroupLimits, CgroupRun
-from referee.bots.cleanup import remove_tree
 from referee.bots.errors import BotLaunchError, LauncherError
-from referee.bots.isolation import (
+from referee.bots.launched import LaunchedBot
+from referee.bots.limits import ResourceLimits
+from referee.bots.sandbox import seccomp
+from referee.bots.sandbox.cgroups import BotCgroup, CgroupLimits, CgroupRun
+from referee.bots.sandbox.cleanup import remove_tree
+from referee.bots.sandbox.isolation import (
     PLAIN,
     Isolation,
     bot_dir_for_sandbox,
@@ -50,9 +52,7 @@ from referee.bots.isolation import (
     sandbox_roots,
     with_interpreter,
 )
-from referee.bots.launched import LaunchedBot
-from referee.bots.limits import ResourceLimits
-from referee.bots.uids import UidLease, drop_to, lease_uid, typical_uid, uid_options
+from referee.bots.sandbox.uids import UidLease, drop_to, lease_uid, typical_uid, uid_options
 
 _MIB = 1 << 20
 LOGGER = logging.getLogger("durak")

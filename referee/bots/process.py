@@ -6,7 +6,7 @@ like a timeout) and watches a pidfd, which reports the bot's exit even while a g
 The exited bot stays unreaped until ``close()``, so its pid, the id of its process group, cannot be reused
 by another process while signals may still be sent to that group. Needs Linux 5.4 or later (pidfds).
 How a bot is isolated (its uid, TMPDIR, PID namespace, sandbox) is the launcher's business: see
-:mod:`referee.bots.isolation`; here it only changes who gets the signals and whose CPU time is read.
+:mod:`referee.bots.sandbox.isolation`; here it only changes who gets the signals and whose CPU time is read.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import IO, Self
 
 from protocol.records import StderrChunk
 from referee.bots.errors import BotCrashed, BotError, BotOutOfMemory, BotProtocolError, BotTimeout
-from referee.bots.isolation import PLAIN, Isolation
 from referee.bots.launched import LaunchedBot
 from referee.bots.launcher import BotCommand, launch
 from referee.bots.limits import ResourceLimits
+from referee.bots.sandbox.isolation import PLAIN, Isolation
 from referee.bots.stderr_log import StderrLog
 
 _CHUNK = 64 * 1024  # the default pipe capacity: one read empties a full pipe
@@ -54,7 +54,7 @@ class BotProcess:
         """Launch the bot; ``max_line`` caps a line and all unread output in bytes, ``stderr_cap`` the log.
 
         ``isolation`` defaults to none, for the referee's own helpers; bots should get
-        ``referee.bots.isolation.DEFAULT`` (or the run's sandbox).
+        ``referee.bots.sandbox.isolation.DEFAULT`` (or the run's sandbox).
         """
         self.command = command
         self.isolation = isolation

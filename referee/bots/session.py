@@ -31,10 +31,10 @@ from protocol.messages import (
 from protocol.records import StderrChunk
 from referee import __version__
 from referee.bots.errors import BotError, BotProtocolError, BotTimeout
-from referee.bots.isolation import PLAIN, Isolation
 from referee.bots.launcher import BotCommand
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.process import BotProcess
+from referee.bots.sandbox.isolation import PLAIN, Isolation
 
 _GAME_OVER_WRITE_TIME = 1.0  # seconds a bot gets to accept its game-over line
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")

@@ -14,9 +14,9 @@ import msgspec
 
 from protocol.events import ActionTaken
 from protocol.records import StderrChunk
-from referee.narrate import describe_event, describe_result
-from referee.replay import parse_replay
 from referee.report.steps import Step, replay_steps
+from referee.results.narrate import describe_event, describe_result
+from referee.results.replay import parse_replay
 from referee.text import visible
 
 #: The shape of the viewer's data; bumped when the page must change with it.

@@ -23,7 +23,7 @@ from protocol.events import ActionTaken, AnyEvent, BoutStarted, CardKept, CardPl
 from protocol.views import GameResult
 from referee.engine import Game, IllegalActionError, new_game
 from referee.engine.deal import first_after_fool
-from referee.replay import ReplayError, ReplayHeader, ReplayResult
+from referee.results.replay import ReplayError, ReplayHeader, ReplayResult
 
 Frame = dict[str, Any]
 

@@ -20,13 +20,13 @@ import numpy as np
 
 from protocol.rules import rules_from_options
 from referee import __version__
-from referee.leaderboard import Meta, footer, legend_entries, render
-from referee.outcomes import Outcomes
-from referee.ratings import Mode, rate
+from referee.rating.bradley_terry import Mode, rate
+from referee.rating.leaderboard import Meta, footer, legend_entries, render
+from referee.rating.outcomes import Outcomes
+from referee.rating.stats import move_time_histogram
 from referee.report.game_data import game_data
-from referee.results import database_stats
-from referee.stats import move_time_histogram
-from referee.store import BotRow, Store, StoredGameRow, TournamentRow
+from referee.results.sources import database_stats
+from referee.results.store import BotRow, Store, StoredGameRow, TournamentRow
 from referee.tournament.config import TournamentConfig
 from referee.tournament.sprt_schedule import games_of_deal
 

@@ -27,11 +27,11 @@ from types import TracebackType
 import msgspec
 
 from referee import __version__
-from referee.ratings import Mode
+from referee.rating.bradley_terry import Mode
 from referee.report.game_data import GAME_DATA_VERSION
 from referee.report.page import PageWriteError, page, script_json, write_private
 from referee.report.tournament_data import report_data, viewer_games
-from referee.store import Store, StoreError
+from referee.results.store import Store, StoreError
 
 LOGGER = logging.getLogger("durak")
 

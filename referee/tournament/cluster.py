@@ -37,9 +37,9 @@ import msgspec
 
 from referee import __version__
 from referee.bots.errors import BotError, BotLaunchError, LauncherError
-from referee.bots.isolation import Isolation, SandboxUnavailable
 from referee.bots.launcher import preflight
 from referee.bots.process import BotProcess
+from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable
 from referee.bots.session import BotClient
 from referee.tournament.botfiles import BotFilesError
 from referee.tournament.config import ConfigError, LoadedConfig, ResolvedBot, load_config

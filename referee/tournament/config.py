@@ -44,10 +44,10 @@ from typing import Literal
 import msgspec
 
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
-from referee.bots.isolation import Isolation, isolation_for
 from referee.bots.limits import ResourceLimits, TimeControl
-from referee.ratings import MODES, Mode
-from referee.sprt import bounds
+from referee.bots.sandbox.isolation import Isolation, isolation_for
+from referee.rating.bradley_terry import MODES, Mode
+from referee.rating.sprt import bounds
 from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
 from referee.tournament.botfiles import BotFilesError as BotFilesError
 from referee.tournament.botfiles import bot_files_sha256 as bot_files_sha256

@@ -28,13 +28,13 @@ import msgspec
 
 from protocol.records import Verdict
 from referee.bots.errors import BotError
-from referee.bots.isolation import Isolation, probe_bwrap
 from referee.bots.launcher import preflight
 from referee.bots.process import BotProcess
+from referee.bots.sandbox.isolation import Isolation, probe_bwrap
 from referee.bots.session import BotClient
-from referee.match import GameRecord
-from referee.replay import replay_lines
-from referee.store import DATABASE_SUFFIXES, BotRow, Store, StoredGame, TournamentRow
+from referee.results.record import GameRecord
+from referee.results.replay import replay_lines
+from referee.results.store import DATABASE_SUFFIXES, BotRow, Store, StoredGame, TournamentRow
 from referee.tournament.botfiles import BotFiles, bot_files_sha256
 from referee.tournament.config import LoadedConfig, ResolvedBot, draw_seed
 from referee.tournament.progress import Progress

@@ -1,4 +1,5 @@
-"""An SPRT run: the runner plays the duplicate deal groups of :mod:`.sprt_schedule` until :mod:`referee.sprt` decides.
+"""An SPRT run: the runner plays the duplicate deal groups of :mod:`.sprt_schedule` until
+:mod:`referee.rating.sprt` decides.
 
 The test is a tournament of the database like any other (its games are rated, exported, replayed and
 reported as a tournament's), whose name says it is an SPRT and whose fingerprint covers what fixes its games
@@ -25,11 +26,11 @@ from typing import TextIO, TypeVar
 
 import msgspec
 
-from referee.match import GameRecord
-from referee.outcomes import outcome_text, parse_outcome
-from referee.ratings import MODES, Mode
-from referee.sprt import Placing, ScoreTally, SprtState, arm_score, bounds, field_group, sprt_state
-from referee.store import Store, TournamentRow
+from referee.rating.bradley_terry import MODES, Mode
+from referee.rating.outcomes import outcome_text, parse_outcome
+from referee.rating.sprt import Placing, ScoreTally, SprtState, arm_score, bounds, field_group, sprt_state
+from referee.results.record import GameRecord
+from referee.results.store import Store, TournamentRow
 from referee.tournament.config import LoadedConfig, SprtConfig
 from referee.tournament.progress import Progress
 from referee.tournament.runner import TournamentError

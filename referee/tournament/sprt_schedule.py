@@ -1,6 +1,6 @@
 """The schedule of an SPRT of NEW against BASE: duplicate deal groups, a pure function of the bots and the seed.
 
-A *deal group* (the unit of :mod:`referee.sprt`) is one deal played in every seat rotation by arm NEW and
+A *deal group* (the unit of :mod:`referee.rating.sprt`) is one deal played in every seat rotation by arm NEW and
 again by arm BASE, in the same seats against the same opponents:
 
 * head to head (no field): NEW and BASE at one 2-seat table, the deal in every seating. Both arms are the

@@ -17,15 +17,16 @@ import time
 import msgspec
 
 from protocol.messages import BotHello
-from referee.bots.cleanup import MAX_SECONDS
 from referee.bots.errors import BotError
-from referee.bots.isolation import Isolation
 from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.bots.limits import ResourceLimits
 from referee.bots.process import BotProcess
+from referee.bots.sandbox.cleanup import MAX_SECONDS
+from referee.bots.sandbox.isolation import Isolation
 from referee.bots.session import BotClient
 from referee.engine.rng import derive_seed
-from referee.match import GameRecord, play_series
+from referee.games.match import play_series
+from referee.results.record import GameRecord
 from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
 from referee.tournament.schedule import Slot, instance_for
 

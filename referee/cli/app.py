@@ -32,25 +32,25 @@ from protocol.rules import (
     rules_from_options,
 )
 from referee import __version__
-from referee.botargs import BotArgError, parse_bot_arg
 from referee.bots.errors import BotLaunchError, LauncherError
-from referee.bots.isolation import SandboxUnavailable
 from referee.bots.launcher import BotCommand, scrubbed_env
-from referee.checkbot import CheckSetupError, check_bot, format_report, rules_to_check
+from referee.bots.sandbox.isolation import SandboxUnavailable
+from referee.cli.exitcodes import ExitCode
+from referee.cli.rules_summary import SUMMARIES
 from referee.engine import InvalidDealError, engine_build
-from referee.exitcodes import ExitCode
-from referee.leaderboard import LEGEND, render
-from referee.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
-from referee.ratings import AnchorError
-from referee.replay import ReplayError, parse_replay, replay_lines, replays_of_log, seat_of, tell
+from referee.games.botargs import BotArgError, parse_bot_arg
+from referee.games.checkbot import CheckSetupError, check_bot, format_report, rules_to_check
+from referee.games.play import PlayOptions, ResultsWriteError, prepare_isolation, run_play
+from referee.games.selfplay import selfplay
+from referee.rating.bradley_terry import AnchorError
+from referee.rating.leaderboard import LEGEND, render
 from referee.report.game_data import game_data
 from referee.report.page import PageWriteError, viewer_page, write_private
 from referee.report.tournament_data import ReportError
 from referee.report.tournament_page import LiveReport, ReportWriter
-from referee.results import ResultsReadError, load_outcomes, load_stats
-from referee.rules_summary import SUMMARIES
-from referee.selfplay import selfplay
-from referee.store import Store, StoreError, is_database
+from referee.results.replay import ReplayError, parse_replay, replay_lines, replays_of_log, seat_of, tell
+from referee.results.sources import ResultsReadError, load_outcomes, load_stats
+from referee.results.store import Store, StoreError, is_database
 from referee.text import json_line, visible
 from referee.tournament.config import BotFilesError, ConfigError, load_config
 from referee.tournament.runner import Interrupted, PreflightError, TournamentError, run_tournament

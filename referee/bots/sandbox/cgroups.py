@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 
-from referee.bots.cgroupfs import (
+from referee.bots.sandbox.cgroupfs import (
     REMOVE_TIMEOUT,
     Hierarchy,
     keyed,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from referee.bots.errors import LauncherError
 
 if TYPE_CHECKING:  # isolation.py imports this module
-    from referee.bots.isolation import Isolation
+    from referee.bots.sandbox.isolation import Isolation
 
 #: When the referee runs as root each running bot gets uid and gid ``UID_BASE + n`` (0 <= n < UID_SLOTS),
 #: from a range that systemd documents as unused (0x70000000-0x7FFDFFFF): no file on the system belongs to

@@ -13,8 +13,8 @@ from protocol.events import AnyEvent, event_for_seat
 from protocol.records import SeatTimes, StderrChunk, Verdict
 from protocol.rules import HAND_SIZE, Rules
 from protocol.views import GameResult
-from referee.match import GameRecord
-from referee.narrate import describe_event, describe_result
+from referee.results.narrate import describe_event, describe_result
+from referee.results.record import GameRecord
 from referee.text import visible
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from protocol.records import ResultRecord, StderrChunk
-from referee.outcomes import Outcomes, outcome_text, outcomes_from_rows
+from referee.rating.outcomes import Outcomes, outcome_text, outcomes_from_rows
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -379,7 +379,7 @@ class Store:
         return {row[0] for row in rows}
 
     def slot_outcomes(self, tournament_id: int) -> dict[str, list[str]]:
-        """Each stored slot's games as outcome texts (:func:`~referee.outcomes.outcome_text`), by game index."""
+        """Each stored slot's games as outcome texts (:func:`~referee.rating.outcomes.outcome_text`), by game index."""
         rows = self._query("SELECT slot_key, outcome FROM games WHERE tournament_id = ? ORDER BY slot_key, game_index",
                            (tournament_id,))
         slots: dict[str, list[str]] = {}

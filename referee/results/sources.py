@@ -16,9 +16,9 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import ResultRecord
-from referee.outcomes import Outcomes, outcomes_from_records
-from referee.stats import BotStats, bot_stats
-from referee.store import Store, StoredGameRow, StoreError, is_database
+from referee.rating.outcomes import Outcomes, outcomes_from_records
+from referee.rating.stats import BotStats, bot_stats
+from referee.results.store import Store, StoredGameRow, StoreError, is_database
 
 LOGGER = logging.getLogger("durak")
 
@@ -46,7 +46,7 @@ def load_outcomes(source: str | Path, tournament: int | None = None) -> Outcomes
 
 
 def load_stats(source: str | Path, tournament: int | None = None) -> list[BotStats]:
-    """Per-bot statistics of ``source``'s games (:func:`referee.stats.bot_stats`); move times only from a
+    """Per-bot statistics of ``source``'s games (:func:`referee.rating.stats.bot_stats`); move times only from a
     database, which stores them."""
     path = _existing(source, tournament)
     try:

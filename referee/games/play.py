@@ -16,15 +16,16 @@ from protocol.cards import CARD_NAMES, card_list
 from protocol.events import AnyEvent
 from protocol.records import stderr_text
 from protocol.rules import Rules
-from referee.botargs import bot_commands, seat_of_bot
-from referee.bots.isolation import Isolation, isolation_for, probe_bwrap
 from referee.bots.launcher import preflight
 from referee.bots.limits import TimeControl
+from referee.bots.sandbox.isolation import Isolation, isolation_for, probe_bwrap
 from referee.bots.session import BotClient
 from referee.engine import Game, InvalidDealError, check_table, parse_deal
-from referee.match import GameRecord, play_series
-from referee.narrate import describe_event, describe_result
-from referee.replay import replay_lines
+from referee.games.botargs import bot_commands, seat_of_bot
+from referee.games.match import play_series
+from referee.results.narrate import describe_event, describe_result
+from referee.results.record import GameRecord
+from referee.results.replay import replay_lines
 from referee.text import json_line, visible
 
 Echo = Callable[[str], None]
@@ -179,7 +180,7 @@ class _Reporter:
 
 
 def write_replay(out: IO[bytes], record: GameRecord) -> None:
-    """Append a game's replay (:func:`referee.replay.replay_lines`) to ``out``."""
+    """Append a game's replay (:func:`referee.results.replay.replay_lines`) to ``out``."""
     try:
         out.write(replay_lines(record))
         out.flush()

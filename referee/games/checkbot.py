@@ -17,11 +17,11 @@ import msgspec
 
 from protocol.rules import VARIANTS, Rules, RulesError, applicable_options, rules_from_options
 from referee.bots.errors import BotError
-from referee.bots.isolation import PLAIN, Isolation
 from referee.bots.launcher import BotCommand, preflight
 from referee.bots.limits import TimeControl
+from referee.bots.sandbox.isolation import PLAIN, Isolation
 from referee.bots.session import BotClient
-from referee.match import play_series
+from referee.games.match import play_series
 from referee.text import visible
 
 SAMPLE_RANDOM_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "python" / "random_bot.py"

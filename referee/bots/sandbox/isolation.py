@@ -15,12 +15,12 @@
   own dir, private size-capped tmpfs at ``/tmp``, ``/var/tmp`` and ``/dev/shm``, its own PID, IPC, network
   and UTS namespaces, a seccomp filter; nothing else (not the checkout, the database or replays).
 
-Both bot levels put each bot's tree in control groups of its own (:mod:`referee.bots.cgroups`): frozen while
+Both bot levels put each bot's tree in control groups of its own (:mod:`referee.bots.sandbox.cgroups`): frozen while
 it is not its turn, memory and pids capped for the whole tree, held to its game's core.
 
 Everything here is computed before the fork: the launcher (:func:`referee.bots.launcher.launch`) turns it
 into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids are leased in
-:mod:`referee.bots.uids`; a running bot's PID namespace is watched through :mod:`referee.bots.pidns`.
+:mod:`referee.bots.sandbox.uids`; a running bot's PID namespace is watched through :mod:`referee.bots.sandbox.pidns`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Literal, cast, get_args
 
 from referee.bots.errors import BotLaunchError
-from referee.bots.uids import NOBODY, drop_to, is_mapped
+from referee.bots.sandbox.uids import NOBODY, drop_to, is_mapped
 
 Level = Literal["none", "process", "bwrap"]
 LEVELS: tuple[str, ...] = get_args(Level)
@@ -260,9 +260,16 @@ def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def _referee_package() -> Path:
+    """The ``referee`` package's folder, found from the package itself (not from this module's place in it)."""
+    import referee
+
+    return Path(referee.__file__).resolve().parent
+
+
 def checkout_root() -> str | None:
     """The source checkout the referee runs from (editable install), if it runs from one."""
-    root = Path(__file__).resolve().parents[2]
+    root = _referee_package().parent
     return str(root) if (root / "pyproject.toml").is_file() and (root / "referee").is_dir() else None
 
 
@@ -319,14 +326,14 @@ def interpreter_paths() -> tuple[str, ...]:
 def engine_paths() -> tuple[str, str]:
     """What a Python bot needs to ``import referee.engine``: the package's ``__init__.py`` (its version only)
     and the engine's folder (pure rules: sources, compiled modules; their shared library is in ``protocol``)."""
-    package = Path(__file__).resolve().parents[1]
+    package = _referee_package()
     return str(package / "__init__.py"), str(package / "engine")
 
 
 def masked_referee() -> str | None:
     """The ``referee`` package's folder when a bound folder shows it whole (a site-packages install): the sandbox
     lays an empty tmpfs over it before showing the engine again, so that the rest of it stays hidden."""
-    package = str(Path(__file__).resolve().parents[1])
+    package = str(_referee_package())
     return package if any(_within(package, path) for path in interpreter_paths()) else None
 
 
@@ -343,7 +350,7 @@ def bwrap_options(isolation: Isolation, *, bot_dir: str | None, chdir: str, info
 
     /tmp, /var/tmp and /dev/shm are private tmpfs of ``tmp_bytes`` each (None: the kernel's default, half
     the memory); ``bot_dir`` is shown at its own path, read-only unless ``isolation.writable_dir``; ``chdir``
-    is the bot's working directory inside; ``seccomp_fd`` holds the filter (:mod:`referee.bots.seccomp`).
+    is the bot's working directory inside; ``seccomp_fd`` holds the filter (:mod:`referee.bots.sandbox.seccomp`).
     :raises BotLaunchError: a bind would show the checkout or a protected path.
     """
     extra = [*interpreter_paths(), *engine_paths(), *isolation.ro_binds]

@@ -73,7 +73,7 @@ import numpy as np
 import numpy.typing as npt
 
 from protocol.records import ResultRecord
-from referee.outcomes import Outcomes, outcomes_from_records
+from referee.rating.outcomes import Outcomes, outcomes_from_records
 
 Mode = Literal["fool", "order"]
 Bound = Literal["lower", "upper"]

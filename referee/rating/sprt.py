@@ -75,7 +75,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from referee.ratings import MODES, Z95, Mode
+from referee.rating.bradley_terry import MODES, Z95, Mode
 
 FloatArray = npt.NDArray[np.float64]
 Decision = Literal["H0", "H1", "continue", "truncated"]

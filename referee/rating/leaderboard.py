@@ -1,6 +1,6 @@
 """Leaderboard rows and their formats (table, csv, json), the head-to-head table and the legend.
 
-Rows combine a :class:`referee.ratings.RatingTable` with per-game statistics read from the
+Rows combine a :class:`referee.rating.bradley_terry.RatingTable` with per-game statistics read from the
 same records; :data:`LEGEND` explains the columns (``durak leaderboard --help`` shows it).
 
 ``csv`` and ``json`` use the snake_case keys of :class:`Row` and numbers rather than display
@@ -25,9 +25,9 @@ import numpy as np
 from tabulate import tabulate
 
 from protocol.records import ResultRecord
-from referee.outcomes import Outcomes, outcomes_from_records
-from referee.ratings import Bound, Mode, RatingTable, rate
-from referee.stats import BotStats, stats_headers, stats_table_rows
+from referee.rating.bradley_terry import Bound, Mode, RatingTable, rate
+from referee.rating.outcomes import Outcomes, outcomes_from_records
+from referee.rating.stats import BotStats, stats_headers, stats_table_rows
 from referee.text import visible
 
 HEADERS = ("Rank", "Bot", "Elo", "+-95%", "Games", "Score%", "Fool%", "AvgPlace", "Draws", "LOS(next)")
