@@ -85,7 +85,7 @@ def position(hands: dict[int, str], trump: str, attacker: int, stock: str = "", 
     else:
         assert all(trump_card not in hand for hand in hand_cards), "with no stock, nobody holds the trump card"
     rules = Rules(variant=variant, **options)  # type: ignore[arg-type]
-    return BoutGame.dealt(rules, players, dealer, hand_cards, stock_cards, trump_card, attacker)
+    return BoutGame.dealt(rules, dealer, hand_cards, stock_cards, trump_card, attacker)
 
 
 def ff_position(hands: dict[int, str], leader: int, *, dealer: int = 0, **options: object) -> FoolsFoolGame:

@@ -18,6 +18,7 @@ from referee.rating.bradley_terry import (
     ELO_PER_NAT,
     Comparisons,
     ConvergenceError,
+    Solver,
     fit,
     likelihood_of_superiority,
     pairwise_outcomes,
@@ -261,7 +262,7 @@ def test_los_uses_the_covariance_of_neighbours(sim: list[ResultRecord]) -> None:
 
 def test_non_convergence_raises_a_clear_error(sim: list[ResultRecord]) -> None:
     with pytest.raises(ConvergenceError, match="did not converge in 1 Newton steps"):
-        rate(sim, max_iter=1)
+        rate(sim, solver=Solver(max_iter=1))
     assert issubclass(ConvergenceError, RuntimeError)
 
 

@@ -108,6 +108,6 @@ def _deal_bout_game(rules: Rules, players: int, cards: list[Card], dealer: int, 
         attacker, by_lot = lowest_trump_leader(hands, suit_of(trump_card), dealer, rng)
     else:
         attacker = first_after_fool(rules, fool, players)
-    game = BoutGame.dealt(rules, players, dealer, hands, stock, trump_card, attacker)
+    game = BoutGame.dealt(rules, dealer, hands, stock, trump_card, attacker)
     game.first_attacker_by_lot = by_lot
     return game

@@ -67,11 +67,12 @@ class BoutGame(Game):
         self._clear_table()
 
     @classmethod
-    def dealt(cls, rules: Rules, players: int, dealer: int, hands: list[list[Card]], stock: list[Card],
-              trump_card: Card, attacker: int) -> BoutGame:
-        """The game with ``hands`` dealt, ``stock`` left (top first, the face-up ``trump_card`` last, or
-        empty when the dealer's last card fixed trump) and ``attacker`` leading the first bout."""
-        game = cls(rules, players, dealer)
+    def dealt(cls, rules: Rules, dealer: int, hands: list[list[Card]], stock: list[Card], trump_card: Card,
+              attacker: int) -> BoutGame:
+        """The game with ``hands`` dealt (one per seat: their number is the table's), ``stock`` left (top first,
+        the face-up ``trump_card`` last, or empty when the dealer's last card fixed trump) and ``attacker``
+        leading the first bout."""
+        game = cls(rules, len(hands), dealer)
         for seat, cards in enumerate(hands):
             for card in cards:
                 game.hands[seat] |= 1 << card

@@ -89,6 +89,20 @@ DEFAULT_ELO = 1500.0
 DEFAULT_PRIOR = 1.0
 MAX_ITER = 100
 TOL = 1e-10
+
+
+@dataclass(frozen=True)
+class Solver:
+    """How a fit is solved: ``prior`` virtual draws per bot against the pool mean (used only when the data do
+    not identify the MLE), at most ``max_iter`` Newton steps, converged below a step of ``tol`` (natural-log
+    units; 1e-10 is about 2e-8 Elo)."""
+
+    prior: float = DEFAULT_PRIOR
+    max_iter: int = MAX_ITER
+    tol: float = TOL
+
+
+SOLVER = Solver()
 _MEAT_CHUNK = 1 << 22  # cluster-by-bot cells per block of the sandwich "meat"
 
 
@@ -439,17 +453,14 @@ def fit(
     *,
     anchor_bot: int | None = None,
     anchor_elo: float = DEFAULT_ELO,
-    prior: float = DEFAULT_PRIOR,
-    max_iter: int = MAX_ITER,
-    tol: float = TOL,
+    solver: Solver = SOLVER,
 ) -> Fit:
     """Fit Bradley-Terry ratings with cluster-robust covariance.
 
     ``anchor_bot`` (an index into ``comparisons.bots``) gets ``anchor_elo``; without it the pool
-    mean does. ``prior`` is the number of virtual draws per bot against the pool mean, used
-    only when the data do not identify the MLE (module docstring). Converged means a full Newton
-    step below ``tol`` (natural-log units; 1e-10 is about 2e-8 Elo). Raises
-    :class:`ConvergenceError` after ``max_iter`` Newton steps without convergence.
+    mean does. ``solver`` holds the prior used only when the data do not identify the MLE (module
+    docstring) and the Newton iteration's limits. Raises :class:`ConvergenceError` after
+    ``solver.max_iter`` Newton steps without convergence.
     """
     n = len(comparisons.bots) if n_bots is None else n_bots
     if n == 0:
@@ -458,13 +469,13 @@ def fit(
                    len(comparisons.clusters), "none")
     if anchor_bot is not None and not 0 <= anchor_bot < n:
         raise ValueError(f"anchor bot index {anchor_bot} out of range for {n} bots")
-    if prior <= 0:
+    if solver.prior <= 0:
         raise ValueError("prior must be positive (it is used only when the MLE does not exist)")
     key, points = _canonical(comparisons, n)
     totals = _totals(key, points, None, n)
     bound, identified = _separation(totals)
-    used = 0.0 if identified.all() else prior
-    theta, info, steps = _newton(totals, used, max_iter, tol)
+    used = 0.0 if identified.all() else solver.prior
+    theta, info, steps = _newton(totals, used, solver.max_iter, solver.tol)
     cov, errors = _sandwich(theta, info, comparisons, n)
     to_anchor = _anchor_matrix(n, anchor_bot) * ELO_PER_NAT
     covariance = to_anchor @ cov @ to_anchor.T
@@ -486,9 +497,7 @@ def bootstrap_ci95(
     seed: int = 0,
     *,
     anchor_bot: int | None = None,
-    prior: float = DEFAULT_PRIOR,
-    max_iter: int = MAX_ITER,
-    tol: float = TOL,
+    solver: Solver = SOLVER,
 ) -> FloatArray:
     """Half the 2.5-97.5 percentile range of the anchored ratings over deal-bootstrap refits."""
     n = len(comparisons.bots)
@@ -505,8 +514,8 @@ def bootstrap_ci95(
     for b in range(replicates):
         weight = np.bincount(rng.integers(0, n_clusters, n_clusters), minlength=n_clusters)[cell_deal]
         totals = _totals(cell_pair, cell_points / cell_games, cell_games * weight, n)
-        used = 0.0 if _separation(totals)[1].all() else prior
-        samples[b] = to_anchor @ _newton(totals, used, max_iter, tol)[0]
+        used = 0.0 if _separation(totals)[1].all() else solver.prior
+        samples[b] = to_anchor @ _newton(totals, used, solver.max_iter, solver.tol)[0]
     low, high = np.percentile(samples, [2.5, 97.5], axis=0)
     half: FloatArray = 0.5 * (high - low)
     return half
@@ -551,17 +560,16 @@ def rate(
     bootstrap: int = 0,
     seed: int = 0,
     *,
-    prior: float = DEFAULT_PRIOR,
-    max_iter: int = MAX_ITER,
+    solver: Solver = SOLVER,
 ) -> RatingTable:
     """Rate the bots of ``records``: ratings, error bars, bounds and LOS, in rank order."""
     if bootstrap < 0:
         raise ValueError("bootstrap must be a number of resamples >= 0")
     comp = pairwise_outcomes(records, mode)
     anchor_bot, anchor_elo = parse_anchor(anchor, comp.bots)
-    result = fit(comp, anchor_bot=anchor_bot, anchor_elo=anchor_elo, prior=prior, max_iter=max_iter)
+    result = fit(comp, anchor_bot=anchor_bot, anchor_elo=anchor_elo, solver=solver)
     if bootstrap and result.n_clusters >= 2:
-        ci95 = bootstrap_ci95(comp, bootstrap, seed, anchor_bot=anchor_bot, prior=prior, max_iter=max_iter)
+        ci95 = bootstrap_ci95(comp, bootstrap, seed, anchor_bot=anchor_bot, solver=solver)
         errors = f"deal bootstrap, {bootstrap} resamples (seed {seed}), 2.5-97.5% half-width"
     else:  # a bootstrap over fewer than two deals would report a zero width
         ci95 = Z95 * result.sd

@@ -45,6 +45,11 @@ def describe_action(who: str, action: str) -> str:
 
 def describe_event(event: Event, names: Sequence[str]) -> str | None:
     """A line for ``event``; None for events that add nothing to read."""
+    return _describe_bout_event(event, names) or _describe_ladder_event(event, names)
+
+
+def _describe_bout_event(event: Event, names: Sequence[str]) -> str | None:
+    """The bouts of every variant: who attacks whom, the moves, draws, pick-ups, discards, players out."""
     match event:
         case BoutStarted(attacker=a, defender=d):
             return f"-- {names[a]} attacks {names[d]}"
@@ -61,6 +66,12 @@ def describe_event(event: Event, names: Sequence[str]) -> str | None:
             return f"   discarded: {' '.join(cards)}"
         case PlayersOut(seats=seats, place=place):
             return f"   {' and '.join(names[s] for s in seats)} out, place {place}"
+    return None
+
+
+def _describe_ladder_event(event: Event, names: Sequence[str]) -> str | None:
+    """Fool's Fool's ladder deal and chain."""
+    match event:
         case LadderStarted(piles=piles, starter=starter):
             faces = ", ".join(f"{names[s]} {card}" for s, card in enumerate(piles))
             return f"-- ladder: face up {faces}; {names[starter]} draws first"
