@@ -50,6 +50,7 @@ from sandboxes import (
     soon,
 )
 
+import referee
 import referee.bots.launcher as launcher
 import referee.bots.sandbox.isolation as isolation_module
 import referee.bots.session as session
@@ -426,7 +427,7 @@ def test_a_sandboxed_python_bot_imports_the_engine_and_nothing_else_of_the_refer
     regular install shows it, whole, inside a bound folder; the sandbox lays a tmpfs over it."""
     if masked:
         monkeypatch.setattr(isolation_module, "masked_referee",
-                            lambda: str(Path(isolation_module.__file__).resolve().parents[1]))
+                            lambda: str(Path(referee.__file__).resolve().parent))
     seen = engine_user_report(bots_dir, BWRAP)
     assert seen["referee"] == ["__init__.py", "engine"] and seen["cli"] is False
 
