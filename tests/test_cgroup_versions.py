@@ -403,3 +403,22 @@ def test_the_wrappers_are_set_aside_beside_the_frozen_group_and_removed_with_it(
 def test_the_types_say_their_version() -> None:
     assert (V1Group("/x", frozenset({"freezer"})).version, V2Group("/x").version) == (1, 2)
     assert V1Group("/a/b", frozenset({"freezer"})).sibling("c").path == "/a/c"
+
+
+def test_the_fake_hybrid_layout_splits_the_features_as_this_machine_does_if_it_is_hybrid() -> None:
+    """The fake's hybrid layout is this kind of machine's: where the real hierarchies are laid out so (a v2
+    hierarchy without memory, pids and cpuset controllers of its own, beside v1 ones), the real run splits alike."""
+    found = own_hierarchies()
+    v2 = next((hierarchy for hierarchy in found if hierarchy.version == 2), None)
+    offered = set(Path(v2.own, "cgroup.controllers").read_text().split()) if v2 is not None else set()
+    v1 = {controller for hierarchy in found if hierarchy.version == 1 for controller in hierarchy.controllers}
+    if v2 is None or offered & {"memory", "pids", "cpuset"} or not {"memory", "pids", "cpuset"} <= v1:
+        pytest.skip("this machine's cgroups are not laid out like the fake hybrid one")
+    with CgroupRun.open(found) as run:
+        if run.missing:
+            pytest.skip(f"control groups are incomplete here: {run.missing[0]}")
+        split = {feature: "unified" if Path(path).parent == Path(v2.own) else Path(path).parent.name
+                 for feature, path in run.where.items()}
+    assert {feature: where for feature, where in split.items() if where == "unified"} == {
+        feature: where for feature, where in EXPECTED["hybrid"].items() if where == "unified"}
+    assert set(split) == set(EXPECTED["hybrid"])
