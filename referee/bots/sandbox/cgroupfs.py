@@ -1,5 +1,5 @@
-"""The cgroup file system as the referee uses it: finding the hierarchies and the referee's own group in each,
-reading and writing group files, waiting for a group's state, removing groups and the runs of dead referees."""
+"""The cgroup file system as the referee uses it, whatever the hierarchy's version: finding the hierarchies and the
+referee's own group in each, reading and writing group files, removing groups and the runs of dead referees."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import itertools
 import logging
 import os
 import re
-import select
 import signal
 import time
 from collections.abc import Iterable, Iterator
@@ -22,9 +21,6 @@ REMOVE_TIMEOUT = 2.0
 
 _RUN_DIR = re.compile(r"durak-(\d+)\.(\d+)(?:\.\d+)?")
 _OPEN_RUNS = itertools.count()  # a second run open in the same process gets a suffix to its name
-# The wait for a v2 event before poll(), in seconds: 0 is sched_yield() (to a bot that shares our core).
-_SHORT_PAUSES = (0.0, 0.0, 0.0, 0.0, 20e-6, 40e-6, 80e-6, 160e-6, 320e-6, 640e-6)
-_SPINS = 20  # v1 freezer.state reads before the wait starts to sleep (v1 has no change notification)
 
 
 @dataclass(frozen=True)
@@ -129,64 +125,6 @@ def rmdir(path: str) -> bool:
     return True
 
 
-def wait_event(events: str, key: str, value: int, timeout: float) -> bool:
-    """Wait until the v2 ``cgroup.events`` file says ``key value``; False after ``timeout`` or if it is gone.
-
-    First a few reads between sched_yield() and short sleeps: they let a bot that shares the referee's core
-    run into the freezer, and the kernel's change notification may lag by up to 10 ms (it sends at most one per
-    10 ms per file). Then poll() for it (POLLPRI), which flags every change after our last read of the file."""
-    try:
-        fd = os.open(events, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        return wait_event_fd(fd, key, value, timeout)
-    finally:
-        os.close(fd)
-
-
-def wait_event_fd(fd: int, key: str, value: int, timeout: float) -> bool:
-    """:func:`wait_event` on an open ``cgroup.events`` (a bot's, kept open: a pause then opens nothing)."""
-    needle = f"\n{key} {value}\n".encode()
-    try:
-        poller: select.poll | None = None
-        deadline = time.monotonic() + timeout
-        for pause in itertools.chain(_SHORT_PAUSES, itertools.repeat(None)):
-            if needle in b"\n" + os.pread(fd, 4096, 0):
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            if pause == 0:
-                os.sched_yield()
-            elif pause is not None:
-                time.sleep(min(pause, left))
-            else:
-                if poller is None:
-                    poller = select.poll()
-                    poller.register(fd, select.POLLPRI)
-                poller.poll(left * 1000)
-        raise AssertionError("unreachable")
-    except OSError:
-        return False
-
-
-def wait_v1_frozen(state_file: str, timeout: float) -> bool:
-    """Wait until a v1 freezer.state reads FROZEN: a few reads back to back (each read advances the kernel's
-    FREEZING to FROZEN), then sleeps growing from 50 µs to 2 ms."""
-    deadline = time.monotonic() + timeout
-    for attempt in itertools.count():
-        state = read_text(state_file)
-        if state is None:
-            return False
-        if state.strip() == "FROZEN":
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0 if attempt < _SPINS else min(50e-6 * 2 ** (attempt - _SPINS), 2e-3))
-    raise AssertionError("unreachable")
-
-
 # ---------------------------------------------------------------------------------------------- discovery
 
 
@@ -233,6 +171,13 @@ def parse_hierarchies(mountinfo: str, proc_cgroup: str) -> list[Hierarchy]:
         if own is not None:
             found.append(Hierarchy(version, wanted, own))
     return sorted(found, key=lambda hierarchy: hierarchy.version, reverse=True)
+
+
+def own_hierarchies(proc: str = "/proc/self") -> list[Hierarchy]:
+    """:func:`parse_hierarchies` of the process whose /proc directory is ``proc`` (another root for a test's
+    fake); empty if its files cannot be read."""
+    mountinfo, proc_cgroup = read_text(os.path.join(proc, "mountinfo")), read_text(os.path.join(proc, "cgroup"))
+    return parse_hierarchies(mountinfo or "", proc_cgroup or "")
 
 
 def _start_time(pid: int) -> str | None:
