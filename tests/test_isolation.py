@@ -344,12 +344,12 @@ def test_under_bwrap_an_interpreter_only_root_may_reach_is_shown_to_the_bots_own
 
 @root_only
 def test_uid_leases_are_exclusive_and_given_back() -> None:
-    first, second = lease_uid(PROCESS), lease_uid(PROCESS)
+    first, second = lease_uid(), lease_uid()
     assert first is not None and second is not None and first.uid != second.uid
     first.release()
     first.release()
     second.release()
-    fixed = lease_uid(Isolation(uid=NOBODY))
+    fixed = lease_uid(NOBODY)
     assert fixed is not None and fixed.uid == NOBODY
 
 

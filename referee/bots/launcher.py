@@ -100,7 +100,7 @@ def launch(command: BotCommand, limits: ResourceLimits, isolation: Isolation = P
     if isolation.level == "bwrap":
         probe_bwrap()
     with contextlib.ExitStack() as undo:
-        lease = lease_uid(isolation)
+        lease = lease_uid(isolation.uid)
         if lease is not None:
             undo.callback(lease.release)
             if limits.max_processes is None:  # RLIMIT_NPROC counts per uid: now it bounds this bot alone
@@ -136,7 +136,7 @@ def preflight(command: BotCommand, isolation: Isolation = PLAIN) -> None:
     program = resolve_program(command)
     if isolation.level == "none":
         return
-    uid = typical_uid(isolation)
+    uid = typical_uid(isolation.uid)
     if isolation.level == "process":
         if uid is not None:
             _reachable_or_root(command, program, uid, isolation)
