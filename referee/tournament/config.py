@@ -45,7 +45,7 @@ import msgspec
 
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
 from referee.bots.limits import ResourceLimits, TimeControl
-from referee.bots.sandbox.isolation import Isolation, isolation_for
+from referee.bots.sandbox.isolation import LEVELS, Isolation, Level, isolation_for
 from referee.rating.bradley_terry import MODES, Mode
 from referee.rating.sprt import bounds
 from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
@@ -56,7 +56,7 @@ from referee.tournament.schedule import SCHEDULE_VERSION
 Format = Literal["round_robin", "sampled", "gauntlet"]
 Rotations = Literal["cyclic", "all"]
 Restart = Literal["never", "game"]
-Sandbox = Literal["none", "process", "bwrap"]
+Sandbox = Level
 Preflight = Literal["stop", "disqualify"]
 
 #: The allowed values of the keys whose type is a choice, for error messages.
@@ -64,7 +64,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "format": ("round_robin", "sampled", "gauntlet"),
     "rotations": ("cyclic", "all"),
     "restart": ("never", "game"),
-    "sandbox": ("none", "process", "bwrap"),
+    "sandbox": LEVELS,
     "preflight": ("stop", "disqualify"),
     "sprt.mode": MODES,
 }
