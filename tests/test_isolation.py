@@ -9,6 +9,7 @@ bubblewrap) they all run.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -57,10 +58,13 @@ import referee.bots.session as session
 from protocol.rules import Rules
 from referee.bots import BotCommand, BotCrashed, BotLaunchError, BotProcess, BotTimeout, ResourceLimits
 from referee.bots.launcher import preflight
+from referee.bots.plan import plan_launch
 from referee.bots.sandbox.isolation import (
     DEFAULT,
+    Bind,
     Isolation,
     SandboxUnavailable,
+    bwrap_options,
     checkout_root,
     isolation_for,
     probe_bwrap,
@@ -528,3 +532,23 @@ def test_preflight_makes_the_launchers_checks_without_starting_anything(bots_dir
         with pytest.raises(BotLaunchError, match=r"would show .*results\.db"):
             preflight(BotCommand([sys.executable, "-c", ""], cwd=tmp_path),
                       isolation_for("bwrap", [tmp_path / "results.db"]))
+
+
+@needs_bwrap
+def test_a_launch_is_planned_once_as_typed_values_that_bwrap_options_only_renders(bots_dir: Path,
+                                                                                   python: str) -> None:
+    """Preflight and launch make the same frozen plan; the sandbox's view is typed binds, rendered in order."""
+    command = BotCommand([python, "-S", "echo.py"], cwd=bots_dir, env={"A": "1"})
+    plan = preflight(command, BWRAP)
+    assert plan == plan_launch(command, BWRAP, ResourceLimits()) and children() == []
+    assert (plan.level, plan.chdir, plan.env, plan.args) == ("bwrap", str(bots_dir), (("A", "1"),),
+                                                             ("-S", "echo.py"))
+    assert plan.runs_as == ("own" if IS_ROOT else "referee")
+    assert Bind("ro-bind", str(bots_dir), str(bots_dir)) in plan.view
+    assert Bind("remount-ro", None, "/") in plan.view
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.program = "/bin/sh"  # type: ignore[misc]
+    options = bwrap_options(plan.view, str(plan.chdir), info_fd=None)
+    assert "--clearenv" in options and options[-2:] == ["--chdir", str(bots_dir)]
+    bind_at = options.index(str(bots_dir)) - 1  # the bot's folder, after the folders that lead to it
+    assert options[bind_at] == "--ro-bind" and options.index("--remount-ro") > bind_at

@@ -18,8 +18,9 @@
 Both bot levels put each bot's tree in control groups of its own (:mod:`referee.bots.sandbox.cgroups`): frozen while
 it is not its turn, memory and pids capped for the whole tree, held to its game's core.
 
-Everything here is computed before the fork: the launcher (:func:`referee.bots.launcher.launch`) turns it
-into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids are leased in
+Everything here is computed before the fork, once per launch, by :func:`referee.bots.plan.plan_launch` (what
+a bwrap sandbox shows is a tuple of typed :class:`Bind` values); the launcher renders that plan into one argv
+of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids are leased in
 :mod:`referee.bots.sandbox.uids`; a running bot's PID namespace is watched through :mod:`referee.bots.sandbox.pidns`.
 """
 
