@@ -9,6 +9,7 @@ bubblewrap) they all run.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -57,10 +58,13 @@ import referee.bots.session as session
 from protocol.rules import Rules
 from referee.bots import BotCommand, BotCrashed, BotLaunchError, BotProcess, BotTimeout, ResourceLimits
 from referee.bots.launcher import preflight
+from referee.bots.plan import plan_launch
 from referee.bots.sandbox.isolation import (
     DEFAULT,
+    Bind,
     Isolation,
     SandboxUnavailable,
+    bwrap_options,
     checkout_root,
     isolation_for,
     probe_bwrap,
@@ -278,7 +282,6 @@ def test_files_the_bots_uid_cannot_read_are_refused_unless_root_is_allowed(bots_
     process level: the launch is refused in one line; only ``allow_root`` (--bots-as-root, for trusted bots)
     runs it as root, still in its own PID namespace with a private TMPDIR, and a warning says why, once."""
     private = Path(tempfile.mkdtemp(prefix="durak-test-private-"))  # mode 700, root's
-    leases = set(os.listdir(LEASES)) if os.path.isdir(LEASES) else set()
     command = BotCommand([python, "-S", "probe.py"], cwd=private)
     try:
         shutil.copy(bots_dir / "probe.py", private)
@@ -300,8 +303,16 @@ def test_files_the_bots_uid_cannot_read_are_refused_unless_root_is_allowed(bots_
                                       f"bot working directory {private} is out of reach")
     finally:
         shutil.rmtree(private)
-    if os.path.isdir(LEASES):
-        assert set(os.listdir(LEASES)) <= leases, "a uid lease was not given back"
+    assert held_leases() == [], "a uid lease was not given back"
+
+
+def held_leases() -> list[str]:
+    """The lease files this process holds open (other referees on the machine lease and free uids meanwhile)."""
+    links = []
+    for fd in os.listdir("/proc/self/fd"):
+        with suppress(OSError):
+            links.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return [link for link in links if link.startswith(f"{LEASES}/")]
 
 
 def interpreters_under_root() -> list[str]:
@@ -337,12 +348,12 @@ def test_under_bwrap_an_interpreter_only_root_may_reach_is_shown_to_the_bots_own
 
 @root_only
 def test_uid_leases_are_exclusive_and_given_back() -> None:
-    first, second = lease_uid(PROCESS), lease_uid(PROCESS)
+    first, second = lease_uid(), lease_uid()
     assert first is not None and second is not None and first.uid != second.uid
     first.release()
     first.release()
     second.release()
-    fixed = lease_uid(Isolation(uid=NOBODY))
+    fixed = lease_uid(NOBODY)
     assert fixed is not None and fixed.uid == NOBODY
 
 
@@ -426,7 +437,7 @@ def test_a_sandboxed_python_bot_imports_the_engine_and_nothing_else_of_the_refer
     installed) and finds nothing else of ``referee``. ``site-packages``: the referee package's folder as a
     regular install shows it, whole, inside a bound folder; the sandbox lays a tmpfs over it."""
     if masked:
-        monkeypatch.setattr(isolation_module, "masked_referee",
+        monkeypatch.setattr(isolation_module, "masked_referee",  # the package, wherever this module sits in it
                             lambda: str(Path(referee.__file__).resolve().parent))
     seen = engine_user_report(bots_dir, BWRAP)
     assert seen["referee"] == ["__init__.py", "engine"] and seen["cli"] is False
@@ -521,3 +532,23 @@ def test_preflight_makes_the_launchers_checks_without_starting_anything(bots_dir
         with pytest.raises(BotLaunchError, match=r"would show .*results\.db"):
             preflight(BotCommand([sys.executable, "-c", ""], cwd=tmp_path),
                       isolation_for("bwrap", [tmp_path / "results.db"]))
+
+
+@needs_bwrap
+def test_a_launch_is_planned_once_as_typed_values_that_bwrap_options_only_renders(bots_dir: Path,
+                                                                                   python: str) -> None:
+    """Preflight and launch make the same frozen plan; the sandbox's view is typed binds, rendered in order."""
+    command = BotCommand([python, "-S", "echo.py"], cwd=bots_dir, env={"A": "1"})
+    plan = preflight(command, BWRAP)
+    assert plan == plan_launch(command, BWRAP, ResourceLimits()) and children() == []
+    assert (plan.level, plan.chdir, plan.env, plan.args) == ("bwrap", str(bots_dir), (("A", "1"),),
+                                                             ("-S", "echo.py"))
+    assert plan.runs_as == ("own" if IS_ROOT else "referee")
+    assert Bind("ro-bind", str(bots_dir), str(bots_dir)) in plan.view
+    assert Bind("remount-ro", None, "/") in plan.view
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.program = "/bin/sh"  # type: ignore[misc]
+    options = bwrap_options(plan.view, str(plan.chdir), info_fd=None)
+    assert "--clearenv" in options and options[-2:] == ["--chdir", str(bots_dir)]
+    bind_at = options.index(str(bots_dir)) - 1  # the bot's folder, after the folders that lead to it
+    assert options[bind_at] == "--ro-bind" and options.index("--remount-ro") > bind_at

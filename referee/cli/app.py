@@ -34,7 +34,7 @@ from protocol.rules import (
 from referee import __version__
 from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.launcher import BotCommand, scrubbed_env
-from referee.bots.sandbox.isolation import SandboxUnavailable
+from referee.bots.sandbox.isolation import Level, SandboxUnavailable
 from referee.cli.exitcodes import ExitCode
 from referee.cli.rules_summary import SUMMARIES
 from referee.engine import InvalidDealError, engine_build
@@ -149,7 +149,7 @@ def parse_set_options(pairs: list[str]) -> dict[str, object]:
     return options
 
 
-SandboxLevel = Literal["bwrap", "process", "none"]
+SandboxLevel = Level
 SandboxOption = Annotated[SandboxLevel | None, typer.Option(
     "--sandbox", help="Bot isolation: bwrap (default: bubblewrap with its own uid, cgroups, seccomp, private "
                       "files, no network), process (weaker, opt-in: no private files), or none (trusted bots). "

@@ -7,6 +7,7 @@ import re
 import shlex
 
 from referee.bots.launcher import BotCommand, scrubbed_env
+from referee.bots.plan import env_refusal
 
 _NAMED = re.compile(r"^([A-Za-z0-9_.+-]+)=(.+)$", re.DOTALL)
 
@@ -66,13 +67,15 @@ def seat_of_bot(names: list[str], which: str) -> int:
 
 def seat_env(options: list[str], names: list[str]) -> list[dict[str, str]]:
     """Per seat, the variables of ``--env`` options: ``NAME=VALUE`` for every seat, ``SEAT:NAME=VALUE`` (a seat
-    index or bot name) for one."""
+    index or bot name) for one. A variable the loader or a shell reads before the bot runs is refused."""
     env: list[dict[str, str]] = [{} for _ in names]
     for option in options:
         assignment = _ENV.match(option)
         if assignment is None:
             raise BotArgError(f"--env takes NAME=VALUE or SEAT:NAME=VALUE, not {option!r}")
         seat, name, value = assignment.groups()
+        if (why := env_refusal(name, value)) is not None:
+            raise BotArgError(f"--env {option!r}: {why}")
         for target in range(len(names)) if seat is None else [seat_of_bot(names, seat)]:
             env[target][name] = value
     return env

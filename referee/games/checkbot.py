@@ -24,7 +24,7 @@ from referee.bots.session import BotClient
 from referee.games.match import play_series
 from referee.text import visible
 
-SAMPLE_RANDOM_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "python" / "random_bot.py"
+SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "python" / "random_bot.py"
 
 
 class CheckSetupError(RuntimeError):

@@ -45,7 +45,8 @@ import msgspec
 
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_from_options
 from referee.bots.limits import ResourceLimits, TimeControl
-from referee.bots.sandbox.isolation import Isolation, isolation_for
+from referee.bots.plan import env_refusal
+from referee.bots.sandbox.isolation import LEVELS, Isolation, Level, isolation_for
 from referee.rating.bradley_terry import MODES, Mode
 from referee.rating.sprt import bounds
 from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
@@ -56,7 +57,7 @@ from referee.tournament.schedule import SCHEDULE_VERSION
 Format = Literal["round_robin", "sampled", "gauntlet"]
 Rotations = Literal["cyclic", "all"]
 Restart = Literal["never", "game"]
-Sandbox = Literal["none", "process", "bwrap"]
+Sandbox = Level
 Preflight = Literal["stop", "disqualify"]
 
 #: The allowed values of the keys whose type is a choice, for error messages.
@@ -64,7 +65,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "format": ("round_robin", "sampled", "gauntlet"),
     "rotations": ("cyclic", "all"),
     "restart": ("never", "game"),
-    "sandbox": ("none", "process", "bwrap"),
+    "sandbox": LEVELS,
     "preflight": ("stop", "disqualify"),
     "sprt.mode": MODES,
 }
@@ -442,8 +443,8 @@ class _Checker:
                 raise self.error(f"{key}.name", f"duplicate name {name!r} (also bots[{other}])")
         argv = self.split_command(f"{key}.command", bot)
         for variable, value in bot.env.items():
-            if not variable or "=" in variable or "\0" in variable or "\0" in value:
-                raise self.error(f"{key}.env", f"bad environment variable {variable!r}", name)
+            if (why := env_refusal(variable, value)) is not None:
+                raise self.error(f"{key}.env", why, name)
         if bot.dir is None:
             raise self.error(f"{key}.dir", "missing: every bot needs a folder of its own (its command runs there "
                              "and its files identify it); the config's folder is no default", name)

@@ -18,8 +18,9 @@
 Both bot levels put each bot's tree in control groups of its own (:mod:`referee.bots.sandbox.cgroups`): frozen while
 it is not its turn, memory and pids capped for the whole tree, held to its game's core.
 
-Everything here is computed before the fork: the launcher (:func:`referee.bots.launcher.launch`) turns it
-into one argv of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids are leased in
+Everything here is computed before the fork, once per launch, by :func:`referee.bots.plan.plan_launch` (what
+a bwrap sandbox shows is a tuple of typed :class:`Bind` values); the launcher renders that plan into one argv
+of util-linux wrappers and, for ``"bwrap"``, bubblewrap. Bot uids are leased in
 :mod:`referee.bots.sandbox.uids`; a running bot's PID namespace is watched through :mod:`referee.bots.sandbox.pidns`.
 """
 
@@ -37,13 +38,14 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast, get_args
+from typing import Literal, get_args
 
 from referee.bots.errors import BotLaunchError
 from referee.bots.sandbox.uids import NOBODY, drop_to, is_mapped
 
+#: The sandbox levels: the one spelling that the config, the command line and the launcher import.
 Level = Literal["none", "process", "bwrap"]
-LEVELS: tuple[str, ...] = get_args(Level)
+LEVELS: tuple[Level, ...] = get_args(Level)
 
 #: RLIMIT_NPROC for a bot under its own uid whose limits set none: threads count too (a JVM uses ~30).
 DEFAULT_MAX_PROCESSES = 256
@@ -59,6 +61,13 @@ _R, _X = os.R_OK, os.X_OK
 
 class SandboxUnavailable(RuntimeError):
     """The requested sandbox cannot run on this machine; the message is one line saying why."""
+
+
+def parse_level(text: str) -> Level:
+    """``text`` as a sandbox level: the one check of its spelling. ValueError (one line) for anything else."""
+    if text not in LEVELS:
+        raise ValueError(f"unknown sandbox {text!r}: choose one of {', '.join(LEVELS)}")
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +92,7 @@ class Isolation:
     allow_root: bool = False
 
     def __post_init__(self) -> None:
-        if self.level not in LEVELS:
-            raise ValueError(f"unknown isolation level {self.level!r}: choose one of {', '.join(LEVELS)}")
+        parse_level(self.level)
         object.__setattr__(self, "protected", tuple(os.path.abspath(p) for p in self.protected))
         object.__setattr__(self, "ro_binds", tuple(os.path.abspath(p) for p in self.ro_binds))
         if self.uid is not None and not 0 < self.uid < 2**32 - 1:
@@ -106,9 +114,7 @@ def isolation_for(sandbox: str, protected: Iterable[str | os.PathLike[str]] = ()
     ``protected``: the database and replay paths of this run. Raises ValueError (one line) for another value;
     for "bwrap", call :func:`probe_bwrap` before the first game, for a clean error on machines without it.
     """
-    if sandbox not in LEVELS:
-        raise ValueError(f"unknown sandbox {sandbox!r}: choose one of {', '.join(LEVELS)}")
-    return Isolation(cast(Level, sandbox), tuple(os.fspath(p) for p in protected), writable_dir=writable_dir,
+    return Isolation(parse_level(sandbox), tuple(os.fspath(p) for p in protected), writable_dir=writable_dir,
                      allow_root=allow_root)
 
 
@@ -149,8 +155,9 @@ def _probe_bwrap() -> SandboxUnavailable | None:
         return SandboxUnavailable('sandbox "bwrap" unavailable: it needs Linux with util-linux setpriv')
     uid = NOBODY if os.geteuid() == 0 and is_mapped(NOBODY, 1) else None
     try:
-        options = bwrap_options(Isolation("bwrap"), bot_dir=None, chdir="/tmp", info_fd=None, tmp_bytes=_MIB)
-        argv = [bwrap, *options, "--", *drop_to(shutil.which("setpriv") or "setpriv", uid), true]
+        view = sandbox_view(Isolation("bwrap"), bot_dir=None, chdir="/tmp", tmp_bytes=_MIB)
+        setpriv = shutil.which("setpriv") or "setpriv"
+        argv = [bwrap, *bwrap_options(view, "/tmp", info_fd=None), "--", *drop_to(setpriv, uid), true]
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, timeout=_PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.SubprocessError, BotLaunchError) as exc:
@@ -294,16 +301,39 @@ def check_exposure(sources: Iterable[str], isolation: Isolation) -> None:
 # --- bubblewrap -------------------------------------------------------------------------------------------
 
 
+BindKind = Literal["ro-bind", "bind", "symlink", "tmpfs", "dir", "proc", "dev", "remount-ro"]
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """One step of what a bwrap sandbox shows, applied in order: ``dest`` inside the sandbox, from ``source``
+    outside (a bind; a symlink's target); ``perms`` and ``size`` for the folders and tmpfs bwrap makes."""
+
+    kind: BindKind
+    source: str | None
+    dest: str
+    perms: str | None = None
+    size: int | None = None
+
+    def options(self) -> list[str]:
+        """This step as bwrap's command-line options."""
+        perms = ["--perms", self.perms] if self.perms is not None else []
+        size = ["--size", str(self.size)] if self.size else []
+        if self.source is not None:
+            return [*perms, f"--{self.kind}", self.source, self.dest]
+        return [*perms, *size, f"--{self.kind}", self.dest]
+
+
 @functools.cache
-def system_binds() -> tuple[tuple[str, ...], ...]:
-    """bwrap options showing the system read-only: /usr and /etc, and the top-level links into /usr."""
-    options: list[tuple[str, ...]] = []
+def system_binds() -> tuple[Bind, ...]:
+    """How a sandbox shows the system read-only: /usr and /etc, and the top-level links into /usr."""
+    binds: list[Bind] = []
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
-            options.append(("--symlink", os.readlink(path), path))
+            binds.append(Bind("symlink", os.readlink(path), path))
         elif os.path.isdir(path):
-            options.append(("--ro-bind", path, path))
-    return tuple(options)
+            binds.append(Bind("ro-bind", path, path))
+    return tuple(binds)
 
 
 @functools.cache
@@ -339,65 +369,80 @@ def masked_referee() -> str | None:
 
 def sandbox_roots(isolation: Isolation, bot_dir: str | None) -> list[str]:
     """Every path bound into a bwrap sandbox (the system, the interpreter, the engine, extras, the bot's dir)."""
-    roots = [option[2] for option in system_binds() if option[0] == "--ro-bind"]
+    roots = [bind.dest for bind in system_binds() if bind.kind == "ro-bind"]
     roots += [*interpreter_paths(), *engine_paths(), *isolation.ro_binds]  # not /tmp: the bot's /tmp is its own
     return [*roots, bot_dir] if bot_dir is not None else roots
 
 
-def bwrap_options(isolation: Isolation, *, bot_dir: str | None, chdir: str, info_fd: int | None,
-                  tmp_bytes: int | None, seccomp_fd: int | None = None) -> list[str]:
-    """bwrap's options for one bot (everything before ``--``); see docs/ISOLATION.md for the choices.
+def sandbox_view(isolation: Isolation, *, bot_dir: str | None, chdir: str, tmp_bytes: int | None) -> tuple[Bind, ...]:
+    """What a bwrap sandbox shows one bot, in bwrap's order; see docs/ISOLATION.md for the choices.
 
     /tmp, /var/tmp and /dev/shm are private tmpfs of ``tmp_bytes`` each (None: the kernel's default, half
     the memory); ``bot_dir`` is shown at its own path, read-only unless ``isolation.writable_dir``; ``chdir``
-    is the bot's working directory inside; ``seccomp_fd`` holds the filter (:mod:`referee.bots.sandbox.seccomp`).
+    (the bot's working directory inside) gets an empty stand-in when nothing shown holds it.
     :raises BotLaunchError: a bind would show the checkout or a protected path.
     """
-    extra = [*interpreter_paths(), *engine_paths(), *isolation.ro_binds]
-    check_exposure([*(o[1] for o in system_binds() if o[0] == "--ro-bind"), *extra,
-                    *([bot_dir] if bot_dir else [])], isolation)
-    if os.geteuid() == 0:  # no user namespace: the bot's uid would map to root; setpriv drops to its own
-        options = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    else:
-        options = ["--unshare-all", "--unshare-user"]
-        if bwrap_supports_disable_userns():
-            options.append("--disable-userns")
-    options += ["--die-with-parent"]
+    roots = sandbox_roots(isolation, bot_dir)
+    check_exposure(roots, isolation)
+    view = [*system_binds(), Bind("proc", None, "/proc"), Bind("dev", None, "/dev")]
+    view += [Bind("tmpfs", None, path, perms="1777", size=tmp_bytes) for path in PRIVATE_TMPFS]
+    made: set[str] = set()
+    for bind in _shown_binds(isolation, bot_dir):
+        view += [*_folders_to(bind.dest, made), bind]
+        made.add(bind.dest)
+    if chdir != "/tmp" and not any(_within(chdir, root) for root in roots):
+        view += _folders_to(chdir, made, itself=True)  # an empty stand-in for the referee's working directory
+    masked = masked_referee()
+    view += [Bind("remount-ro", None, "/"), *([Bind("remount-ro", None, masked)] if masked else [])]
+    return tuple(view)
+
+
+def _shown_binds(isolation: Isolation, bot_dir: str | None) -> list[Bind]:
+    """The binds beyond the system's (interpreter, engine, extras, the bot's dir, the masked ``referee``),
+    outermost first, so that each is laid over the folder that holds it."""
+    binds = [Bind("ro-bind", path, path) for path in (*interpreter_paths(), *engine_paths(), *isolation.ro_binds)]
+    if bot_dir is not None:
+        binds.append(Bind("bind" if isolation.writable_dir else "ro-bind", bot_dir, bot_dir))
+    masked = masked_referee()
+    if masked is not None:  # after the folder that holds it, before the engine's binds inside it (by depth)
+        binds.append(Bind("tmpfs", None, masked, perms="0755"))
+    return sorted(dict.fromkeys(binds), key=lambda bind: (len(Path(bind.dest).parts), bind.dest))
+
+
+def _folders_to(path: str, made: set[str], itself: bool = False) -> list[Bind]:
+    """The folders down to ``path`` (and it, if ``itself``) that bwrap must create searchable by all (it would
+    make them mode 700), leaving out those already ``made`` (updated) or shown by the system binds."""
+    system = [bind.dest for bind in system_binds()]
+    parts = Path(path).parts
+    folders = []
+    for depth in range(2, len(parts) + (1 if itself else 0)):
+        folder = os.path.join(*parts[:depth])
+        if folder not in made and not any(_within(folder, shown) for shown in system):
+            folders.append(Bind("dir", None, folder, perms="0755"))
+            made.add(folder)
+    return folders
+
+
+def bwrap_options(view: Sequence[Bind], chdir: str, *, info_fd: int | None,
+                  seccomp_fd: int | None = None) -> list[str]:
+    """bwrap's options for one bot (everything before ``--``): its namespaces, an empty environment (the bot's
+    is set by the last exec, after the change of uid), ``info_fd`` and ``seccomp_fd``
+    (:mod:`referee.bots.sandbox.seccomp`), then ``view`` (:func:`sandbox_view`) and ``chdir``."""
+    options = [*_namespace_options(), "--die-with-parent", "--clearenv"]
     if info_fd is not None:
         options += ["--info-fd", str(info_fd)]
     if seccomp_fd is not None:
         options += ["--seccomp", str(seccomp_fd)]
-    for option in system_binds():
-        options += option
-    options += ["--proc", "/proc", "--dev", "/dev"]
-    for path in PRIVATE_TMPFS:
-        options += ["--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes else []), "--tmpfs", path]
-    system = [option[2] for option in system_binds()]
-    made: set[str] = set()
+    for bind in view:
+        options += bind.options()
+    return [*options, "--chdir", chdir]
 
-    def folders(path: str, itself: bool = False) -> None:
-        """Create the folders down to ``path`` searchable by all (bwrap would make them mode 700)."""
-        parts = Path(path).parts
-        for depth in range(2, len(parts) + (1 if itself else 0)):
-            folder = os.path.join(*parts[:depth])
-            if folder not in made and not any(_within(folder, shown) for shown in system):
-                options.extend(["--perms", "0755", "--dir", folder])
-                made.add(folder)
 
-    binds = [("--ro-bind", path) for path in extra]
-    if bot_dir is not None:
-        binds.append(("--bind" if isolation.writable_dir else "--ro-bind", bot_dir))
-    masked = masked_referee()
-    if masked is not None:  # after the folder that holds it, before the engine's binds inside it (by depth)
-        binds.append(("--tmpfs", masked))
-    for kind, path in sorted(dict.fromkeys(binds), key=lambda bind: (len(Path(bind[1]).parts), bind[1])):
-        folders(path)
-        options += ["--perms", "0755", kind, path] if kind == "--tmpfs" else [kind, path, path]
-        made.add(path)
-    if chdir != "/tmp" and not any(_within(chdir, root) for root in sandbox_roots(isolation, bot_dir)):
-        folders(chdir, itself=True)  # an empty stand-in for the referee's working directory
-    options += ["--chdir", chdir, "--remount-ro", "/", *(["--remount-ro", masked] if masked else [])]
-    return options
+def _namespace_options() -> list[str]:
+    if os.geteuid() == 0:  # no user namespace: the bot's uid would map to root; setpriv drops to its own
+        return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    options = ["--unshare-all", "--unshare-user"]
+    return [*options, "--disable-userns"] if bwrap_supports_disable_userns() else options
 
 
 def with_interpreter(isolation: Isolation, interpreter: str, bot_dir: str | None) -> Isolation:

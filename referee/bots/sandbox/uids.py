@@ -1,4 +1,7 @@
-"""Uids for bots when the referee runs as root: one leased per running bot, from a range no file belongs to."""
+"""Uids for bots when the referee runs as root: one leased per running bot, from a range no file belongs to.
+
+Imports nothing of the sandbox's levels: callers pass ``Isolation.uid`` (a fixed uid, or None) themselves.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +11,8 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from referee.bots.errors import LauncherError
-
-if TYPE_CHECKING:  # isolation.py imports this module
-    from referee.bots.sandbox.isolation import Isolation
 
 #: When the referee runs as root each running bot gets uid and gid ``UID_BASE + n`` (0 <= n < UID_SLOTS),
 #: from a range that systemd documents as unused (0x70000000-0x7FFDFFFF): no file on the system belongs to
@@ -49,15 +48,16 @@ class UidLease:
         return f"<UidLease {self.uid}>"
 
 
-def lease_uid(isolation: Isolation) -> UidLease | None:
-    """The uid a bot of a root referee runs under; None when not root (a bot then keeps the referee's uid).
+def lease_uid(fixed: int | None = None) -> UidLease | None:
+    """The uid a bot of a root referee runs under (``fixed``, ``Isolation.uid``, if set); None when not root
+    (a bot then keeps the referee's uid).
 
     :raises LauncherError: no usable lease folder, or every uid of the range in use.
     """
     if os.geteuid() != 0:
         return None
-    if isolation.uid is not None:
-        return UidLease(isolation.uid)
+    if fixed is not None:
+        return UidLease(fixed)
     if not is_mapped(UID_BASE, UID_SLOTS):
         return UidLease(NOBODY) if is_mapped(NOBODY, 1) else None
     folder = _lease_dir()
@@ -77,12 +77,13 @@ def lease_uid(isolation: Isolation) -> UidLease | None:
     raise LauncherError(f"every bot uid from {UID_BASE} to {UID_BASE + UID_SLOTS - 1} is in use")
 
 
-def typical_uid(isolation: Isolation) -> int | None:
-    """A uid like the one a bot would get, for checks before any launch; None when not root."""
+def typical_uid(fixed: int | None = None) -> int | None:
+    """A uid like the one :func:`lease_uid` would give (``fixed``, if set), for checks before any launch; None
+    when not root."""
     if os.geteuid() != 0:
         return None
-    if isolation.uid is not None:
-        return isolation.uid
+    if fixed is not None:
+        return fixed
     if is_mapped(UID_BASE, UID_SLOTS):
         return UID_BASE + UID_SLOTS - 1  # no file belongs to any uid of the range: any one tells for all
     return NOBODY if is_mapped(NOBODY, 1) else None
