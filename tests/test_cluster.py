@@ -29,9 +29,9 @@ from test_reproducible import sample_config, stored_games
 
 from referee.cli.exitcodes import ExitCode
 from referee.results.store import decode_stderr
-from referee.tournament.cluster import ClusterExecutor  # imports Dask only when one is made
+from referee.tournament.cluster import ClusterExecutor, ClusterUnavailable  # imports Dask only when one is made
 from referee.tournament.config import load_config
-from referee.tournament.runner import RunSummary, TournamentError, run_tournament
+from referee.tournament.runner import RunSummary, run_tournament
 from referee.tournament.secret import write_seed_file
 
 if os.environ.get("CI") == "true":
@@ -182,7 +182,7 @@ def test_a_worker_without_a_bots_runtime_is_named_before_any_game(open_tmp: Path
                               "--cluster", local.scheduler_address, "--sandbox", "process"], capture_output=True,
                              text=True, timeout=300, env=env)
         worker = next(iter(local.scheduler_info["workers"]))
-    assert run.returncode == ExitCode.CONFIG, run.stderr
+    assert run.returncode == ExitCode.CLUSTER, run.stderr
     errors = [line for line in run.stderr.splitlines() if line.startswith("durak: error:")]
     assert len(errors) == 1 and "Traceback" not in run.stderr
     assert f"Dask worker {worker}: bot 'js': bot program 'durak-test-js' not found" in errors[0]
@@ -282,7 +282,7 @@ def test_a_tls_cluster_plays_with_dasks_tls_settings_and_refuses_plain_tcp(tmp_p
                                 timeout=300, env={**os.environ, **settings})
         for cluster, text in ((address.replace("tls://", "tcp://"), "cannot reach the Dask scheduler"),
                               (address, "hold no client certificate")):  # this process has no TLS settings
-            with pytest.raises(TournamentError, match=text):
+            with pytest.raises(ClusterUnavailable, match=text):
                 run_tournament(load_config(config), tmp_path / "refused.db", None, False, io.StringIO(),
                                cluster=cluster)
     assert secure.returncode == 0, secure.stderr
@@ -297,7 +297,7 @@ def test_a_worker_whose_checks_stall_is_an_error_not_a_wait_for_ever(tmp_path: P
     config = _python_bots(tmp_path, deals=2)
     bots, startup = 3, load_config(config).time_control().startup_time
     monkeypatch.setattr(executor, "_CHECK_SECONDS", -2 * startup * bots)  # no time at all for the checks
-    with pytest.raises(TournamentError, match=r"^Dask worker tcp://\S+ did not finish its checks within 0 s$"):
+    with pytest.raises(ClusterUnavailable, match=r"^Dask worker tcp://\S+ did not finish its checks within 0 s$"):
         run_tournament(load_config(config), tmp_path / "t.db", None, False, io.StringIO(),
                        cluster=cluster.scheduler_address)
     assert _count(tmp_path / "t.db") == (0, 0)

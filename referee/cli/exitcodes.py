@@ -14,6 +14,8 @@ class ExitCode(IntEnum):
     SANDBOX = 5  # the requested sandbox is unavailable on this machine
     DATABASE = 6  # the results database cannot be opened or written
     CHECK_FAILED = 7  # check-bot: the bot misbehaved (the reasons are printed)
+    CLUSTER = 8  # --cluster: Dask missing, the scheduler unreachable or misconfigured, no worker, a worker's checks
+    WORKER_FAILED = 9  # a worker died mid-run; finished results are kept and the printed command resumes
     SPRT_H1 = 10  # sprt: H1 accepted, NEW is at least elo1 stronger than BASE
     SPRT_H0 = 11  # sprt: H0 accepted, NEW is at most elo0 stronger than BASE
     SPRT_TRUNCATED = 12  # sprt: --max-games played without a decision

@@ -75,13 +75,18 @@ class ClusterRun(msgspec.Struct, frozen=True):
 _RUN = msgspec.json.Decoder(ClusterRun)
 
 
+class ClusterUnavailable(WorkerFailed):
+    """The cluster cannot take the run: Dask missing, the scheduler unreachable, TLS without a client certificate,
+    no worker, or a worker that fails its checks. Raised before any game is played there; one line."""
+
+
 class ClusterExecutor:
     """The executor on a Dask cluster (:class:`referee.tournament.runner.SlotExecutor`).
 
     ``bots``: each bot's (files SHA-256, version) as the coordinator found them.
 
-    :raises WorkerFailed: Dask is not installed, the scheduler cannot be reached or has no worker, or a worker
-        fails its checks (the message names it and the bot).
+    :raises ClusterUnavailable: Dask is not installed, the scheduler cannot be reached or has no worker, or a
+        worker fails its checks (the message names it and the bot).
     """
 
     batch_games = BATCH_GAMES
@@ -94,7 +99,8 @@ class ClusterExecutor:
             connect: Any = distributed.Client  # distributed is only partly typed
             settings: Any = distributed.Security
         except ImportError:
-            raise WorkerFailed("--cluster needs Dask: pip install -e '.[cluster]' (on every worker too)") from None
+            raise ClusterUnavailable("--cluster needs Dask: pip install -e '.[cluster]' (on every worker too)"
+                                     ) from None
         if setup.sandbox != "bwrap":
             LOGGER.warning("sandbox %r leaves bots the network: on a cluster they can reach the scheduler and the "
                            "workers (docs/SCALING.md); use bwrap", setup.sandbox)
@@ -108,12 +114,12 @@ class ClusterExecutor:
         self._numbers = itertools.count()
         security = settings()  # Dask's TLS settings (its config files and DASK_* variables)
         if address.startswith("tls://") and not (security.tls_ca_file and security.tls_client_cert):
-            raise WorkerFailed(f"{address} is a TLS scheduler, and Dask's settings hold no client certificate: "
+            raise ClusterUnavailable(f"{address} is a TLS scheduler, and Dask's settings hold no client certificate: "
                                "set distributed.comm.tls.ca-file, .client.cert and .client.key (docs/SCALING.md)")
         try:
             self._client: Any = connect(address, timeout=_CONNECT_SECONDS, set_as_default=False, security=security)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise WorkerFailed(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+            raise ClusterUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
         try:
             self._capacity = self._check_workers()
         except BaseException:
@@ -136,7 +142,7 @@ class ClusterExecutor:
         try:
             self._client.wait_for_workers(1, timeout=_CONNECT_SECONDS)
         except TimeoutError:
-            raise WorkerFailed(f"the Dask scheduler at {self._address} has no workers") from None
+            raise ClusterUnavailable(f"the Dask scheduler at {self._address} has no workers") from None
         workers: dict[str, Any] = self._client.scheduler_info()["workers"]
         checks = [self._client.submit(check_worker, self._payload, workers=[address], allow_other_workers=False,
                                       pure=False, key=f"durak-check-{self._run.id}-{address}")
@@ -148,11 +154,13 @@ class ClusterExecutor:
             try:
                 check.result(timeout=limit)
             except WorkerCheckError as exc:
-                raise WorkerFailed(str(exc)) from None
+                raise ClusterUnavailable(str(exc)) from None
             except TimeoutError:
-                raise WorkerFailed(f"Dask worker {address} did not finish its checks within {limit:.0f} s") from None
+                raise ClusterUnavailable(f"Dask worker {address} did not finish its checks within {limit:.0f} s"
+                                         ) from None
             except Exception as exc:  # Dask's own: the connection to the scheduler lost, the worker gone, ...
-                raise WorkerFailed(f"the checks on Dask worker {address} failed: {type(exc).__name__}: {exc}") from None
+                raise ClusterUnavailable(f"the checks on Dask worker {address} failed: {type(exc).__name__}: {exc}"
+                                         ) from None
         return 2 * max(1, sum(int(worker["nthreads"]) for worker in workers.values()))
 
     def submit(self, batch: list[Job]) -> Future[list[SlotDone]]:

@@ -65,6 +65,10 @@ class PreflightError(TournamentError):
     key is ``"stop"``: no game was played."""
 
 
+class RunOptionsError(TournamentError):
+    """Options of the command line that do not go together (``--jobs`` with ``--cluster``): a usage error."""
+
+
 class Interrupted(RuntimeError):
     """Ctrl-C or SIGTERM: the finished slots are stored, those in flight abandoned; the message says how many
     are stored. ``signal_number`` is the signal's (the exit code is 128 + it)."""
@@ -184,13 +188,22 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
     games: ``replay`` moves those games to history and plays them again, ``keep`` keeps them rated; both
     lift a disqualification.
 
-    :raises TournamentError: the database holds a different schedule, seed or bot (without ``fresh``), a
-        worker failed, or a cluster cannot be reached or one of its workers fails its checks.
+    :raises TournamentError: the database holds a different schedule, seed or bot (without ``fresh``), or
+        ``jobs`` is given for the config's cluster.
+    :raises RunOptionsError: ``jobs`` and ``cluster`` are both given.
+    :raises ClusterUnavailable: the cluster cannot be reached or one of its workers fails its checks.
+    :raises WorkerFailed: a worker died mid-run (the finished slots stay stored).
     :raises PreflightError: a bot failed its preflight and the config says ``preflight = "stop"``.
     :raises SeedFileError: ``seed_file`` is not a private file holding a seed.
     :raises Interrupted: on Ctrl-C or SIGTERM, after the finished slots are stored.
     :raises StoreError: the database cannot be written (finished slots stay stored).
     """
+    if jobs is not None and cluster is not None:
+        raise RunOptionsError("--jobs is for a run on this machine: with --cluster, the Dask workers' threads "
+                              "(dask worker --nthreads) set how many games run at once")
+    if jobs is not None and loaded.config.cluster is not None:
+        raise TournamentError("--jobs is for a run on this machine: with a cluster, the workers' threads "
+                              "(dask worker --nthreads) set how many games run at once")
     seed = read_seed_file(seed_file) if seed_file is not None else None
     protected = [str(db_path.resolve()) + suffix for suffix in DATABASE_SUFFIXES]
     protected += [protected_path(seed_file)] if seed_file is not None else []
@@ -200,9 +213,6 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
     for bot in loaded.bots:
         preflight(bot_command(bot), isolation)
     cluster = cluster or loaded.config.cluster
-    if cluster is not None and jobs is not None:
-        raise TournamentError("--jobs is for a run on this machine: with a cluster, the workers' threads "
-                              "(dask worker --nthreads) set how many games run at once")
     identities = [_identify(bot, protected) for bot in loaded.bots]
     summary: RunSummary | None = None
     with _stop_signals():
@@ -257,10 +267,7 @@ def _executor(jobs: int | None, cluster: str | None, setup: WorkerSetup, loaded:
 
     # a disqualified bot is never started: a worker checks its files, not that it starts
     bots = {name: (row.sha256, "" if name in disqualified else row.version) for name, row in rows.items()}
-    try:
-        return ClusterExecutor(cluster, setup, loaded, bots)
-    except WorkerFailed as exc:
-        raise TournamentError(str(exc)) from None
+    return ClusterExecutor(cluster, setup, loaded, bots)
 
 
 def _identify(bot: ResolvedBot, protected: list[str]) -> _Identity:
@@ -521,10 +528,7 @@ def stored_game(slot: Slot, index: int, record: GameRecord, files: dict[str, str
 
 
 def _slots_done(future: Future[list[SlotDone]]) -> list[SlotDone]:
-    try:
-        return future.result()
-    except WorkerFailed as exc:
-        raise TournamentError(str(exc)) from None
+    return future.result()  # a WorkerFailed propagates as itself: the CLI's exit code for a worker that died
 
 
 def _deals_ready(waiting: deque[Slot], playing: set[str], enough: int) -> bool:

@@ -1,0 +1,168 @@
+"""Commands around single games: ``rules``, ``selfplay``, ``play`` and ``check-bot``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+import typer
+from tabulate import tabulate
+
+from protocol.rules import OPTIONS, VARIANT_TITLES, VARIANTS, applicable_options, rules_from_options
+from referee.bots.launcher import BotCommand, scrubbed_env
+from referee.cli.app import app
+from referee.cli.errors import reported_errors
+from referee.cli.exitcodes import ExitCode
+from referee.cli.options import (
+    HtmlOption,
+    RootOption,
+    SandboxOption,
+    SetOption,
+    VariantArg,
+    check_writable,
+    parse_set_options,
+)
+from referee.cli.rules_summary import SUMMARIES
+from referee.games.botargs import parse_bot_arg
+from referee.games.checkbot import check_bot, format_report, rules_to_check
+from referee.games.play import PlayOptions, prepare_isolation, run_play
+from referee.games.selfplay import selfplay
+from referee.report.game_data import game_data
+from referee.report.page import viewer_page, write_private
+from referee.results.replay import replay_lines
+
+
+@app.command()
+def rules(variant: Annotated[str | None, typer.Argument(help="A variant; all variants when left out.")] = None
+          ) -> None:
+    """Print a variant's rules summary and its options with their defaults."""
+    with reported_errors():
+        if variant is None:
+            rows = [[v, VARIANT_TITLES[v]] for v in VARIANTS]
+            typer.echo(tabulate(rows, headers=["variant", "game"]))
+            typer.echo("\n`durak rules VARIANT` for a summary and options; seeds/RULES.md for every rule.")
+            return
+        defaults = rules_from_options(variant, {})
+        typer.echo(f"{variant}: {VARIANT_TITLES[variant]}\n")
+        typer.echo(SUMMARIES[variant] + "\n")
+        rows = [[name, _show(getattr(defaults, name)), OPTIONS[name][2]] for name in applicable_options(variant)]
+        typer.echo(tabulate(rows, headers=["option", "default", "meaning"], maxcolwidths=[None, None, 70]))
+
+
+def _show(value: object) -> str:
+    return msgspec.json.encode(value).decode() if not isinstance(value, str) else value
+
+
+@app.command(name="selfplay")
+def selfplay_command(
+    variant: VariantArg = "podkidnoy",
+    players: Annotated[int, typer.Option("--players", "-n", min=2, max=6, help="Players at the table, 2-6.")] = 2,
+    deck: Annotated[int, typer.Option("--deck", help="36 or 52 cards.")] = 36,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games to play.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for the deals and the players.")] = 1,
+    set_: SetOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
+) -> None:
+    """Play games in-process between random legal players: a smoke test and the engine benchmark.
+
+    Prints games per second, mean actions (decisions) per game and how often each seat was the fool.
+    """
+    with reported_errors():
+        game_rules = rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])})
+        stats = selfplay(game_rules, players, games, seed)
+    if as_json:
+        typer.echo(msgspec.json.encode(stats.to_dict()).decode())
+        return
+    typer.echo(f"{stats.games} games of {variant}, {players} players, {deck} cards, seed {seed}")
+    typer.echo(f"{stats.games_per_second:,.0f} games/s ({stats.seconds:.2f} s), "
+               f"{stats.mean_actions:.1f} actions per game, {stats.draws} draws, {stats.capped} action caps")
+    rows = [[seat, fools, f"{100 * fools / stats.games:.1f}%"] for seat, fools in enumerate(stats.fools)]
+    typer.echo(tabulate(rows, headers=["seat", "fool", "fool %"], colalign=("right", "right", "right")))
+
+
+@app.command()
+def play(
+    bots: Annotated[list[str], typer.Argument(
+        help="Bot commands, one per seat in seat order, split like a shell; NAME=COMMAND names a bot.")],
+    variant: VariantArg = "podkidnoy",
+    deck: Annotated[int, typer.Option("--deck", help="36 or 52 cards.")] = 36,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games in the series (fixed seats).")] = 1,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Deal seed; drawn at random if left out.")
+                    ] = None,
+    deal: Annotated[str | None, typer.Option("--deal", help="A full deck order, top first (one game).")] = None,
+    dealer: Annotated[int | None, typer.Option("--dealer", min=0, help="The first dealer's seat.")] = 0,
+    set_: SetOption = None,
+    move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
+    startup_time: Annotated[float, typer.Option("--startup-time", min=0.001,
+                                                help="Seconds for a bot to start and answer the handshake.")] = 10.0,
+    time_bank: Annotated[float | None, typer.Option("--time-bank", min=0.0,
+                                                    help="Extra seconds per game shared by all moves.")] = None,
+    log: Annotated[str | None, typer.Option("--log", help="Write the full replay as JSON lines to this file.")
+                   ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one result record (JSON) per game.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Print every action as it happens.")] = False,
+    stderr: Annotated[list[str] | None, typer.Option(
+        "--stderr", help="Print what this seat's bot writes to stderr (a seat number, a bot name, or all; "
+                         "repeatable): after each game, or live beside its moves with --verbose. A bot that "
+                         "forfeits has its last lines printed anyway.")] = None,
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", help="Give the bots an environment variable, NAME=VALUE, or to one seat SEAT:NAME=VALUE (a seat "
+                      "number or bot name); repeatable. Bots get nothing else of this environment.")] = None,
+    html: HtmlOption = None,
+    sandbox: SandboxOption = None,
+    bots_as_root: RootOption = False,
+) -> None:
+    """Play one game, or a series at fixed seats, between bot programs.
+
+    Each bot is a command such as "python sample_bots/python/random_bot.py" (quote it) or
+    "alice=./my_bot". The number of bots is the number of players. Exits 0 when the games finish,
+    whoever lost; verdicts (timeout, crash, illegal, protocol) are reported per game.
+    """
+    with reported_errors():
+        options = PlayOptions(
+            rules=rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])}),
+            bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, move_time=move_time,
+            startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
+            sandbox=sandbox or "bwrap", bots_as_root=bots_as_root, stderr=tuple(stderr or ()), env=tuple(env or ()),
+        )
+        if html is not None:
+            check_writable(html)
+        records = run_play(options, typer.echo)
+        if html is not None:
+            write_private(html, viewer_page([game_data(replay_lines(r), strikes=r.strikes, move_us=r.move_us)
+                                             for r in records]))
+
+
+@app.command(name="check-bot")
+def check_bot_command(
+    command: Annotated[str, typer.Argument(help="The bot's command, split like a shell.")],
+    variants: Annotated[list[str] | None, typer.Option(
+        "--variant", "-v", help=f"Check this variant (repeatable; default: all of {', '.join(VARIANTS)}).")] = None,
+    decks: Annotated[list[int] | None, typer.Option(
+        "--deck", help="Check this deck, 36 or 52 (repeatable; default: both).")] = None,
+    set_: SetOption = None,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games per seat, variant and deck.")] = 1,
+    players: Annotated[int, typer.Option("--players", "-n", min=2, max=6, help="Players at the table.")] = 2,
+    move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
+    startup_time: Annotated[float, typer.Option("--startup-time", min=0.001, help="Seconds to start.")] = 10.0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Deal seed.")] = 1,
+    sandbox: SandboxOption = None,
+    bots_as_root: RootOption = False,
+) -> None:
+    """Check that a bot speaks the protocol: handshake, then games of every variant and deck (or those
+    chosen) in every seat against the sample random bot, every reply validated, move times reported.
+
+    With --set, variants that an option does not apply to are left out unless named with --variant.
+    The report says what was played. Exits 0 when the bot passes and 7 when it misbehaves, with the reasons.
+    """
+    with reported_errors():
+        _, argv = parse_bot_arg(command)
+        checked = rules_to_check(variants or [], decks or [], parse_set_options(set_ or []))
+        report = check_bot(BotCommand(argv, env=scrubbed_env()), games_per_seat=games, players=players,
+                           move_time=move_time, startup_time=startup_time, seed=seed, rules=checked,
+                           isolation=prepare_isolation(sandbox or "bwrap", [], allow_root=bots_as_root))
+    for line in format_report(report):
+        typer.echo(line)
+    if not report.passed:
+        raise typer.Exit(int(ExitCode.CHECK_FAILED))
+
