@@ -40,7 +40,7 @@ INTERNAL = {
     "referee.bots.errors.BotProtocolError": "a verdict (protocol) in games/match.py",
     "referee.bots.errors.BotIllegalAction": "a verdict (illegal) in games/match.py",
     "referee.tournament.worker.Disqualified": "a verdict (disqualified) in games/match.py",
-    "referee.bots.sandbox.cgroups.CgroupError": "becomes LauncherError in bots/launcher.py bot_cgroup",
+    "referee.bots.sandbox.cgroups.run.CgroupError": "becomes LauncherError in bots/launcher.py bot_cgroup",
     "referee.bots.sandbox.seccomp.SeccompUnavailable": "a warning in bots/launcher.py _seccomp_fd",
     "referee.bots.sandbox.cleanup._GiveUp": "caught in bots/sandbox/cleanup.py",
     "referee.engine.errors.IllegalActionError": "the referee asks only legal actions: reaching the CLI is a bug "
