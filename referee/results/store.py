@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from protocol.records import ResultRecord, StderrChunk
-from referee.rating.outcomes import Outcomes, outcome_text, outcomes_from_rows
+from referee.rating.outcomes import Outcomes, outcome_players, outcome_text, outcomes_from_rows
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -350,7 +350,7 @@ class Store:
         that their slots are played again; returns how many games moved."""
         slots = {key for key, text in self._query("SELECT slot_key, outcome FROM games WHERE tournament_id = ?",
                                                   (tournament_id,))
-                 if set(text.partition("|")[0].split(" ")) & set(names)}
+                 if not set(outcome_players(text)).isdisjoint(names)}
         if not slots:
             return 0
         marks = ", ".join("?" * len(slots))
@@ -364,7 +364,7 @@ class Store:
     def bots_with_games(self, tournament_id: int) -> set[str]:
         """The bots that play in a stored game of the tournament."""
         rows = self._query("SELECT DISTINCT outcome FROM games WHERE tournament_id = ?", (tournament_id,))
-        return {name for (text,) in rows for name in text.partition("|")[0].split(" ")}
+        return {name for (text,) in rows for name in outcome_players(text)}
 
     def count_superseded(self, tournament_id: int) -> int:
         if self.schema_version < 2:
