@@ -366,12 +366,6 @@ class Store:
         rows = self._query("SELECT DISTINCT outcome FROM games WHERE tournament_id = ?", (tournament_id,))
         return {name for (text,) in rows for name in outcome_players(text)}
 
-    def count_superseded(self, tournament_id: int) -> int:
-        if self.schema_version < 2:
-            return 0
-        row = self._query_one("SELECT COUNT(*) FROM superseded_games WHERE tournament_id = ?", (tournament_id,))
-        return int(row[0]) if row else 0
-
     # -- games ---------------------------------------------------------------------------
 
     def stored_slots(self, tournament_id: int) -> set[str]:
