@@ -34,7 +34,6 @@ from referee.results.schema import (
     DATABASE_SUFFIXES,
     SCHEMA_VERSION,
     is_database,
-    make_private,
     open_reader,
     open_writer,
     schema_version,
@@ -54,7 +53,6 @@ __all__ = [
     "TournamentRow",
     "decode_stderr",
     "is_database",
-    "make_private",
 ]
 
 
