@@ -111,6 +111,11 @@ def parse_outcome(text: str) -> tuple[list[str], list[int], bool]:
     return names.split(" "), [int(place) for place in places.split(" ")], has_fool == "1"
 
 
+def outcome_players(text: str) -> list[str]:
+    """An :func:`outcome_text`'s players by seat, without reading the rest."""
+    return text.partition("|")[0].split(" ")
+
+
 def outcomes_from_records(records: Iterable[ResultRecord]) -> Outcomes:
     """From result records (a JSON-lines file, say), each checked to be a consistent result.
 

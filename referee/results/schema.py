@@ -1,0 +1,165 @@
+"""A results database's file and schema: the tables, migrations from older schemas, the owner-only mode the
+seed needs, and how a database that may only be read is opened."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+SCHEMA_VERSION = 2
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    config_path TEXT NOT NULL,
+    config TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    active INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS bots (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    name TEXT NOT NULL,
+    command TEXT NOT NULL,
+    dir TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    version TEXT NOT NULL,
+    disqualified INTEGER NOT NULL DEFAULT 0,
+    settings TEXT NOT NULL DEFAULT '',
+    files TEXT NOT NULL DEFAULT '{}',
+    reason TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (tournament_id, name)
+);
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    slot_key TEXT NOT NULL,
+    game_index INTEGER NOT NULL,
+    game_key TEXT NOT NULL,
+    deal_key TEXT NOT NULL,
+    deal_seed INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    end_reason TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    record TEXT NOT NULL,
+    replay BLOB NOT NULL,
+    stderr BLOB NOT NULL,
+    finished TEXT NOT NULL,
+    move_us BLOB,
+    bot_files TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (tournament_id, slot_key, game_index)
+);
+CREATE INDEX IF NOT EXISTS games_by_key ON games (game_key);
+CREATE TABLE IF NOT EXISTS superseded_games AS SELECT *, '' AS superseded FROM games WHERE 0;
+"""
+#: Schema 1 -> 2: bot identity beside the file hash, disqualification reasons, per-move times, the files hash
+#: of each game's bots, and the table of superseded games.
+_MIGRATIONS = {
+    1: """
+ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+ALTER TABLE bots ADD COLUMN files TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE bots ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE games ADD COLUMN move_us BLOB;
+ALTER TABLE games ADD COLUMN bot_files TEXT NOT NULL DEFAULT '[]';
+""",
+}
+
+
+#: The files of a database: SQLite's journals are named after it.
+DATABASE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def make_private(path: str | Path) -> None:
+    """Clear the group and other permission bits of a database and its journals, where they are ours."""
+    for suffix in DATABASE_SUFFIXES:
+        name = f"{path}{suffix}"
+        try:
+            info = os.stat(name)
+            if info.st_uid == os.geteuid() and info.st_mode & 0o077:
+                os.chmod(name, stat.S_IMODE(info.st_mode) & 0o700)
+        except FileNotFoundError:
+            continue
+
+
+def is_database(path: str | Path) -> bool:
+    """True if ``path`` is an SQLite file (by its magic header)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def open_writer(path: Path) -> sqlite3.Connection:
+    """The writer's connection: the file made owner-only (or tightened), WAL mode, the schema created or an
+    older one migrated. Rows read by name.
+
+    :raises sqlite3.Error, OSError: the database cannot be made, opened or migrated.
+    """
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    make_private(path)
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    _prepare_schema(db)
+    return db
+
+
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection (rows read by name), the file tightened to owner-only where it is ours."""
+    with contextlib.suppress(OSError):  # read-only files or folders stay as they are
+        make_private(path)
+    db = _open_read_only(path)
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The database's schema version; 0 for an empty database, never written."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        return 0  # no meta table
+    return int(row[0]) if row else 0
+
+
+def _prepare_schema(db: sqlite3.Connection) -> None:
+    """Create the tables of a new database, or migrate an older schema (all in one transaction); a newer
+    schema is left as it is, for the caller to refuse."""
+    version = schema_version(db)
+    if version > SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for step in range(version, SCHEMA_VERSION) if version else ():
+            for statement in _MIGRATIONS[step].strip().split(";\n"):
+                db.execute(statement.rstrip(";"))
+        for statement in _SCHEMA.strip().split(";\n"):
+            db.execute(statement.rstrip(";"))
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection; where SQLite cannot make the WAL index beside a database it may only read (a
+    read-only folder), the file is read as immutable, which is right: nothing can be writing it then."""
+    uri = path.resolve().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        db.close()
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                               check_same_thread=False)

@@ -1,0 +1,139 @@
+"""The results store on its own: what is saved reads back by name, every read path fails with one line, a
+schema-1 database reads with its defaults, and superseding moves only the named bots' games."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol.records import ResultRecord, StderrChunk
+from referee.rating.outcomes import outcome_players, outcome_text, parse_outcome
+from referee.results.store import BotRow, Store, StoredGame, StoreError
+
+
+def record(game: str, players: list[str], fool: str) -> ResultRecord:
+    order = [[p] for p in players if p != fool] + [[fool]]
+    return ResultRecord(game=game, deal=f"d{game}", variant="podkidnoy", players=players, order=order, fools=[fool],
+                        end="fool")
+
+
+def stored(slot: str, players: list[str], fool: str) -> StoredGame:
+    return StoredGame(slot, 0, 7, 1, record(f"{slot}-g", players, fool), f"replay of {slot}\n".encode(),
+                      [[StderrChunk(2, f"{players[0]} thinks\n")], []], move_us=[[100, 250], [300]],
+                      bot_files=["a" * 64, "b" * 64])
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A database of one tournament: bots a, b (disqualified) and c; games a-b, b-c, a-c in that order."""
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        tournament = store.create_tournament("t", "t.toml", "name = 't'", "f", 42)
+        for name in "abc":
+            store.save_bot(tournament.id, BotRow(name, ["python", f"{name}.py"], "bots", "0" * 64, "1.0",
+                                                 settings='{"x": 1}', files={f"{name}.py": "1" * 64}))
+        store.disqualify(tournament.id, "b", "crashed 3 games in a row")
+        store.save_slots(tournament.id, [[stored("s1", ["a", "b"], "b")], [stored("s2", ["b", "c"], "c")],
+                                         [stored("s3", ["a", "c"], "a")]])
+    return path
+
+
+def test_what_is_saved_reads_back_by_every_path(db: Path) -> None:
+    with Store(db, create=False) as store:
+        tournament = store.tournament()
+        assert (tournament.name, tournament.config, tournament.seed) == ("t", "name = 't'", 42)
+        assert [(t.id, t.active, t.games) for t in store.tournaments()] == [(1, True, 3)]
+        bots = store.bots(tournament.id)
+        assert bots["a"] == BotRow("a", ["python", "a.py"], "bots", "0" * 64, "1.0", settings='{"x": 1}',
+                                   files={"a.py": "1" * 64})
+        assert store.disqualified() == {"b": "crashed 3 games in a row"}
+        games = list(store.games())
+        assert [(g.number, g.record.game, g.move_us) for g in games] == [
+            (1, "s1-g", [[100, 250], [300]]), (2, "s2-g", [[100, 250], [300]]), (3, "s3-g", [[100, 250], [300]])]
+        assert [r.game for r in store.records()] == ["s1-g", "s2-g", "s3-g"]
+        assert next(store.records_with_stderr()).stderr == [[StderrChunk(2, "a thinks\n")], []]
+        second = store.replay("2")
+        assert (second.number, second.replay, second.record.players) == (2, b"replay of s2\n", ["b", "c"])
+        assert store.replay("s3-g").number == 3
+        assert [r.id for r in store.replays_by_id([games[2].id, games[0].id])] == [games[0].id, games[2].id]
+        outcomes = store.outcomes()
+        assert outcomes.bots == ("a", "b", "c") and outcomes.n_games == 3
+        assert outcomes.disqualified == {"b": "crashed 3 games in a row"}
+        assert store.slot_outcomes(tournament.id)["s2"] == ["b c|1 2|1"]
+        assert (store.count_games(tournament.id), store.stored_slots(tournament.id)) == (3, {"s1", "s2", "s3"})
+
+
+# Each read path, run to its end: ``games`` and the record iterators are lazy, so they fail as they are read.
+READS: dict[str, Callable[[Store], Any]] = {
+    "tournaments": lambda s: s.tournaments(),
+    "bots": lambda s: s.bots(1),
+    "disqualified": lambda s: s.disqualified(),
+    "games": lambda s: list(s.games()),
+    "records": lambda s: list(s.records()),
+    "record_texts": lambda s: list(s.record_texts(1)),
+    "records_with_stderr": lambda s: list(s.records_with_stderr(1)),
+    "outcomes": lambda s: s.outcomes(1),
+    "replay": lambda s: s.replay("1", 1),
+    "replays_by_id": lambda s: list(s.replays_by_id([1])),
+    "slot_outcomes": lambda s: s.slot_outcomes(1),
+    "stored_slots": lambda s: s.stored_slots(1),
+    "count_games": lambda s: s.count_games(1),
+    "bots_with_games": lambda s: s.bots_with_games(1),
+}
+
+
+@pytest.mark.parametrize("read", READS)
+def test_every_read_path_fails_with_one_line_naming_the_database(db: Path, read: str) -> None:
+    table = "bots" if read in ("bots", "disqualified") else "games"
+    with Store(db, create=False) as store:
+        assert READS[read](store) is not None  # control: it reads while the table is there
+        with sqlite3.connect(db) as con:
+            con.execute(f"DROP TABLE {table}")
+        with pytest.raises(StoreError) as caught:
+            READS[read](store)
+    assert str(caught.value) == f"cannot read {str(db)!r}: no such table: {table}"
+
+
+def test_a_failed_write_is_rolled_back_and_one_line(db: Path) -> None:
+    with Store(db) as store:
+        with pytest.raises(StoreError, match=r"^cannot write '.*r\.db': UNIQUE constraint failed"):
+            store.save_slots(1, [[stored("s4", ["a", "c"], "c")], [stored("s5", ["a", "c"], "c")] * 2])
+        assert store.count_games(1) == 3
+        with pytest.raises(ZeroDivisionError), store._transaction():  # not SQLite's: rolled back, not reworded
+            store._db.execute("DELETE FROM games")
+            _ = 1 / 0
+        assert store.count_games(1) == 3
+
+
+def test_a_schema_1_database_reads_with_its_defaults(db: Path) -> None:
+    with sqlite3.connect(db) as con:
+        for table, column in (("bots", "settings"), ("bots", "files"), ("bots", "reason"), ("games", "move_us"),
+                              ("games", "bot_files")):
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    with Store(db, create=False) as store:
+        assert store.schema_version == 1
+        assert store.bots(1)["a"] == BotRow("a", ["python", "a.py"], "bots", "0" * 64, "1.0")
+        assert store.disqualified() == {"b": "failed too many games in a row"}  # schema 1 kept no reasons
+        assert [g.move_us for g in store.games()] == [None, None, None]
+        assert store.replay("1").move_us is None
+
+
+def test_superseding_moves_only_the_games_of_the_named_bots(db: Path) -> None:
+    with Store(db) as store:
+        assert store.bots_with_games(1) == {"a", "b", "c"}
+        assert store.supersede(1, ["c"], "bot c replaced") == 2
+        assert store.stored_slots(1) == {"s1"} and store.bots_with_games(1) == {"a", "b"}
+        assert store.supersede(1, ["nobody"], "-") == 0
+        moved = store._db.execute("SELECT slot_key, superseded FROM superseded_games ORDER BY slot_key").fetchall()
+    assert [tuple(row) for row in moved] == [("s2", "bot c replaced"), ("s3", "bot c replaced")]
+
+
+def test_outcome_players_are_the_players_the_outcome_text_parses_to() -> None:
+    for players in (["a", "b"], ["alice", "bob", "carol", "dave"]):
+        text = outcome_text(record("g", players, players[-1]))
+        assert outcome_players(text) == parse_outcome(text)[0] == players
