@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+from dataclasses import dataclass
 from typing import Literal
 
 from referee.bots.errors import BotOutOfMemory, BotTimeout
@@ -29,6 +30,23 @@ FREEZE_TIMEOUT = 2.0
 Namespace = Literal["none", "unshare", "bwrap"]
 
 
+@dataclass(frozen=True)
+class Confinement:
+    """What the launcher set up around a bot, which its pausing, signalling and cleanup must reach."""
+
+    #: The kind of PID namespace the bot got: "none", "unshare" (the bot is its pid 1) or "bwrap"
+    #: (bwrap's init is pid 1, the bot its child).
+    namespace: Namespace = "none"
+    mount_proc: bool = False  # the namespace has its own /proc, where its processes can be listed
+    tmpdir: str | None = None  # the bot's TMPDIR on the referee's side (under bwrap /tmp is a private tmpfs)
+    lease: UidLease | None = None  # the uid (and gid) the bot runs under, when it is not the referee's
+    info_fd: int | None = None  # bwrap's --info-fd: where it tells its init's pid
+    cgroup: BotCgroup | None = None  # the bot's control groups: freezing, killing and counting go through them
+
+
+NO_CONFINEMENT = Confinement()
+
+
 class LaunchedBot:
     """A started bot: its ``popen`` (the first wrapper, whose pid leads the bot's session and process group)
     and what its isolation set up; ``release()`` it once that process is reaped.
@@ -36,19 +54,16 @@ class LaunchedBot:
     Under a PID namespace the bot proper is a child of that first process (``unshare``, or bwrap's init).
     """
 
-    def __init__(self, popen: subprocess.Popen[bytes], isolation: Isolation, *, namespace: Namespace = "none",
-                 mount_proc: bool = False, tmpdir: str | None = None, lease: UidLease | None = None,
-                 info_fd: int | None = None, cgroup: BotCgroup | None = None) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], isolation: Isolation,
+                 confinement: Confinement = NO_CONFINEMENT) -> None:
+        namespace, mount_proc, lease, info_fd, cgroup = (confinement.namespace, confinement.mount_proc,
+                                                         confinement.lease, confinement.info_fd, confinement.cgroup)
         self.popen = popen
         self.isolation = isolation
-        #: The kind of PID namespace the bot got: "none", "unshare" (the bot is its pid 1) or "bwrap"
-        #: (bwrap's init is pid 1, the bot its child).
         self.namespace: Namespace = namespace
-        #: The bot's TMPDIR on the referee's side, when it has one there (under bwrap /tmp is a private tmpfs).
-        self.tmpdir = tmpdir
+        self.tmpdir = confinement.tmpdir
         #: The uid (and gid) the bot runs under, when it is not the referee's.
         self.uid = lease.uid if lease is not None else None
-        #: The bot's control groups, when this machine has them: freezing, killing and counting go through them.
         self.cgroup = cgroup
         self._freezes = cgroup is not None and cgroup.can("freeze")
         self._mount_proc = mount_proc

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Mapping
 
 from referee.bots.errors import LauncherError
-from referee.bots.launched import LaunchedBot
+from referee.bots.launched import Confinement, LaunchedBot
 from referee.bots.limits import ResourceLimits
 from referee.bots.plan import WRAPPER_ENV as WRAPPER_ENV
 from referee.bots.plan import BotCommand as BotCommand
@@ -115,13 +115,14 @@ def _start_process(plan: LaunchPlan, head: list[str], lease: UidLease | None, cg
     unshare = pid_namespace_options()
     if unshare is None:  # best effort: no PID namespace here
         argv = [*head[:-1], *uid_options(uid), "--", *last]
-        return LaunchedBot(_start(argv, plan.cwd), plan.isolation, tmpdir=tmpdir, lease=lease, cgroup=cgroup)
+        confinement = Confinement(tmpdir=tmpdir, lease=lease, cgroup=cgroup)
+        return LaunchedBot(_start(argv, plan.cwd), plan.isolation, confinement)
     inner = drop_to(setpriv, uid)
     if "--map-root-user" in unshare:  # old unshare: the bot would be root of its user namespace
         inner = [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"]
     argv = [*head, *unshare, "--", *inner, *last]
-    return LaunchedBot(_start(argv, plan.cwd), plan.isolation, namespace="unshare",
-                       mount_proc="--mount-proc" in unshare, tmpdir=tmpdir, lease=lease, cgroup=cgroup)
+    return LaunchedBot(_start(argv, plan.cwd), plan.isolation, Confinement(
+        namespace="unshare", mount_proc="--mount-proc" in unshare, tmpdir=tmpdir, lease=lease, cgroup=cgroup))
 
 
 def _start_bwrap(plan: LaunchPlan, head: list[str], lease: UidLease | None, cgroup: BotCgroup | None,
@@ -143,8 +144,8 @@ def _start_bwrap(plan: LaunchPlan, head: list[str], lease: UidLease | None, cgro
         for fd in fds:
             os.close(fd)
     os.set_blocking(info_read, False)
-    return LaunchedBot(popen, plan.isolation, namespace="bwrap", mount_proc=True, lease=lease, info_fd=info_read,
-                       cgroup=cgroup)
+    return LaunchedBot(popen, plan.isolation, Confinement(namespace="bwrap", mount_proc=True, lease=lease,
+                                                          info_fd=info_read, cgroup=cgroup))
 
 
 def _last_exec(plan: LaunchPlan, extra: Mapping[str, str]) -> list[str]:

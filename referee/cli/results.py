@@ -19,6 +19,7 @@ from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 from referee.cli.options import HtmlOption, PrivateOption, TournamentOption
 from referee.games.play import ResultsWriteError
+from referee.rating.bradley_terry import rate
 from referee.rating.leaderboard import LEGEND, render
 from referee.report.game_data import game_data
 from referee.report.page import viewer_page, write_private
@@ -60,7 +61,8 @@ def leaderboard(
             raise UsageError("--format csv writes one table: ask for --h2h or --stats, not both")
         outcomes = load_outcomes(source, tournament_id)
         bot_rows = load_stats(source, tournament_id) if stats else None
-        typer.echo(render(outcomes, mode, output_format, anchor, bootstrap, h2h, bot_rows))
+        rating = rate(outcomes, mode, anchor=anchor, bootstrap=bootstrap)
+        typer.echo(render(outcomes, output_format, rating=rating, h2h=h2h, stats=bot_rows))
 
 
 @contextmanager

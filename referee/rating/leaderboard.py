@@ -25,7 +25,7 @@ import numpy as np
 from tabulate import tabulate
 
 from protocol.records import ResultRecord
-from referee.rating.bradley_terry import Bound, Mode, RatingTable, rate
+from referee.rating.bradley_terry import Bound, RatingTable, rate
 from referee.rating.outcomes import Outcomes, outcomes_from_records
 from referee.rating.stats import BotStats, stats_headers, stats_table_rows
 from referee.text import visible
@@ -305,13 +305,14 @@ def h2h_pairs(rating: RatingTable) -> list[H2HPair]:
     return pairs
 
 
-def render(outcomes: Outcomes, mode: Mode = "fool", output_format: str = "table",
-           anchor: str | None = None, bootstrap: int = 0, h2h: bool = False,
-           stats: Sequence[BotStats] | None = None) -> str:
-    """The whole leaderboard as text, as ``durak leaderboard`` prints it; ``stats``: per-bot statistics to add
-    (a table after the leaderboard, a ``"stats"`` list in JSON). A CSV is one table: the rows, or the
+def render(outcomes: Outcomes, output_format: str = "table", *, rating: RatingTable | None = None,
+           h2h: bool = False, stats: Sequence[BotStats] | None = None) -> str:
+    """The whole leaderboard as text, as ``durak leaderboard`` prints it: ``rating`` is ``outcomes`` rated
+    (:func:`rate`; by default in fool mode, the pool mean at 1500, no bootstrap); ``stats``: per-bot statistics
+    to add (a table after the leaderboard, a ``"stats"`` list in JSON). A CSV is one table: the rows, or the
     head-to-head pairs (``h2h``), or ``stats``; asking for both is a ValueError."""
-    rating = rate(outcomes, mode, anchor=anchor, bootstrap=bootstrap)
+    if rating is None:
+        rating = rate(outcomes)
     rows = build_rows(outcomes, rating)
     disqualified = outcomes.disqualified
     if output_format == "csv":

@@ -66,7 +66,8 @@ def report_data(store: Store, tournament: int | None = None, *, mode: Mode = "fo
     outcomes = store.outcomes(chosen.id)
     if outcomes.n_games:
         stats = database_stats(store, chosen.id, games)
-        page["leaderboard"] = document = json.loads(render(outcomes, mode, "json", h2h=True, stats=stats))
+        text = render(outcomes, "json", rating=rate(outcomes, mode), h2h=True, stats=stats)
+        page["leaderboard"] = document = json.loads(text)
         page["footer"] = footer(Meta(**document["meta"]), document["disqualified"])
         page["move_times"] = move_time_histogram((g.record, g.move_us) for g in games)
         page["history"] = rating_history(outcomes, mode)
