@@ -32,7 +32,7 @@ from referee.engine import SeededRng, new_game
 from referee.report.game_data import game_data
 from referee.report.page import script_json
 from referee.report.steps import replay_steps
-from referee.report.tournament_page import GAME_BYTES_CAP, LiveReport, ReportWriter
+from referee.report.tournament_page import GAME_BYTES_CAP, LiveReport, PageOptions, ReportWriter
 from referee.results.record import GameRecord
 from referee.results.replay import ReplayError, parse_replay, replay_lines, tell
 from referee.results.store import Store
@@ -430,7 +430,7 @@ def test_chunk_files_are_written_again_only_when_their_games_change(tournament: 
     touched = chunk.stat().st_mtime_ns
     assert ReportWriter(tournament / "t.db", out, inline_games=5).write().games == 12
     assert chunk.stat().st_mtime_ns == touched != first
-    ReportWriter(tournament / "t.db", out, inline_games=5, private=True).write()  # stderr in: packed again
+    ReportWriter(tournament / "t.db", out, PageOptions(private=True), inline_games=5).write()  # stderr in: packed again
     assert chunk.stat().st_mtime_ns != touched
 
 

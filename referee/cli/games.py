@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from protocol.rules import OPTIONS, VARIANT_TITLES, VARIANTS, applicable_options, rules_from_options
 from referee.bots.launcher import BotCommand, scrubbed_env
+from referee.bots.limits import TimeControl
 from referee.cli.app import app
 from referee.cli.errors import reported_errors
 from referee.cli.exitcodes import ExitCode
@@ -24,10 +25,10 @@ from referee.cli.options import (
 )
 from referee.cli.rules_summary import SUMMARIES
 from referee.games.botargs import parse_bot_arg
-from referee.games.checkbot import check_bot, format_report, rules_to_check
+from referee.games.checkbot import CheckPlan, check_bot, format_report, rules_to_check
 from referee.games.play import PlayOptions, prepare_isolation, run_play
 from referee.games.selfplay import selfplay
-from referee.report.game_data import game_data
+from referee.report.game_data import SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
 from referee.results.replay import replay_lines
 
@@ -129,8 +130,8 @@ def play(
             check_writable(html)
         records = run_play(options, typer.echo)
         if html is not None:
-            write_private(html, viewer_page([game_data(replay_lines(r), strikes=r.strikes, move_us=r.move_us)
-                                             for r in records]))
+            pages = [game_data(replay_lines(r), SeatTraces(strikes=r.strikes, move_us=r.move_us)) for r in records]
+            write_private(html, viewer_page(pages))
 
 
 @app.command(name="check-bot")
@@ -158,9 +159,10 @@ def check_bot_command(
     with reported_errors():
         _, argv = parse_bot_arg(command)
         checked = rules_to_check(variants or [], decks or [], parse_set_options(set_ or []))
-        report = check_bot(BotCommand(argv, env=scrubbed_env()), games_per_seat=games, players=players,
-                           move_time=move_time, startup_time=startup_time, seed=seed, rules=checked,
-                           isolation=prepare_isolation(sandbox or "bwrap", [], allow_root=bots_as_root))
+        plan = CheckPlan(rules=checked, players=players, games_per_seat=games, seed=seed,
+                         clock=TimeControl(move_time=move_time, startup_time=startup_time))
+        report = check_bot(BotCommand(argv, env=scrubbed_env()), plan,
+                           prepare_isolation(sandbox or "bwrap", [], allow_root=bots_as_root))
     for line in format_report(report):
         typer.echo(line)
     if not report.passed:

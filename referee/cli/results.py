@@ -21,9 +21,9 @@ from referee.cli.options import HtmlOption, PrivateOption, TournamentOption
 from referee.games.play import ResultsWriteError
 from referee.rating.bradley_terry import rate
 from referee.rating.leaderboard import LEGEND, render
-from referee.report.game_data import game_data
+from referee.report.game_data import NO_TRACES, SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
-from referee.report.tournament_page import ReportWriter
+from referee.report.tournament_page import PageOptions, ReportWriter
 from referee.results.replay import ReplayError, parse_replay, replays_of_log, seat_of, tell
 from referee.results.sources import ResultsReadError, load_outcomes, load_stats
 from referee.results.store import Store, StoreError, is_database
@@ -209,9 +209,10 @@ def replay(
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
         if html is not None:
-            shown = ([game_data(data, stored.stderr, seat=seat_index, private=stderr, game_id=stored.number,
-                                strikes=stored.record.strikes, move_us=stored.move_us)] if stored is not None
-                     else [game_data(data, seat=seat_index)])
+            traces = (SeatTraces(stored.stderr, stored.record.strikes, stored.move_us) if stored is not None
+                      else NO_TRACES)
+            number = stored.number if stored is not None else None
+            shown = [game_data(data, traces, seat=seat_index, private=stderr, game_id=number)]
             write_private(html, viewer_page(shown))
             typer.echo(f"wrote {html}")
             return
@@ -263,7 +264,7 @@ def report(
         with reading(db) as store:
             chosen = store.tournament(tournament_id).id
         target = Path(output) if output is not None else Path(Path(db).stem + ".html")
-        files = ReportWriter(db, target, tournament=chosen, mode=mode, private=private,
-                             jobs=os.cpu_count() or 1).write()
+        shown = PageOptions(tournament=chosen, mode=mode, private=private)
+        files = ReportWriter(db, target, shown, jobs=os.cpu_count() or 1).write()
         typer.echo(f"wrote {target}: {files.games} games, {files.page_bytes + files.game_bytes:,} bytes")
 

@@ -66,16 +66,26 @@ def rules_to_check(variants: list[str], decks: list[int], options: dict[str, obj
             for deck in decks or (36, 52)]
 
 
-def check_bot(command: BotCommand, *, games_per_seat: int = 1, players: int = 2, move_time: float = 1.0,
-              startup_time: float = 10.0, seed: int = 1, isolation: Isolation = PLAIN,
-              rules: list[Rules] | None = None) -> CheckReport:
-    """Run the handshake, then ``games_per_seat`` games per seat of each of ``rules`` (default
-    :func:`rules_to_check` of everything); stop at nothing."""
+@dataclass(frozen=True)
+class CheckPlan:
+    """What a check plays: ``games_per_seat`` games in every seat of a table of ``players`` for each of
+    ``rules`` (None: :func:`rules_to_check` of everything), against the sample random bot seeded from ``seed``,
+    under ``clock`` (the subject's; the opponents get its start-up time)."""
+
+    rules: list[Rules] | None = None
+    players: int = 2
+    games_per_seat: int = 1
+    seed: int = 1
+    clock: TimeControl = field(default_factory=TimeControl)
+
+
+def check_bot(command: BotCommand, plan: CheckPlan = CheckPlan(), isolation: Isolation = PLAIN) -> CheckReport:
+    """Run the handshake, then the games of ``plan``; stop at nothing."""
     preflight(command, isolation)
     if not SAMPLE_RANDOM_BOT.is_file():
         raise CheckSetupError(f"the sample opponent {SAMPLE_RANDOM_BOT} is missing")
-    clock = TimeControl(move_time=move_time, startup_time=startup_time)
-    subject = BotClient("subject", command, time_control=clock, isolation=isolation)
+    players, seed, startup_time = plan.players, plan.seed, plan.clock.startup_time
+    subject = BotClient("subject", command, time_control=plan.clock, isolation=isolation)
     start = time.monotonic()
     try:
         hello = subject.start()
@@ -85,8 +95,8 @@ def check_bot(command: BotCommand, *, games_per_seat: int = 1, players: int = 2,
     opponents = [BotClient(f"random{i}", BotCommand([sys.executable, str(SAMPLE_RANDOM_BOT), str(seed + i)]),
                            time_control=TimeControl(startup_time=startup_time)) for i in range(players - 1)]
     try:
-        for checked in rules or rules_to_check([], [], {}):
-            report.variants.append(_check_variant(checked, subject, opponents, games_per_seat, seed))
+        for checked in plan.rules or rules_to_check([], [], {}):
+            report.variants.append(_check_variant(checked, subject, opponents, plan.games_per_seat, seed))
     finally:
         for client in (subject, *opponents):
             client.stop()

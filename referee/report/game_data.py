@@ -8,6 +8,7 @@ over message left it out for that seat (it may quote the offender's stderr or na
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -23,21 +24,36 @@ from referee.text import visible
 GAME_DATA_VERSION = 1
 
 
-def game_data(replay: bytes, stderr: Sequence[list[StderrChunk]] = (), *, seat: int | None = None,
-              private: bool = False, game_id: int | None = None,
-              strikes: Sequence[int] | None = None,
-              move_us: Sequence[Sequence[int]] | None = None) -> dict[str, Any]:
-    """The viewer's data for one stored game (``replay`` as JSON lines).
+@dataclass(frozen=True)
+class SeatTraces:
+    """What a stored game keeps per seat beside its replay.
 
-    Args:
+    Attributes:
         stderr: each seat's stderr chunks, as stored.
-        seat: only what this seat saw; None for every hand.
-        private: with ``seat`` None, every bot's stderr too (the organizer's own copy).
-        game_id: the game's number in its tournament (as ``durak games`` lists it), when it has one.
         strikes: per seat, replies after the move time inside the grace (from the result record).
         move_us: per seat, each decision's time in microseconds, as stored: seat ``w``'s ``i``-th decision
             took ``move_us[w][i]``, which the ``i``-th step ``w`` chose in carries as ``u``.
     """
+
+    stderr: Sequence[list[StderrChunk]] = ()
+    strikes: Sequence[int] | None = None
+    move_us: Sequence[Sequence[int]] | None = None
+
+
+NO_TRACES = SeatTraces()
+
+
+def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None = None, private: bool = False,
+              game_id: int | None = None) -> dict[str, Any]:
+    """The viewer's data for one stored game (``replay`` as JSON lines).
+
+    Args:
+        traces: what the store keeps per seat beside the replay (stderr, strikes, move times).
+        seat: only what this seat saw; None for every hand.
+        private: with ``seat`` None, every bot's stderr too (the organizer's own copy).
+        game_id: the game's number in its tournament (as ``durak games`` lists it), when it has one.
+    """
+    stderr, strikes, move_us = traces.stderr, traces.strikes, traces.move_us
     header, events, end = parse_replay(replay)
     replayed = replay_steps(header, events, end, seat)
     result = end.result

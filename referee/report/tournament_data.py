@@ -24,7 +24,7 @@ from referee.rating.bradley_terry import Mode, rate
 from referee.rating.leaderboard import Meta, footer, legend_entries, render
 from referee.rating.outcomes import Outcomes
 from referee.rating.stats import move_time_histogram
-from referee.report.game_data import game_data
+from referee.report.game_data import SeatTraces, game_data
 from referee.results.sources import database_stats
 from referee.results.store import BotRow, Store, StoredGameRow, TournamentRow
 from referee.tournament.config import TournamentConfig
@@ -135,5 +135,5 @@ def viewer_games(store: Store, shown: list[tuple[int, int]], *, private: bool
     numbers = {gid: number for number, gid in shown}
     for game in store.replays_by_id([gid for _, gid in shown]):
         number = numbers[game.id]
-        yield number, game_data(game.replay, game.stderr if private else (), private=private, game_id=number,
-                                strikes=game.record.strikes, move_us=game.move_us)
+        traces = SeatTraces(game.stderr if private else (), game.record.strikes, game.move_us)
+        yield number, game_data(game.replay, traces, private=private, game_id=number)

@@ -88,18 +88,32 @@ class ReportFiles:
         return (self.page_bytes + self.game_bytes) / self.games if self.games else 0.0
 
 
+@dataclass(frozen=True)
+class PageOptions:
+    """What a report page shows: a tournament of the database (None: the active one), rated in ``mode``,
+    with every bot's stderr (``private``: the organizer's copy), reloading itself every ``refresh`` seconds
+    (a live tournament's page) or never."""
+
+    tournament: int | None = None
+    mode: Mode = "fool"
+    private: bool = False
+    refresh: int | None = None
+
+
+PAGE_OPTIONS = PageOptions()
+
+
 class ReportWriter:
     """Writes a database's report, again and again (a live tournament). A chunk of games is packed again only
     when its games change: chunk files are listed in ``manifest.json`` beside them with a key of their game
     numbers and ids (and of what else shapes them), so a later run or a resumed tournament rewrites only new chunks."""
 
-    def __init__(self, db: str | Path, output: str | Path, *, tournament: int | None = None,
-                 mode: Mode = "fool", private: bool = False, refresh: int | None = None,
+    def __init__(self, db: str | Path, output: str | Path, shown: PageOptions = PAGE_OPTIONS, *,
                  inline_games: int = INLINE_GAMES, jobs: int = 1) -> None:
         self.db, self.output = Path(db), Path(output)
         self.jobs = jobs  # processes that pack chunk files at once
-        self.tournament, self.mode, self.private = tournament, mode, private
-        self.refresh, self.inline_games = refresh, inline_games
+        self.tournament, self.mode, self.private = shown.tournament, shown.mode, shown.private
+        self.refresh, self.inline_games = shown.refresh, inline_games
         self._inline: dict[int, tuple[str, str]] = {}  # chunk -> (key, packed), for a page that holds them
         self._manifest: dict[str, str] | None = None  # chunk file -> key
 
@@ -198,7 +212,7 @@ class LiveReport:
 
     def __init__(self, db: str | Path, output: str | Path, *, interval: float = 5.0, private: bool = False) -> None:
         self.interval = interval
-        self._writer = ReportWriter(db, output, private=private, refresh=max(1, round(interval)))
+        self._writer = ReportWriter(db, output, PageOptions(private=private, refresh=max(1, round(interval))))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="durak-report", daemon=True)
         self._warned: set[str] = set()
