@@ -50,6 +50,7 @@ from typing import NamedTuple, Protocol, TypedDict
 import msgspec
 
 from referee.engine.rng import SeededRng, derive_seed
+from referee.results.deals import rotation_count as rotation_count
 
 #: Bumped whenever the same config would give different slots; part of the schedule fingerprint.
 SCHEDULE_VERSION = 1
@@ -109,11 +110,6 @@ class ScheduleSummary(TypedDict):
     deals: int  # distinct deal keys
     games_per_bot: dict[str, int]
     seats_per_bot: dict[str, list[int]]  # games in seat 0..k-1
-
-
-def rotation_count(players: int, rotations: str) -> int:
-    """R: k for cyclic rotations, k! for all permutations."""
-    return math.factorial(players) if rotations == "all" else players
 
 
 def seat_order(base: Sequence[str], rotation: int, rotations: str) -> tuple[str, ...]:
