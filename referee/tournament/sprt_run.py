@@ -32,8 +32,9 @@ from referee.rating.sprt import Placing, ScoreTally, SprtState, arm_score, bound
 from referee.results.record import GameRecord
 from referee.results.store import Store, TournamentRow
 from referee.tournament.config import LoadedConfig, SprtConfig
+from referee.tournament.course import TournamentKey
+from referee.tournament.errors import TournamentError
 from referee.tournament.progress import Progress
-from referee.tournament.runner import TournamentError
 from referee.tournament.schedule import SCHEDULE_VERSION, Slot
 from referee.tournament.sprt_schedule import SprtPlan
 
@@ -214,12 +215,12 @@ class SprtProgress(Progress):
 
 
 class SprtCourse:
-    """The runner's course (:class:`~referee.tournament.runner.Course`) of an SPRT."""
+    """The runner's course (:class:`~referee.tournament.course.Course`) of an SPRT."""
 
     def __init__(self, loaded: LoadedConfig, plan: SprtPlan, test: SprtTest) -> None:
         self.plan, self.test = plan, test
         name = f"{loaded.config.name}: sprt {plan.new} against {plan.base}"
-        self.identity: tuple[str, str] | None = (name, sprt_fingerprint(loaded, plan, test))
+        self.tournament_key: TournamentKey | None = TournamentKey(name, sprt_fingerprint(loaded, plan, test))
         self.tracker: GroupTracker | None = None
         self.progress: SprtProgress | None = None
         self.next_group = 0  # the first group more() has not handed out
@@ -257,7 +258,7 @@ class SprtCourse:
                 return slots
         return []
 
-    def stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
+    def on_stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
         assert self.tracker is not None and self.progress is not None
         for slot, games in done:
             self.tracker.add(slot.key, [outcome_text(game.to_result_record()) for game in games])

@@ -76,7 +76,7 @@ _RUN = msgspec.json.Decoder(ClusterRun)
 
 
 class ClusterExecutor:
-    """The executor on a Dask cluster (:class:`referee.tournament.runner.SlotExecutor`).
+    """The executor on a Dask cluster (:class:`referee.tournament.executors.SlotExecutor`).
 
     ``bots``: each bot's (files SHA-256, version) as the coordinator found them.
 
