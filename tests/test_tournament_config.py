@@ -12,6 +12,7 @@ import pytest
 
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.tournament.config import (
+    CHOICES,
     BotConfig,
     ConfigError,
     LimitsConfig,
@@ -171,6 +172,10 @@ ERRORS = [
     ("", "[time]\nmoves = 1", None, "unknown key 'time.moves'"),
     ("", "[time]\nstartup = inf", None, "key 'time.startup': must be a finite number"),
     ("", "[time]\ngrace = -0.1", None, "key 'time.grace': must not be negative"),
+    ("", "[time]\nmove = nan", None, "key 'time.move': must be a finite number of seconds, not nan"),
+    ("", "[time]\ngrace = -inf", None, "key 'time.grace': must be a finite number of seconds, not -inf"),
+    ("", "[time]\nmove = -2", None, "key 'time.move': must be positive, not -2.0"),
+    ("", "[limits]\nopen_files = -2", None, "key 'limits.open_files': must be positive, or 0 for no limit, not -2"),
     ("", "[time]\nbank = -1.0", None, "key 'time.bank': must not be negative"),
     ("", "[limits]\nmemory_mb = -1", None, "key 'limits.memory_mb': must be positive, or 0 for no limit"),
     ("", "[limits]\nmemory_mb = 1.5", None, "key 'limits.memory_mb': expected int, got float"),
@@ -425,3 +430,15 @@ def test_structs_are_frozen_and_strict() -> None:
         config.deals = 3  # type: ignore[misc]
     with pytest.raises(msgspec.ValidationError, match="unknown field"):
         msgspec.convert({"name": "x", "command": "p", "extra": 1}, BotConfig)
+
+
+def test_choices_are_the_literals_of_the_struct_fields() -> None:
+    """The allowed values an error lists are read from the types msgspec decodes with, never a second list."""
+    info = msgspec.inspect.type_info(TournamentConfig)
+    assert isinstance(info, msgspec.inspect.StructType)
+    fields = {field.name: field.type for field in info.fields}
+    for key in ("format", "rotations", "restart", "sandbox", "preflight"):
+        literal = fields[key]
+        assert isinstance(literal, msgspec.inspect.LiteralType)
+        assert set(CHOICES[key]) == set(literal.values), key
+

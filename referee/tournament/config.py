@@ -39,7 +39,7 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
@@ -61,13 +61,22 @@ Preflight = Literal["stop", "disqualify"]
 
 #: The allowed values of the keys whose type is a choice, for error messages.
 CHOICES: dict[str, tuple[str, ...]] = {
-    "format": ("round_robin", "sampled", "gauntlet"),
-    "rotations": ("cyclic", "all"),
-    "restart": ("never", "game"),
+    "format": get_args(Format),
+    "rotations": get_args(Rotations),
+    "restart": get_args(Restart),
     "sandbox": ("none", "process", "bwrap"),
-    "preflight": ("stop", "disqualify"),
+    "preflight": get_args(Preflight),
     "sprt.mode": MODES,
 }
+
+# Numeric bounds of one field, checked by msgspec as it decodes; each description is the error's wording
+# (:func:`_bound_problem` reads it back). The bounded floats are all seconds (the ``[time]`` table).
+Players = Annotated[int, msgspec.Meta(ge=MIN_PLAYERS, le=MAX_PLAYERS,
+                                      description=f"must be {MIN_PLAYERS}-{MAX_PLAYERS}")]
+AtLeastOne = Annotated[int, msgspec.Meta(ge=1, description="must be at least 1")]
+Seconds = Annotated[float, msgspec.Meta(gt=0, description="must be positive")]
+SecondsOrZero = Annotated[float, msgspec.Meta(ge=0, description="must not be negative")]
+Limit = Annotated[int, msgspec.Meta(ge=0, description="must be positive, or 0 for no limit")]
 #: The error for a ``seed`` key: a config is readable by bots at the weak levels, so it holds no secret.
 SEED_KEY_ERROR = ("key 'seed': a config must not hold the tournament seed (bots may be able to read it): remove "
                   "the key; the seed is drawn at the first run and kept in the results database, or set with "
@@ -97,20 +106,20 @@ class BotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 class TimeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``[time]``: the clock, in seconds (see :class:`TimeControl`)."""
 
-    move: float = 1.0
-    grace: float = 0.05
-    startup: float = 10.0
-    bank: float | None = None
+    move: Seconds = 1.0
+    grace: SecondsOrZero = 0.05
+    startup: Seconds = 10.0
+    bank: SecondsOrZero | None = None
 
 
 class LimitsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``[limits]``: per-process rlimits (see :class:`ResourceLimits`); 0 means no limit."""
 
-    memory_mb: int | None = 1024
-    max_processes: int | None = None
-    file_size_mb: int | None = 64
-    open_files: int | None = 256
-    cpu_seconds: int | None = None
+    memory_mb: Limit | None = 1024
+    max_processes: Limit | None = None
+    file_size_mb: Limit | None = 64
+    open_files: Limit | None = 256
+    cpu_seconds: Limit | None = None
 
 
 class SprtConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -132,17 +141,17 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
     name: str
     variant: str = "podkidnoy"
-    players: int = 2
+    players: Players = 2
     format: Format = "round_robin"
-    deals: int = 10
+    deals: AtLeastOne = 10
     rotations: Rotations = "cyclic"
-    series: int = 1
-    tables: int | None = None
+    series: AtLeastOne = 1
+    tables: AtLeastOne | None = None
     challengers: list[str] = []
     restart: Restart = "never"
     pause: bool = True
     sandbox: Sandbox = "bwrap"
-    max_failures: int = 3
+    max_failures: AtLeastOne = 3
     preflight: Preflight = "stop"
     cluster: str | None = None  # a Dask scheduler's address (tcp://HOST:8786, tls://...): play there
     rules: dict[str, bool | int | str | None] = {}
@@ -273,6 +282,7 @@ def load_config(path: str | Path, *, sandbox: str | None = None, text: str | Non
 _TOKEN = re.compile(r"\[(\d+)\]|\[\.\.\.\]|[^.\[]+")
 _GOT = re.compile(r"got `([^`]+)`")
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BOUND = re.compile(r"Expected `(int|float)` [<>]=? ")  # msgspec's words for a value outside a Meta's bounds
 
 
 def _describe(message: str, data: bytes) -> str:
@@ -288,12 +298,49 @@ def _describe(message: str, data: bytes) -> str:
         return f"unknown key {_join(key, match.group(1))!r}{where}"
     if match := re.fullmatch(r"Object missing required field `(.+)`", problem):
         return f"missing key {_join(key, match.group(1))!r}{where}"
+    if _BOUND.match(problem) and (bound := _bound_problem(key, raw)) is not None:
+        return f"key {key!r}{where}: {bound}"
     if match := re.fullmatch(r"Invalid enum value (.+)", problem):
         choices = CHOICES.get(key)
         expected = f": expected one of {', '.join(choices)}" if choices else ""
         return f"key {key!r}{where}: invalid value {match.group(1)}{expected}"
     text = problem.replace("`", "").replace(" | null", "").replace("object", "table")
     return f"key {key!r}{where}: {text[:1].lower()}{text[1:]}"
+
+
+def _bound_problem(key: str, raw: object) -> str | None:
+    """The wording of a bound that the value at TOML ``key`` breaks (its field's ``Meta`` description), with the
+    value; None for a key of no described bound."""
+    described: msgspec.inspect.Type | None = msgspec.inspect.type_info(TournamentConfig)
+    value = raw
+    for name in key.split("."):
+        fields = {field.name: field.type for field in _struct_of(described).fields} if described else {}
+        described = fields.get(name)
+        value = value.get(name) if isinstance(value, dict) else None
+    meta = _metadata_of(described)
+    if meta is None or not isinstance(value, int | float) or not (meta.extra_json_schema or {}).get("description"):
+        return None
+    if isinstance(meta.type, msgspec.inspect.FloatType):
+        value = float(value)
+        if not math.isfinite(value):  # -inf, nan: as check_time says of inf, which no bound refuses
+            return f"must be a finite number of seconds, not {value}"
+    return f"{(meta.extra_json_schema or {})['description']}, not {value}"
+
+
+def _struct_of(described: msgspec.inspect.Type) -> msgspec.inspect.StructType:
+    """The Struct type in a field's type (an optional table is a union with None)."""
+    for kind in (described, *getattr(described, "types", ())):
+        if isinstance(kind, msgspec.inspect.StructType):
+            return kind
+    return msgspec.inspect.StructType(cls=msgspec.Struct, fields=())
+
+
+def _metadata_of(described: msgspec.inspect.Type | None) -> msgspec.inspect.Metadata | None:
+    """The ``Meta`` of a field's type (an optional value is a union with None)."""
+    for kind in (described, *getattr(described, "types", ())):
+        if isinstance(kind, msgspec.inspect.Metadata):
+            return kind
+    return None
 
 
 def _raw(data: bytes) -> object:
@@ -379,11 +426,6 @@ class _Checker:
         config = self.config
         if not config.name.strip():
             raise self.error("name", "must not be empty")
-        if not MIN_PLAYERS <= config.players <= MAX_PLAYERS:
-            raise self.error("players", f"must be {MIN_PLAYERS}-{MAX_PLAYERS}, not {config.players}")
-        for key, value in (("deals", config.deals), ("series", config.series), ("max_failures", config.max_failures)):
-            if value < 1:
-                raise self.error(key, f"must be at least 1, not {value}")
         if config.rotations == "all" and config.players > MAX_ALL_ROTATIONS_PLAYERS:
             count = math.factorial(config.players)
             raise self.error("rotations", f'"all" is only for tables of at most {MAX_ALL_ROTATIONS_PLAYERS} '
@@ -391,7 +433,6 @@ class _Checker:
                              f'processes of every bot; use "cyclic"')
         rules = self.check_rules()
         self.check_time()
-        self.check_limits()
         bots = [self.resolve_bot(index, bot) for index, bot in enumerate(config.bots)]
         self.check_field()
         self.check_sprt()
@@ -411,35 +452,16 @@ class _Checker:
             raise self.error(f"rules.{name}", message.removeprefix(f"option {name!r}: ")) from None
 
     def check_time(self) -> None:
-        time = self.config.time
-        for name, value, least in (("move", time.move, None), ("grace", time.grace, 0.0),
-                                   ("startup", time.startup, None), ("bank", time.bank, 0.0)):
-            if value is None:
-                continue
-            if not math.isfinite(value):
+        """Infinity, which the bounds of msgspec let through (they refuse -inf and nan)."""
+        for name in TimeConfig.__struct_fields__:
+            value = getattr(self.config.time, name)
+            if value is not None and not math.isfinite(value):
                 raise self.error(f"time.{name}", f"must be a finite number of seconds, not {value}")
-            if least is None and value <= 0:
-                raise self.error(f"time.{name}", f"must be positive, not {value}")
-            if least is not None and value < least:
-                raise self.error(f"time.{name}", f"must not be negative, not {value}")
-
-    def check_limits(self) -> None:
-        for name in LimitsConfig.__struct_fields__:
-            value = getattr(self.config.limits, name)
-            if value is not None and value < 0:
-                raise self.error(f"limits.{name}", f"must be positive, or 0 for no limit, not {value}")
 
     def resolve_bot(self, index: int, bot: BotConfig) -> ResolvedBot:
         key = f"bots[{index}]"
         name = bot.name
-        if not name:
-            raise self.error(f"{key}.name", "must not be empty")
-        if any(char.isspace() or not char.isprintable() or char in NAME_SEPARATORS for char in name):
-            raise self.error(f"{key}.name", f"{name!r}: a bot name may not contain whitespace, control "
-                             f"characters or any of {' '.join(NAME_SEPARATORS)}")
-        for other in range(index):
-            if self.config.bots[other].name == name:
-                raise self.error(f"{key}.name", f"duplicate name {name!r} (also bots[{other}])")
+        self.check_bot_name(index, name)
         argv = self.split_command(f"{key}.command", bot)
         for variable, value in bot.env.items():
             if not variable or "=" in variable or "\0" in variable or "\0" in value:
@@ -462,6 +484,17 @@ class _Checker:
         words = shlex.split(bot.command) if isinstance(bot.command, str) else list(bot.command)
         return ResolvedBot(name=name, argv=argv, dir=folder, env=dict(bot.env),
                            files=None if bot.files is None else tuple(bot.files), words=tuple(words))
+
+    def check_bot_name(self, index: int, name: str) -> None:
+        key = f"bots[{index}].name"
+        if not name:
+            raise self.error(key, "must not be empty")
+        if any(char.isspace() or not char.isprintable() or char in NAME_SEPARATORS for char in name):
+            raise self.error(key, f"{name!r}: a bot name may not contain whitespace, control "
+                             f"characters or any of {' '.join(NAME_SEPARATORS)}")
+        for other in range(index):
+            if self.config.bots[other].name == name:
+                raise self.error(key, f"duplicate name {name!r} (also bots[{other}])")
 
     def split_command(self, key: str, bot: BotConfig) -> list[str]:
         if isinstance(bot.command, str):
@@ -510,22 +543,23 @@ class _Checker:
                              f"bots, not {len(names)}")
         if config.format != "sampled" and config.tables is not None:
             raise self.error("tables", f'only for format = "sampled", not {config.format!r}')
-        if config.format == "sampled":
-            if config.tables is None:
-                raise self.error("tables", 'format = "sampled" needs the number of tables to draw')
-            if config.tables < 1:
-                raise self.error("tables", f"must be at least 1, not {config.tables}")
+        if config.format == "sampled" and config.tables is None:
+            raise self.error("tables", 'format = "sampled" needs the number of tables to draw')
         if config.format != "gauntlet" and config.challengers:
             raise self.error("challengers", f'only for format = "gauntlet", not {config.format!r}')
         if config.format == "gauntlet":
-            if not config.challengers:
-                raise self.error("challengers", 'format = "gauntlet" needs at least one challenger')
-            for index, name in enumerate(config.challengers):
-                if name not in names:
-                    raise self.error(f"challengers[{index}]", f"no bot is named {name!r}")
-                if name in config.challengers[:index]:
-                    raise self.error(f"challengers[{index}]", f"{name!r} is listed twice")
-            field = len(names) - len(config.challengers)
-            if field < config.players - 1:
-                raise self.error("challengers", f"tables of {config.players} players need at least "
-                                 f"{config.players - 1} bots that are not challengers, not {field}")
+            self.check_challengers(names)
+
+    def check_challengers(self, names: list[str]) -> None:
+        config = self.config
+        if not config.challengers:
+            raise self.error("challengers", 'format = "gauntlet" needs at least one challenger')
+        for index, name in enumerate(config.challengers):
+            if name not in names:
+                raise self.error(f"challengers[{index}]", f"no bot is named {name!r}")
+            if name in config.challengers[:index]:
+                raise self.error(f"challengers[{index}]", f"{name!r} is listed twice")
+        field = len(names) - len(config.challengers)
+        if field < config.players - 1:
+            raise self.error("challengers", f"tables of {config.players} players need at least "
+                             f"{config.players - 1} bots that are not challengers, not {field}")
