@@ -39,7 +39,7 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, Protocol, get_args
 
 import msgspec
 
@@ -250,6 +250,48 @@ class LoadedConfig:
 def draw_seed() -> int:
     """A tournament seed from the OS (63 bits, so it fits an SQLite integer), for a new tournament."""
     return secrets.randbits(63)
+
+
+class SprtParameters(Protocol):
+    """An SPRT's test as the ``[sprt]`` table (:class:`SprtConfig`, any key may be unset) or ``durak sprt``
+    (:class:`referee.tournament.sprt_run.SprtTest`) gives it."""
+
+    @property
+    def elo0(self) -> float | None: ...
+    @property
+    def elo1(self) -> float | None: ...
+    @property
+    def alpha(self) -> float: ...
+    @property
+    def beta(self) -> float: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def max_games(self) -> int | None: ...
+
+
+def sprt_problem(test: SprtParameters, *, in_config: bool) -> tuple[str, str] | None:
+    """The first problem of an SPRT's parameters, the one validation of both the config and ``durak sprt``:
+    the ``[sprt]`` key it is about and the message, worded for after that key (``in_config``) or, naming the
+    command's options, to stand alone; None when there is none."""
+    elo0, elo1 = test.elo0, test.elo1
+    for key, value in (("sprt.elo0", elo0), ("sprt.elo1", elo1)):
+        if value is not None and not math.isfinite(value):
+            return key, (f"must be a finite number, not {value:g}" if in_config else
+                         f"--elo0 and --elo1 must be finite numbers, not {elo0:g} and {elo1:g}")
+    if elo0 is not None and elo1 is not None and not elo0 < elo1:
+        return "sprt.elo1", (f"must be above elo0 ({elo0:g}), not {elo1:g}" if in_config else
+                             f"--elo0 must be below --elo1, not {elo0:g} and {elo1:g}")
+    try:
+        bounds(test.alpha, test.beta)
+    except ValueError as exc:
+        return "sprt.alpha", str(exc) if in_config else str(exc).replace("alpha and beta", "--alpha and --beta")
+    if test.mode not in MODES:
+        return "sprt.mode", (f"invalid value {test.mode!r}: expected one of {', '.join(MODES)}" if in_config else
+                             f"unknown rating mode {test.mode!r}; expected one of {', '.join(MODES)}")
+    if test.max_games is not None and test.max_games < 1:
+        return "sprt.max_games", f"{'' if in_config else '--max-games '}must be at least 1, not {test.max_games}"
+    return None
 
 
 def load_config(path: str | Path, *, sandbox: str | None = None, text: str | None = None) -> LoadedConfig:
@@ -526,14 +568,8 @@ class _Checker:
             if name in seen:
                 raise self.error(key, f"{name!r} is named twice: NEW, BASE and the field are different bots")
             seen.append(name)
-        if sprt.elo0 is not None and sprt.elo1 is not None and not sprt.elo0 < sprt.elo1:
-            raise self.error("sprt.elo1", f"must be above elo0 ({sprt.elo0:g}), not {sprt.elo1:g}")
-        try:
-            bounds(sprt.alpha, sprt.beta)
-        except ValueError as exc:
-            raise self.error("sprt.alpha", str(exc)) from None
-        if sprt.max_games is not None and sprt.max_games < 1:
-            raise self.error("sprt.max_games", f"must be at least 1, not {sprt.max_games}")
+        if problem := sprt_problem(sprt, in_config=True):
+            raise self.error(*problem)
 
     def check_field(self) -> None:
         config = self.config

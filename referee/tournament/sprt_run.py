@@ -16,7 +16,6 @@ the decision is a function of the stored games, and a resumed run reaches the sa
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import sys
 import time
@@ -26,12 +25,12 @@ from typing import TextIO, TypeVar
 
 import msgspec
 
-from referee.rating.bradley_terry import MODES, Mode
+from referee.rating.bradley_terry import Mode
 from referee.rating.outcomes import outcome_text, parse_outcome
-from referee.rating.sprt import Placing, ScoreTally, SprtState, arm_score, bounds, field_group, sprt_state
+from referee.rating.sprt import Placing, ScoreTally, SprtState, arm_score, field_group, sprt_state
 from referee.results.record import GameRecord
 from referee.results.store import Store, TournamentRow
-from referee.tournament.config import LoadedConfig, SprtConfig
+from referee.tournament.config import LoadedConfig, SprtConfig, sprt_problem
 from referee.tournament.course import TournamentKey
 from referee.tournament.errors import TournamentError
 from referee.tournament.progress import Progress
@@ -57,18 +56,8 @@ class SprtTest:
     max_games: int | None = None
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.elo0) and math.isfinite(self.elo1)):
-            raise SprtError(f"--elo0 and --elo1 must be finite numbers, not {self.elo0:g} and {self.elo1:g}")
-        if not self.elo0 < self.elo1:
-            raise SprtError(f"--elo0 must be below --elo1, not {self.elo0:g} and {self.elo1:g}")
-        try:
-            bounds(self.alpha, self.beta)
-        except ValueError as exc:
-            raise SprtError(str(exc).replace("alpha and beta", "--alpha and --beta")) from None
-        if self.mode not in MODES:
-            raise SprtError(f"unknown rating mode {self.mode!r}; expected one of {', '.join(MODES)}")
-        if self.max_games is not None and self.max_games < 1:
-            raise SprtError(f"--max-games must be at least 1, not {self.max_games}")
+        if problem := sprt_problem(self, in_config=False):
+            raise SprtError(problem[1])
 
 
 @dataclass(frozen=True)
