@@ -35,7 +35,6 @@ import re
 import secrets
 import shlex
 import sys
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +51,7 @@ from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
 from referee.tournament.botfiles import BotFilesError as BotFilesError
 from referee.tournament.botfiles import bot_files_sha256 as bot_files_sha256
 from referee.tournament.schedule import SCHEDULE_VERSION
+from referee.tournament.toml_errors import TomlSchema, describe, one_line
 
 Format = Literal["round_robin", "sampled", "gauntlet"]
 Rotations = Literal["cyclic", "all"]
@@ -70,7 +70,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 # Numeric bounds of one field, checked by msgspec as it decodes; each description is the error's wording
-# (:func:`_bound_problem` reads it back). The bounded floats are all seconds (the ``[time]`` table).
+# (:mod:`referee.tournament.toml_errors` reads it back). The bounded floats are all seconds (the ``[time]`` table).
 Players = Annotated[int, msgspec.Meta(ge=MIN_PLAYERS, le=MAX_PLAYERS,
                                       description=f"must be {MIN_PLAYERS}-{MAX_PLAYERS}")]
 AtLeastOne = Annotated[int, msgspec.Meta(ge=1, description="must be at least 1")]
@@ -247,6 +247,10 @@ class LoadedConfig:
         return hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
 
 
+#: What the wording of msgspec's errors needs of the config's schema.
+_SCHEMA = TomlSchema(TournamentConfig, CHOICES, {"seed": SEED_KEY_ERROR})
+
+
 def draw_seed() -> int:
     """A tournament seed from the OS (63 bits, so it fits an SQLite integer), for a new tournament."""
     return secrets.randbits(63)
@@ -309,143 +313,14 @@ def load_config(path: str | Path, *, sandbox: str | None = None, text: str | Non
     try:
         config = msgspec.toml.decode(data, type=TournamentConfig)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"{label}: {_one_line(_describe(str(exc), data))}") from None
+        raise ConfigError(f"{label}: {one_line(describe(str(exc), data, _SCHEMA))}") from None
     except msgspec.DecodeError as exc:
-        raise ConfigError(f"{label}: not valid TOML: {_one_line(str(exc))}") from None
+        raise ConfigError(f"{label}: not valid TOML: {one_line(str(exc))}") from None
     if sandbox is not None:
         if sandbox not in CHOICES["sandbox"]:
             raise ConfigError(f"--sandbox must be one of {', '.join(CHOICES['sandbox'])}, not {sandbox!r}")
         config = msgspec.structs.replace(config, sandbox=sandbox)
     return _Checker(config, path, label).check()
-
-
-# --- decoding errors -----------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\[(\d+)\]|\[\.\.\.\]|[^.\[]+")
-_GOT = re.compile(r"got `([^`]+)`")
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-_BOUND = re.compile(r"Expected `(int|float)` [<>]=? ")  # msgspec's words for a value outside a Meta's bounds
-
-
-def _describe(message: str, data: bytes) -> str:
-    """msgspec's "<problem> - at `$.path`" as "key 'path': <problem>", with the key spelled as in TOML."""
-    problem, _, at = message.partition(" - at `")
-    raw = _raw(data)
-    got = _GOT.search(problem)
-    key, bot = _key(at.rstrip("`").removeprefix("$").removeprefix("."), raw, got.group(1) if got else None)
-    where = f" (bot {bot!r})" if bot else ""
-    if match := re.fullmatch(r"Object contains unknown field `(.+)`", problem):
-        if not key and match.group(1) == "seed":
-            return SEED_KEY_ERROR
-        return f"unknown key {_join(key, match.group(1))!r}{where}"
-    if match := re.fullmatch(r"Object missing required field `(.+)`", problem):
-        return f"missing key {_join(key, match.group(1))!r}{where}"
-    if _BOUND.match(problem) and (bound := _bound_problem(key, raw)) is not None:
-        return f"key {key!r}{where}: {bound}"
-    if match := re.fullmatch(r"Invalid enum value (.+)", problem):
-        choices = CHOICES.get(key)
-        expected = f": expected one of {', '.join(choices)}" if choices else ""
-        return f"key {key!r}{where}: invalid value {match.group(1)}{expected}"
-    text = problem.replace("`", "").replace(" | null", "").replace("object", "table")
-    return f"key {key!r}{where}: {text[:1].lower()}{text[1:]}"
-
-
-def _bound_problem(key: str, raw: object) -> str | None:
-    """The wording of a bound that the value at TOML ``key`` breaks (its field's ``Meta`` description), with the
-    value; None for a key of no described bound."""
-    described: msgspec.inspect.Type | None = msgspec.inspect.type_info(TournamentConfig)
-    value = raw
-    for name in key.split("."):
-        fields = {field.name: field.type for field in _struct_of(described).fields} if described else {}
-        described = fields.get(name)
-        value = value.get(name) if isinstance(value, dict) else None
-    meta = _metadata_of(described)
-    if meta is None or not isinstance(value, int | float) or not (meta.extra_json_schema or {}).get("description"):
-        return None
-    if isinstance(meta.type, msgspec.inspect.FloatType):
-        value = float(value)
-        if not math.isfinite(value):  # -inf, nan: as check_time says of inf, which no bound refuses
-            return f"must be a finite number of seconds, not {value}"
-    return f"{(meta.extra_json_schema or {})['description']}, not {value}"
-
-
-def _struct_of(described: msgspec.inspect.Type) -> msgspec.inspect.StructType:
-    """The Struct type in a field's type (an optional table is a union with None)."""
-    for kind in (described, *getattr(described, "types", ())):
-        if isinstance(kind, msgspec.inspect.StructType):
-            return kind
-    return msgspec.inspect.StructType(cls=msgspec.Struct, fields=())
-
-
-def _metadata_of(described: msgspec.inspect.Type | None) -> msgspec.inspect.Metadata | None:
-    """The ``Meta`` of a field's type (an optional value is a union with None)."""
-    for kind in (described, *getattr(described, "types", ())):
-        if isinstance(kind, msgspec.inspect.Metadata):
-            return kind
-    return None
-
-
-def _raw(data: bytes) -> object:
-    try:
-        return tomllib.loads(data.decode())
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):  # pragma: no cover - msgspec decoded it already
-        return None
-
-
-def _key(path: str, raw: object, got: str | None) -> tuple[str, str | None]:
-    """The TOML key for msgspec's path, and the name of the bot it is in (if any).
-
-    msgspec writes a dict entry as ``[...]``; the entry meant is the first whose value has the type msgspec
-    got (the only one that can fail: the other values of a dict share its type).
-    """
-    parts: list[str] = []
-    node = raw
-    bot: str | None = None
-    for match in _TOKEN.finditer(path):
-        token = match.group(0)
-        if match.group(1) is not None:
-            index = int(match.group(1))
-            parts.append(token)
-            node = node[index] if isinstance(node, list) and index < len(node) else None
-            if parts == ["bots", token] and isinstance(node, dict) and isinstance(node.get("name"), str):
-                bot = node["name"]
-        elif token == "[...]":
-            entry = _entry_of_type(node, got)
-            parts.append("." + _toml_key(entry) if entry is not None else ".<entry>")
-            node = node[entry] if isinstance(node, dict) and entry is not None else None
-        else:
-            parts.append(("." if parts else "") + token)
-            node = node.get(token) if isinstance(node, dict) else None
-    return "".join(parts), bot
-
-
-def _entry_of_type(node: object, got: str | None) -> str | None:
-    if not isinstance(node, dict) or got is None:
-        return None
-    for name, value in node.items():
-        if _msgspec_type(value) == got:
-            return str(name)
-    return None
-
-
-def _msgspec_type(value: object) -> str:
-    for kind, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"), (list, "array"),
-                       (dict, "object")):
-        if isinstance(value, kind):
-            return name
-    return type(value).__name__  # datetime, date, time
-
-
-def _toml_key(name: str) -> str:
-    return name if _BARE_KEY.match(name) else msgspec.json.encode(name).decode()
-
-
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 # --- checks --------------------------------------------------------------------------------------------
@@ -462,7 +337,7 @@ class _Checker:
 
     def error(self, key: str, message: str, bot: str | None = None) -> ConfigError:
         where = f" (bot {bot!r})" if bot else ""
-        return ConfigError(f"{self.label}: key {key!r}{where}: {_one_line(message)}")
+        return ConfigError(f"{self.label}: key {key!r}{where}: {one_line(message)}")
 
     def check(self) -> LoadedConfig:
         config = self.config
