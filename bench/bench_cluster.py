@@ -45,9 +45,11 @@ sys.path.insert(0, str(ROOT))
 import msgspec  # noqa: E402
 
 from referee.results.store import Store  # noqa: E402
-from referee.tournament.cluster import BATCH_GAMES  # noqa: E402
 from referee.tournament.config import load_config  # noqa: E402
-from referee.tournament.runner import DONE, run_tournament, stored_game  # noqa: E402
+from referee.tournament.coordinator import game_row as stored_game  # noqa: E402
+from referee.tournament.executors.dask import BATCH_GAMES  # noqa: E402
+from referee.tournament.executors.local import DONE  # noqa: E402
+from referee.tournament.runner import run_tournament  # noqa: E402
 from referee.tournament.schedule import Slot, schedule  # noqa: E402
 from referee.tournament.worker import Job, WorkerSetup, play_job, start_worker  # noqa: E402
 

@@ -29,8 +29,8 @@ from test_reproducible import sample_config, stored_games
 
 from referee.cli.exitcodes import ExitCode
 from referee.results.store import decode_stderr
-from referee.tournament.cluster import ClusterExecutor, ClusterUnavailable  # imports Dask only when one is made
 from referee.tournament.config import load_config
+from referee.tournament.executors.dask import ClusterExecutor, ClusterUnavailable  # imports Dask only when one is made
 from referee.tournament.runner import RunSummary, run_tournament
 from referee.tournament.secret import write_seed_file
 
@@ -292,7 +292,7 @@ def test_a_tls_cluster_plays_with_dasks_tls_settings_and_refuses_plain_tcp(tmp_p
 
 def test_a_worker_whose_checks_stall_is_an_error_not_a_wait_for_ever(tmp_path: Path, cluster: Any,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from referee.tournament import cluster as executor
+    from referee.tournament.executors import dask as executor
 
     config = _python_bots(tmp_path, deals=2)
     bots, startup = 3, load_config(config).time_control().startup_time

@@ -47,8 +47,8 @@ INTERNAL = {
                                                 "(report/steps.py catches it in a replay)",
     "referee.engine.errors.GameOverError": "the referee stops at the game's end: reaching the CLI is a bug",
     "referee.rating.bradley_terry.ConvergenceError": "a fit that does not converge is a bug to report",
-    "referee.tournament.cluster.WorkerCheckError": "becomes ClusterUnavailable or WorkerFailed in "
-                                                   "tournament/cluster.py",
+    "referee.tournament.executors.dask.WorkerCheckError": "becomes ClusterUnavailable or WorkerFailed in "
+                                                   "tournament/executors/dask.py",
     "referee.tournament.runner.Interrupted": "exits 130/143 by its signal in cli/errors.py reported_errors",
     "referee.tournament.runner._Terminated": "becomes Interrupted in tournament/runner.py run_tournament",
     "referee.tournament.worker._Stopped": "caught in tournament/worker.py (a worker told to stop)",
@@ -95,7 +95,7 @@ def test_the_walk_reports_an_error_class_nobody_mapped(monkeypatch: pytest.Monke
 
 
 def test_the_nearest_entry_along_the_mro_wins() -> None:
-    from referee.tournament.cluster import ClusterUnavailable
+    from referee.tournament.executors.dask import ClusterUnavailable
     from referee.tournament.runner import PreflightError, RunOptionsError
     from referee.tournament.worker import WorkerFailed
 

@@ -7,9 +7,10 @@ from collections import defaultdict
 import pytest
 
 from referee.engine.rng import SeededRng, derive_seed
+from referee.results.deals import games_of_deal
 from referee.tournament.config import BotConfig, TournamentConfig
 from referee.tournament.schedule import instance_for, schedule, seat_order
-from referee.tournament.sprt_schedule import SprtPlan, games_of_deal
+from referee.tournament.sprt_schedule import SprtPlan
 
 SEED = 7
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.tournament.config import (
+    CHOICES,
     BotConfig,
     ConfigError,
     LimitsConfig,
@@ -22,8 +24,10 @@ from referee.tournament.config import (
     bot_files_sha256,
     draw_seed,
     load_config,
+    sprt_problem,
 )
 from referee.tournament.schedule import schedule, schedule_summary
+from referee.tournament.sprt_run import SprtError, SprtTest
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_bots" / "tournament.toml"
 
@@ -171,6 +175,12 @@ ERRORS = [
     ("", "[time]\nmoves = 1", None, "unknown key 'time.moves'"),
     ("", "[time]\nstartup = inf", None, "key 'time.startup': must be a finite number"),
     ("", "[time]\ngrace = -0.1", None, "key 'time.grace': must not be negative"),
+    ("", "[time]\nmove = nan", None, "key 'time.move': must be a finite number of seconds, not nan"),
+    ("", "[time]\ngrace = -inf", None, "key 'time.grace': must be a finite number of seconds, not -inf"),
+    ("", "[time]\nmove = -2", None, "key 'time.move': must be positive, not -2.0"),
+    ("", "[limits]\nopen_files = -2", None, "key 'limits.open_files': must be positive, or 0 for no limit, not -2"),
+    ("", "[sprt]\nelo0 = inf", None, "key 'sprt.elo0': must be a finite number, not inf"),
+    ("", "[sprt]\nmax_games = 0", None, "key 'sprt.max_games': must be at least 1, not 0"),
     ("", "[time]\nbank = -1.0", None, "key 'time.bank': must not be negative"),
     ("", "[limits]\nmemory_mb = -1", None, "key 'limits.memory_mb': must be positive, or 0 for no limit"),
     ("", "[limits]\nmemory_mb = 1.5", None, "key 'limits.memory_mb': expected int, got float"),
@@ -425,3 +435,36 @@ def test_structs_are_frozen_and_strict() -> None:
         config.deals = 3  # type: ignore[misc]
     with pytest.raises(msgspec.ValidationError, match="unknown field"):
         msgspec.convert({"name": "x", "command": "p", "extra": 1}, BotConfig)
+
+
+def test_choices_are_the_literals_of_the_struct_fields() -> None:
+    """The allowed values an error lists are read from the types msgspec decodes with, never a second list."""
+    info = msgspec.inspect.type_info(TournamentConfig)
+    assert isinstance(info, msgspec.inspect.StructType)
+    fields = {field.name: field.type for field in info.fields}
+    for key in ("format", "rotations", "restart", "sandbox", "preflight"):
+        literal = fields[key]
+        assert isinstance(literal, msgspec.inspect.LiteralType)
+        assert set(CHOICES[key]) == set(literal.values), key
+
+
+@pytest.mark.parametrize(("keys", "key", "table", "option"), [
+    ({"elo0": 5.0, "elo1": 5.0}, "sprt.elo1", "must be above elo0 (5), not 5",
+     "--elo0 must be below --elo1, not 5 and 5"),
+    ({"elo0": 0.0, "elo1": math.inf}, "sprt.elo1", "must be a finite number, not inf",
+     "--elo0 and --elo1 must be finite numbers, not 0 and inf"),
+    ({"alpha": 0.7, "beta": 0.4}, "sprt.alpha", "alpha and beta must be in (0, 1)",
+     "--alpha and --beta must be in (0, 1)"),
+    ({"max_games": 0}, "sprt.max_games", "must be at least 1, not 0", "--max-games must be at least 1, not 0"),
+])
+def test_one_sprt_validation_worded_for_the_table_or_the_options(keys: dict[str, float], key: str, table: str,
+                                                                 option: str) -> None:
+    """The [sprt] table's check and durak sprt's SprtTest run the same validation: the table's message names
+    the key, SprtTest's the options."""
+    in_table = SprtConfig(**{"elo0": 0.0, "elo1": 10.0, **keys})  # type: ignore[arg-type]
+    problem = sprt_problem(in_table, in_config=True)
+    assert problem is not None and problem[0] == key and problem[1].startswith(table)
+    with pytest.raises(SprtError) as caught:
+        SprtTest(**{"elo0": 0.0, "elo1": 10.0, **keys})  # type: ignore[arg-type]
+    assert str(caught.value).startswith(option)
+    assert sprt_problem(SprtConfig(elo0=0.0, elo1=10.0), in_config=True) is None

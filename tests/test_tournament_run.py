@@ -26,15 +26,11 @@ from referee.cli import app
 from referee.results.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
-from referee.tournament.runner import (
-    Interrupted,
-    TournamentError,
-    _deferred_stop_signals,
-    _Terminated,
-    run_tournament,
-)
+from referee.tournament.runner import Interrupted, TournamentError, run_tournament
 from referee.tournament.schedule import schedule
 from referee.tournament.secret import write_seed_file
+from referee.tournament.stop_signals import Terminated as _Terminated
+from referee.tournament.stop_signals import deferred_stop_signals as _deferred_stop_signals
 
 HOSTILE = Path(__file__).parent / "hostile"
 
@@ -331,7 +327,9 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batc
     import threading
     from concurrent.futures import Future
 
-    from referee.tournament import runner
+    from referee.tournament import coordinator
+    from referee.tournament.course import ScheduleCourse
+    from referee.tournament.progress import Progress
     from referee.tournament.worker import SlotDone
 
     loaded = load_config(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=4))
@@ -381,10 +379,10 @@ def test_two_rotations_of_one_deal_are_never_played_at_once(tmp_path: Path, batc
             return [True] * len(slots)
 
     executor, tournament = Executor(), SimpleNamespace(id=1)
-    summary = runner.RunSummary(tournament, len(slots), 0)  # type: ignore[arg-type]
-    progress = runner.Progress(len(slots), 0, stream=io.StringIO())
-    run = runner._Run(Nowhere(), loaded, tournament, summary, {}, progress, {},  # type: ignore[arg-type]
-                      runner.ScheduleCourse(loaded))
+    summary = coordinator.RunSummary(tournament, len(slots), 0)  # type: ignore[arg-type]
+    progress = Progress(len(slots), 0, stream=io.StringIO())
+    sink = coordinator.GameSink(Nowhere(), tournament, {})  # type: ignore[arg-type]
+    run = coordinator.Coordinator(sink, ScheduleCourse(loaded), summary, progress, loaded.config.max_failures, {})
     try:
         run.play(slots, executor)
     finally:
@@ -399,7 +397,7 @@ def test_the_coordinator_counts_ready_deals_only_as_far_as_it_must(tmp_path: Pat
     whole schedule, so counting them all made a long run quadratic. It stops at the slot that makes enough."""
     from collections import deque
 
-    from referee.tournament.runner import _deals_ready
+    from referee.tournament.coordinator import _deals_ready
 
     loaded = load_config(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=40))
     slots = schedule(loaded.config, 7)  # 240 slots, deal-major: a deal's two rotations side by side

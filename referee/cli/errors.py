@@ -25,9 +25,9 @@ from referee.results.sources import ResultsReadError
 from referee.results.store import StoreError
 from referee.text import visible
 from referee.tournament.botfiles import BotFilesError
-from referee.tournament.cluster import ClusterUnavailable
 from referee.tournament.config import ConfigError
-from referee.tournament.runner import Interrupted, PreflightError, RunOptionsError, TournamentError
+from referee.tournament.errors import Interrupted, PreflightError, RunOptionsError, TournamentError
+from referee.tournament.executors.dask import ClusterUnavailable
 from referee.tournament.secret import SeedFileError
 from referee.tournament.sprt_run import SprtError
 from referee.tournament.worker import WorkerFailed

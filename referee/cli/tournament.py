@@ -33,9 +33,11 @@ from referee.rating.leaderboard import render
 from referee.report.tournament_page import LiveReport
 from referee.results.sources import load_outcomes, load_stats
 from referee.text import visible
-from referee.tournament.cluster import ClusterUnavailable
 from referee.tournament.config import LoadedConfig, load_config
-from referee.tournament.runner import Course, Interrupted, RunSummary, run_tournament
+from referee.tournament.course import Course
+from referee.tournament.errors import Interrupted
+from referee.tournament.executors.dask import ClusterUnavailable
+from referee.tournament.runner import RunSummary, run_tournament
 from referee.tournament.sprt_run import SprtCourse, SprtRequest, format_state, sprt_setup
 from referee.tournament.worker import WorkerFailed
 

@@ -25,10 +25,10 @@ from referee.rating.leaderboard import Meta, footer, legend_entries, render
 from referee.rating.outcomes import Outcomes
 from referee.rating.stats import move_time_histogram
 from referee.report.game_data import SeatTraces, game_data
+from referee.results.deals import games_of_deal
 from referee.results.sources import database_stats
 from referee.results.store import BotRow, Store, StoredGameRow, TournamentRow
 from referee.tournament.config import TournamentConfig
-from referee.tournament.sprt_schedule import games_of_deal
 
 #: Checkpoints of the ratings' history (each one a fit over the games stored up to it).
 HISTORY_POINTS = 24

@@ -35,11 +35,10 @@ import re
 import secrets
 import shlex
 import sys
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, Protocol, get_args
 
 import msgspec
 
@@ -53,6 +52,7 @@ from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
 from referee.tournament.botfiles import BotFilesError as BotFilesError
 from referee.tournament.botfiles import bot_files_sha256 as bot_files_sha256
 from referee.tournament.schedule import SCHEDULE_VERSION
+from referee.tournament.toml_errors import TomlSchema, describe, one_line
 
 Format = Literal["round_robin", "sampled", "gauntlet"]
 Rotations = Literal["cyclic", "all"]
@@ -62,13 +62,22 @@ Preflight = Literal["stop", "disqualify"]
 
 #: The allowed values of the keys whose type is a choice, for error messages.
 CHOICES: dict[str, tuple[str, ...]] = {
-    "format": ("round_robin", "sampled", "gauntlet"),
-    "rotations": ("cyclic", "all"),
-    "restart": ("never", "game"),
+    "format": get_args(Format),
+    "rotations": get_args(Rotations),
+    "restart": get_args(Restart),
     "sandbox": LEVELS,
-    "preflight": ("stop", "disqualify"),
+    "preflight": get_args(Preflight),
     "sprt.mode": MODES,
 }
+
+# Numeric bounds of one field, checked by msgspec as it decodes; each description is the error's wording
+# (:mod:`referee.tournament.toml_errors` reads it back). The bounded floats are all seconds (the ``[time]`` table).
+Players = Annotated[int, msgspec.Meta(ge=MIN_PLAYERS, le=MAX_PLAYERS,
+                                      description=f"must be {MIN_PLAYERS}-{MAX_PLAYERS}")]
+AtLeastOne = Annotated[int, msgspec.Meta(ge=1, description="must be at least 1")]
+Seconds = Annotated[float, msgspec.Meta(gt=0, description="must be positive")]
+SecondsOrZero = Annotated[float, msgspec.Meta(ge=0, description="must not be negative")]
+Limit = Annotated[int, msgspec.Meta(ge=0, description="must be positive, or 0 for no limit")]
 #: The error for a ``seed`` key: a config is readable by bots at the weak levels, so it holds no secret.
 SEED_KEY_ERROR = ("key 'seed': a config must not hold the tournament seed (bots may be able to read it): remove "
                   "the key; the seed is drawn at the first run and kept in the results database, or set with "
@@ -98,20 +107,20 @@ class BotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 class TimeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``[time]``: the clock, in seconds (see :class:`TimeControl`)."""
 
-    move: float = 1.0
-    grace: float = 0.05
-    startup: float = 10.0
-    bank: float | None = None
+    move: Seconds = 1.0
+    grace: SecondsOrZero = 0.05
+    startup: Seconds = 10.0
+    bank: SecondsOrZero | None = None
 
 
 class LimitsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``[limits]``: per-process rlimits (see :class:`ResourceLimits`); 0 means no limit."""
 
-    memory_mb: int | None = 1024
-    max_processes: int | None = None
-    file_size_mb: int | None = 64
-    open_files: int | None = 256
-    cpu_seconds: int | None = None
+    memory_mb: Limit | None = 1024
+    max_processes: Limit | None = None
+    file_size_mb: Limit | None = 64
+    open_files: Limit | None = 256
+    cpu_seconds: Limit | None = None
 
 
 class SprtConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -133,17 +142,17 @@ class TournamentConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
     name: str
     variant: str = "podkidnoy"
-    players: int = 2
+    players: Players = 2
     format: Format = "round_robin"
-    deals: int = 10
+    deals: AtLeastOne = 10
     rotations: Rotations = "cyclic"
-    series: int = 1
-    tables: int | None = None
+    series: AtLeastOne = 1
+    tables: AtLeastOne | None = None
     challengers: list[str] = []
     restart: Restart = "never"
     pause: bool = True
     sandbox: Sandbox = "bwrap"
-    max_failures: int = 3
+    max_failures: AtLeastOne = 3
     preflight: Preflight = "stop"
     cluster: str | None = None  # a Dask scheduler's address (tcp://HOST:8786, tls://...): play there
     rules: dict[str, bool | int | str | None] = {}
@@ -239,9 +248,55 @@ class LoadedConfig:
         return hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
 
 
+#: What the wording of msgspec's errors needs of the config's schema.
+_SCHEMA = TomlSchema(TournamentConfig, CHOICES, {"seed": SEED_KEY_ERROR})
+
+
 def draw_seed() -> int:
     """A tournament seed from the OS (63 bits, so it fits an SQLite integer), for a new tournament."""
     return secrets.randbits(63)
+
+
+class SprtParameters(Protocol):
+    """An SPRT's test as the ``[sprt]`` table (:class:`SprtConfig`, any key may be unset) or ``durak sprt``
+    (:class:`referee.tournament.sprt_run.SprtTest`) gives it."""
+
+    @property
+    def elo0(self) -> float | None: ...
+    @property
+    def elo1(self) -> float | None: ...
+    @property
+    def alpha(self) -> float: ...
+    @property
+    def beta(self) -> float: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def max_games(self) -> int | None: ...
+
+
+def sprt_problem(test: SprtParameters, *, in_config: bool) -> tuple[str, str] | None:
+    """The first problem of an SPRT's parameters, the one validation of both the config and ``durak sprt``:
+    the ``[sprt]`` key it is about and the message, worded for after that key (``in_config``) or, naming the
+    command's options, to stand alone; None when there is none."""
+    elo0, elo1 = test.elo0, test.elo1
+    for key, value in (("sprt.elo0", elo0), ("sprt.elo1", elo1)):
+        if value is not None and not math.isfinite(value):
+            return key, (f"must be a finite number, not {value:g}" if in_config else
+                         f"--elo0 and --elo1 must be finite numbers, not {elo0:g} and {elo1:g}")
+    if elo0 is not None and elo1 is not None and not elo0 < elo1:
+        return "sprt.elo1", (f"must be above elo0 ({elo0:g}), not {elo1:g}" if in_config else
+                             f"--elo0 must be below --elo1, not {elo0:g} and {elo1:g}")
+    try:
+        bounds(test.alpha, test.beta)
+    except ValueError as exc:
+        return "sprt.alpha", str(exc) if in_config else str(exc).replace("alpha and beta", "--alpha and --beta")
+    if test.mode not in MODES:
+        return "sprt.mode", (f"invalid value {test.mode!r}: expected one of {', '.join(MODES)}" if in_config else
+                             f"unknown rating mode {test.mode!r}; expected one of {', '.join(MODES)}")
+    if test.max_games is not None and test.max_games < 1:
+        return "sprt.max_games", f"{'' if in_config else '--max-games '}must be at least 1, not {test.max_games}"
+    return None
 
 
 def load_config(path: str | Path, *, sandbox: str | None = None, text: str | None = None) -> LoadedConfig:
@@ -259,105 +314,14 @@ def load_config(path: str | Path, *, sandbox: str | None = None, text: str | Non
     try:
         config = msgspec.toml.decode(data, type=TournamentConfig)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"{label}: {_one_line(_describe(str(exc), data))}") from None
+        raise ConfigError(f"{label}: {one_line(describe(str(exc), data, _SCHEMA))}") from None
     except msgspec.DecodeError as exc:
-        raise ConfigError(f"{label}: not valid TOML: {_one_line(str(exc))}") from None
+        raise ConfigError(f"{label}: not valid TOML: {one_line(str(exc))}") from None
     if sandbox is not None:
         if sandbox not in CHOICES["sandbox"]:
             raise ConfigError(f"--sandbox must be one of {', '.join(CHOICES['sandbox'])}, not {sandbox!r}")
         config = msgspec.structs.replace(config, sandbox=sandbox)
     return _Checker(config, path, label).check()
-
-
-# --- decoding errors -----------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\[(\d+)\]|\[\.\.\.\]|[^.\[]+")
-_GOT = re.compile(r"got `([^`]+)`")
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _describe(message: str, data: bytes) -> str:
-    """msgspec's "<problem> - at `$.path`" as "key 'path': <problem>", with the key spelled as in TOML."""
-    problem, _, at = message.partition(" - at `")
-    raw = _raw(data)
-    got = _GOT.search(problem)
-    key, bot = _key(at.rstrip("`").removeprefix("$").removeprefix("."), raw, got.group(1) if got else None)
-    where = f" (bot {bot!r})" if bot else ""
-    if match := re.fullmatch(r"Object contains unknown field `(.+)`", problem):
-        if not key and match.group(1) == "seed":
-            return SEED_KEY_ERROR
-        return f"unknown key {_join(key, match.group(1))!r}{where}"
-    if match := re.fullmatch(r"Object missing required field `(.+)`", problem):
-        return f"missing key {_join(key, match.group(1))!r}{where}"
-    if match := re.fullmatch(r"Invalid enum value (.+)", problem):
-        choices = CHOICES.get(key)
-        expected = f": expected one of {', '.join(choices)}" if choices else ""
-        return f"key {key!r}{where}: invalid value {match.group(1)}{expected}"
-    text = problem.replace("`", "").replace(" | null", "").replace("object", "table")
-    return f"key {key!r}{where}: {text[:1].lower()}{text[1:]}"
-
-
-def _raw(data: bytes) -> object:
-    try:
-        return tomllib.loads(data.decode())
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):  # pragma: no cover - msgspec decoded it already
-        return None
-
-
-def _key(path: str, raw: object, got: str | None) -> tuple[str, str | None]:
-    """The TOML key for msgspec's path, and the name of the bot it is in (if any).
-
-    msgspec writes a dict entry as ``[...]``; the entry meant is the first whose value has the type msgspec
-    got (the only one that can fail: the other values of a dict share its type).
-    """
-    parts: list[str] = []
-    node = raw
-    bot: str | None = None
-    for match in _TOKEN.finditer(path):
-        token = match.group(0)
-        if match.group(1) is not None:
-            index = int(match.group(1))
-            parts.append(token)
-            node = node[index] if isinstance(node, list) and index < len(node) else None
-            if parts == ["bots", token] and isinstance(node, dict) and isinstance(node.get("name"), str):
-                bot = node["name"]
-        elif token == "[...]":
-            entry = _entry_of_type(node, got)
-            parts.append("." + _toml_key(entry) if entry is not None else ".<entry>")
-            node = node[entry] if isinstance(node, dict) and entry is not None else None
-        else:
-            parts.append(("." if parts else "") + token)
-            node = node.get(token) if isinstance(node, dict) else None
-    return "".join(parts), bot
-
-
-def _entry_of_type(node: object, got: str | None) -> str | None:
-    if not isinstance(node, dict) or got is None:
-        return None
-    for name, value in node.items():
-        if _msgspec_type(value) == got:
-            return str(name)
-    return None
-
-
-def _msgspec_type(value: object) -> str:
-    for kind, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"), (list, "array"),
-                       (dict, "object")):
-        if isinstance(value, kind):
-            return name
-    return type(value).__name__  # datetime, date, time
-
-
-def _toml_key(name: str) -> str:
-    return name if _BARE_KEY.match(name) else msgspec.json.encode(name).decode()
-
-
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 # --- checks --------------------------------------------------------------------------------------------
@@ -374,17 +338,12 @@ class _Checker:
 
     def error(self, key: str, message: str, bot: str | None = None) -> ConfigError:
         where = f" (bot {bot!r})" if bot else ""
-        return ConfigError(f"{self.label}: key {key!r}{where}: {_one_line(message)}")
+        return ConfigError(f"{self.label}: key {key!r}{where}: {one_line(message)}")
 
     def check(self) -> LoadedConfig:
         config = self.config
         if not config.name.strip():
             raise self.error("name", "must not be empty")
-        if not MIN_PLAYERS <= config.players <= MAX_PLAYERS:
-            raise self.error("players", f"must be {MIN_PLAYERS}-{MAX_PLAYERS}, not {config.players}")
-        for key, value in (("deals", config.deals), ("series", config.series), ("max_failures", config.max_failures)):
-            if value < 1:
-                raise self.error(key, f"must be at least 1, not {value}")
         if config.rotations == "all" and config.players > MAX_ALL_ROTATIONS_PLAYERS:
             count = math.factorial(config.players)
             raise self.error("rotations", f'"all" is only for tables of at most {MAX_ALL_ROTATIONS_PLAYERS} '
@@ -392,7 +351,6 @@ class _Checker:
                              f'processes of every bot; use "cyclic"')
         rules = self.check_rules()
         self.check_time()
-        self.check_limits()
         bots = [self.resolve_bot(index, bot) for index, bot in enumerate(config.bots)]
         self.check_field()
         self.check_sprt()
@@ -412,35 +370,16 @@ class _Checker:
             raise self.error(f"rules.{name}", message.removeprefix(f"option {name!r}: ")) from None
 
     def check_time(self) -> None:
-        time = self.config.time
-        for name, value, least in (("move", time.move, None), ("grace", time.grace, 0.0),
-                                   ("startup", time.startup, None), ("bank", time.bank, 0.0)):
-            if value is None:
-                continue
-            if not math.isfinite(value):
+        """Infinity, which the bounds of msgspec let through (they refuse -inf and nan)."""
+        for name in TimeConfig.__struct_fields__:
+            value = getattr(self.config.time, name)
+            if value is not None and not math.isfinite(value):
                 raise self.error(f"time.{name}", f"must be a finite number of seconds, not {value}")
-            if least is None and value <= 0:
-                raise self.error(f"time.{name}", f"must be positive, not {value}")
-            if least is not None and value < least:
-                raise self.error(f"time.{name}", f"must not be negative, not {value}")
-
-    def check_limits(self) -> None:
-        for name in LimitsConfig.__struct_fields__:
-            value = getattr(self.config.limits, name)
-            if value is not None and value < 0:
-                raise self.error(f"limits.{name}", f"must be positive, or 0 for no limit, not {value}")
 
     def resolve_bot(self, index: int, bot: BotConfig) -> ResolvedBot:
         key = f"bots[{index}]"
         name = bot.name
-        if not name:
-            raise self.error(f"{key}.name", "must not be empty")
-        if any(char.isspace() or not char.isprintable() or char in NAME_SEPARATORS for char in name):
-            raise self.error(f"{key}.name", f"{name!r}: a bot name may not contain whitespace, control "
-                             f"characters or any of {' '.join(NAME_SEPARATORS)}")
-        for other in range(index):
-            if self.config.bots[other].name == name:
-                raise self.error(f"{key}.name", f"duplicate name {name!r} (also bots[{other}])")
+        self.check_bot_name(index, name)
         argv = self.split_command(f"{key}.command", bot)
         for variable, value in bot.env.items():
             if (why := env_refusal(variable, value)) is not None:
@@ -463,6 +402,17 @@ class _Checker:
         words = shlex.split(bot.command) if isinstance(bot.command, str) else list(bot.command)
         return ResolvedBot(name=name, argv=argv, dir=folder, env=dict(bot.env),
                            files=None if bot.files is None else tuple(bot.files), words=tuple(words))
+
+    def check_bot_name(self, index: int, name: str) -> None:
+        key = f"bots[{index}].name"
+        if not name:
+            raise self.error(key, "must not be empty")
+        if any(char.isspace() or not char.isprintable() or char in NAME_SEPARATORS for char in name):
+            raise self.error(key, f"{name!r}: a bot name may not contain whitespace, control "
+                             f"characters or any of {' '.join(NAME_SEPARATORS)}")
+        for other in range(index):
+            if self.config.bots[other].name == name:
+                raise self.error(key, f"duplicate name {name!r} (also bots[{other}])")
 
     def split_command(self, key: str, bot: BotConfig) -> list[str]:
         if isinstance(bot.command, str):
@@ -494,14 +444,8 @@ class _Checker:
             if name in seen:
                 raise self.error(key, f"{name!r} is named twice: NEW, BASE and the field are different bots")
             seen.append(name)
-        if sprt.elo0 is not None and sprt.elo1 is not None and not sprt.elo0 < sprt.elo1:
-            raise self.error("sprt.elo1", f"must be above elo0 ({sprt.elo0:g}), not {sprt.elo1:g}")
-        try:
-            bounds(sprt.alpha, sprt.beta)
-        except ValueError as exc:
-            raise self.error("sprt.alpha", str(exc)) from None
-        if sprt.max_games is not None and sprt.max_games < 1:
-            raise self.error("sprt.max_games", f"must be at least 1, not {sprt.max_games}")
+        if problem := sprt_problem(sprt, in_config=True):
+            raise self.error(*problem)
 
     def check_field(self) -> None:
         config = self.config
@@ -511,22 +455,23 @@ class _Checker:
                              f"bots, not {len(names)}")
         if config.format != "sampled" and config.tables is not None:
             raise self.error("tables", f'only for format = "sampled", not {config.format!r}')
-        if config.format == "sampled":
-            if config.tables is None:
-                raise self.error("tables", 'format = "sampled" needs the number of tables to draw')
-            if config.tables < 1:
-                raise self.error("tables", f"must be at least 1, not {config.tables}")
+        if config.format == "sampled" and config.tables is None:
+            raise self.error("tables", 'format = "sampled" needs the number of tables to draw')
         if config.format != "gauntlet" and config.challengers:
             raise self.error("challengers", f'only for format = "gauntlet", not {config.format!r}')
         if config.format == "gauntlet":
-            if not config.challengers:
-                raise self.error("challengers", 'format = "gauntlet" needs at least one challenger')
-            for index, name in enumerate(config.challengers):
-                if name not in names:
-                    raise self.error(f"challengers[{index}]", f"no bot is named {name!r}")
-                if name in config.challengers[:index]:
-                    raise self.error(f"challengers[{index}]", f"{name!r} is listed twice")
-            field = len(names) - len(config.challengers)
-            if field < config.players - 1:
-                raise self.error("challengers", f"tables of {config.players} players need at least "
-                                 f"{config.players - 1} bots that are not challengers, not {field}")
+            self.check_challengers(names)
+
+    def check_challengers(self, names: list[str]) -> None:
+        config = self.config
+        if not config.challengers:
+            raise self.error("challengers", 'format = "gauntlet" needs at least one challenger')
+        for index, name in enumerate(config.challengers):
+            if name not in names:
+                raise self.error(f"challengers[{index}]", f"no bot is named {name!r}")
+            if name in config.challengers[:index]:
+                raise self.error(f"challengers[{index}]", f"{name!r} is listed twice")
+        field = len(names) - len(config.challengers)
+        if field < config.players - 1:
+            raise self.error("challengers", f"tables of {config.players} players need at least "
+                             f"{config.players - 1} bots that are not challengers, not {field}")

@@ -45,17 +45,42 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple, TypedDict
+from typing import NamedTuple, Protocol, TypedDict
 
 import msgspec
 
 from referee.engine.rng import SeededRng, derive_seed
-
-if TYPE_CHECKING:
-    from referee.tournament.config import TournamentConfig
+from referee.results.deals import rotation_count as rotation_count
 
 #: Bumped whenever the same config would give different slots; part of the schedule fingerprint.
 SCHEDULE_VERSION = 1
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class ScheduleConfig(Protocol):
+    """What of a tournament config fixes its schedule (:class:`referee.tournament.config.TournamentConfig` has
+    it): declared here so that the schedule does not import the config, which imports :data:`SCHEDULE_VERSION`."""
+
+    @property
+    def bots(self) -> Sequence[_Named]: ...
+    @property
+    def players(self) -> int: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def deals(self) -> int: ...
+    @property
+    def rotations(self) -> str: ...
+    @property
+    def series(self) -> int: ...
+    @property
+    def tables(self) -> int | None: ...
+    @property
+    def challengers(self) -> Sequence[str]: ...
 
 
 class Slot(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,11 +112,6 @@ class ScheduleSummary(TypedDict):
     seats_per_bot: dict[str, list[int]]  # games in seat 0..k-1
 
 
-def rotation_count(players: int, rotations: str) -> int:
-    """R: k for cyclic rotations, k! for all permutations."""
-    return math.factorial(players) if rotations == "all" else players
-
-
 def seat_order(base: Sequence[str], rotation: int, rotations: str) -> tuple[str, ...]:
     """Rotation r of base order B: ``B[r:] + B[:r]`` (cyclic) or the r-th permutation of B in lexicographic order
     of B's positions (all)."""
@@ -108,7 +128,7 @@ def table_key(names: Iterable[str]) -> str:
     return ",".join(sorted(names))
 
 
-def tables(config: TournamentConfig, seed: int) -> list[Table]:
+def tables(config: ScheduleConfig, seed: int) -> list[Table]:
     """The tables of the schedule with their base seat orders, in schedule order."""
     names = sorted(bot.name for bot in config.bots)
     k = config.players
@@ -135,7 +155,7 @@ def tables(config: TournamentConfig, seed: int) -> list[Table]:
     return [_shuffled_table(table, seed) for table in members]
 
 
-def schedule(config: TournamentConfig, seed: int) -> list[Slot]:
+def schedule(config: ScheduleConfig, seed: int) -> list[Slot]:
     """Every slot of the tournament: a pure function of the config and the tournament seed."""
     drawn = tables(config, seed)
     count = rotation_count(config.players, config.rotations)

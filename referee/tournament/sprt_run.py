@@ -16,7 +16,6 @@ the decision is a function of the stored games, and a resumed run reaches the sa
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import sys
 import time
@@ -26,14 +25,15 @@ from typing import TextIO, TypeVar
 
 import msgspec
 
-from referee.rating.bradley_terry import MODES, Mode
+from referee.rating.bradley_terry import Mode
 from referee.rating.outcomes import outcome_text, parse_outcome
-from referee.rating.sprt import Placing, ScoreTally, SprtState, arm_score, bounds, field_group, sprt_state
+from referee.rating.sprt import Placing, ScoreTally, SprtState, arm_score, field_group, sprt_state
 from referee.results.record import GameRecord
 from referee.results.store import Store, TournamentRow
-from referee.tournament.config import LoadedConfig, SprtConfig
+from referee.tournament.config import LoadedConfig, SprtConfig, sprt_problem
+from referee.tournament.course import TournamentKey
+from referee.tournament.errors import TournamentError
 from referee.tournament.progress import Progress
-from referee.tournament.runner import TournamentError
 from referee.tournament.schedule import SCHEDULE_VERSION, Slot
 from referee.tournament.sprt_schedule import SprtPlan
 
@@ -56,18 +56,8 @@ class SprtTest:
     max_games: int | None = None
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.elo0) and math.isfinite(self.elo1)):
-            raise SprtError(f"--elo0 and --elo1 must be finite numbers, not {self.elo0:g} and {self.elo1:g}")
-        if not self.elo0 < self.elo1:
-            raise SprtError(f"--elo0 must be below --elo1, not {self.elo0:g} and {self.elo1:g}")
-        try:
-            bounds(self.alpha, self.beta)
-        except ValueError as exc:
-            raise SprtError(str(exc).replace("alpha and beta", "--alpha and --beta")) from None
-        if self.mode not in MODES:
-            raise SprtError(f"unknown rating mode {self.mode!r}; expected one of {', '.join(MODES)}")
-        if self.max_games is not None and self.max_games < 1:
-            raise SprtError(f"--max-games must be at least 1, not {self.max_games}")
+        if problem := sprt_problem(self, in_config=False):
+            raise SprtError(problem[1])
 
 
 @dataclass(frozen=True)
@@ -214,12 +204,12 @@ class SprtProgress(Progress):
 
 
 class SprtCourse:
-    """The runner's course (:class:`~referee.tournament.runner.Course`) of an SPRT."""
+    """The runner's course (:class:`~referee.tournament.course.Course`) of an SPRT."""
 
     def __init__(self, loaded: LoadedConfig, plan: SprtPlan, test: SprtTest) -> None:
         self.plan, self.test = plan, test
         name = f"{loaded.config.name}: sprt {plan.new} against {plan.base}"
-        self.identity: tuple[str, str] | None = (name, sprt_fingerprint(loaded, plan, test))
+        self.tournament_key: TournamentKey | None = TournamentKey(name, sprt_fingerprint(loaded, plan, test))
         self.tracker: GroupTracker | None = None
         self.progress: SprtProgress | None = None
         self.next_group = 0  # the first group more() has not handed out
@@ -257,7 +247,7 @@ class SprtCourse:
                 return slots
         return []
 
-    def stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
+    def on_stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
         assert self.tracker is not None and self.progress is not None
         for slot, games in done:
             self.tracker.add(slot.key, [outcome_text(game.to_result_record()) for game in games])

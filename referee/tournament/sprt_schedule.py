@@ -26,15 +26,11 @@ needs: a resume regenerates the same groups.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from referee.engine.rng import SeededRng, derive_seed
-from referee.tournament.schedule import Slot, rotation_count, seat_order, table_key
-
-#: The arms of an SPRT against a field, by :attr:`Slot.arm`.
-ARMS = ("new", "base")
-_ARM_KEY = re.compile(r"\|a\d+\|r\d+\|")  # a field group's slot key: ...|d3|a1|r2|...
+from referee.results.deals import ARMS, rotation_count
+from referee.tournament.schedule import Slot, seat_order, table_key
 
 
 @dataclass(frozen=True)
@@ -93,9 +89,3 @@ class SprtPlan:
         """The slots of groups ``start`` to ``stop - 1``, in schedule order."""
         return [slot for index in range(start, stop) for slot in self.group(seed, index)]
 
-
-def games_of_deal(game_key: str, players: int, rotations: str, series: int) -> int:
-    """The games of the deal one of whose games has key ``game_key`` (at a table of ``players``): its rotations
-    times the series, twice that for an SPRT's group against a field (both arms share the deal)."""
-    arms = len(ARMS) if game_key.startswith("s:") and _ARM_KEY.search(game_key) else 1
-    return arms * rotation_count(players, rotations) * series

@@ -81,7 +81,7 @@ class ClusterUnavailable(WorkerFailed):
 
 
 class ClusterExecutor:
-    """The executor on a Dask cluster (:class:`referee.tournament.runner.SlotExecutor`).
+    """The executor on a Dask cluster (:class:`referee.tournament.executors.SlotExecutor`).
 
     ``bots``: each bot's (files SHA-256, version) as the coordinator found them.
 
