@@ -23,6 +23,7 @@ from referee.cli.exitcodes import ExitCode
 from referee.tournament import config as config_module
 from referee.tournament import runner as runner_module
 from referee.tournament import worker as worker_module
+from referee.tournament.executors import local as local_executor
 from referee.tournament.runner import TournamentError
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -49,8 +50,8 @@ INTERNAL = {
     "referee.rating.bradley_terry.ConvergenceError": "a fit that does not converge is a bug to report",
     "referee.tournament.executors.dask.WorkerCheckError": "becomes ClusterUnavailable or WorkerFailed in "
                                                    "tournament/executors/dask.py",
-    "referee.tournament.runner.Interrupted": "exits 130/143 by its signal in cli/errors.py reported_errors",
-    "referee.tournament.runner._Terminated": "becomes Interrupted in tournament/runner.py run_tournament",
+    "referee.tournament.errors.Interrupted": "exits 130/143 by its signal in cli/errors.py reported_errors",
+    "referee.tournament.stop_signals.Terminated": "becomes Interrupted in tournament/runner.py run_tournament",
     "referee.tournament.worker._Stopped": "caught in tournament/worker.py (a worker told to stop)",
 }
 
@@ -135,7 +136,7 @@ def test_a_worker_that_dies_mid_run_exits_9_with_the_command_that_resumes(tmp_pa
             os.kill(worker.pid, signal.SIGKILL)  # type: ignore[attr-defined]  # a BotProcess: the worker dies
         return play_job(worker, job)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner_module, "play_job", dying)
+    monkeypatch.setattr(local_executor, "play_job", dying)
     died = CliRunner().invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "1"])
     assert died.exit_code == ExitCode.WORKER_FAILED, died.output
     lines = [line for line in died.output.splitlines() if line.startswith("durak: error:")]  # and progress
@@ -143,7 +144,7 @@ def test_a_worker_that_dies_mid_run_exits_9_with_the_command_that_resumes(tmp_pa
     assert lines[0].endswith(f"; to resume: durak tournament {config} --db {db} --jobs 1")
     assert "Traceback" not in died.output
     assert _stored(db) == 2  # a slot a game: the two played before the worker died
-    monkeypatch.setattr(runner_module, "play_job", play_job)
+    monkeypatch.setattr(local_executor, "play_job", play_job)
     resumed = CliRunner().invoke(app, lines[0].split("to resume: durak ")[1].split())
     assert resumed.exit_code == 0, resumed.output
     assert "6 games played now, 8/8 stored" in resumed.output and _stored(db) == 8
