@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.rating.sprt import sprt_state
+from referee.rating.sprt import Hypotheses, sprt_state
 from referee.results.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
@@ -71,7 +71,7 @@ def test_a_group_completed_out_of_order_waits_for_the_earlier_ones() -> None:
     decided = next(state for state in states if state.decision != "continue")
     assert shuffled.advance() == decided  # the first decision in order, not the state over all 40 groups
     assert decided.groups < 40
-    assert decided == sprt_state(group_scores[:decided.groups], -50, 50, games_per_group=2)
+    assert decided == sprt_state(group_scores[:decided.groups], Hypotheses(-50, 50), games_per_group=2)
 
 
 def test_field_groups_score_both_arms() -> None:

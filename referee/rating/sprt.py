@@ -85,6 +85,7 @@ EPSILON = 1e-3  # virtual groups at an end value (0 or 1) never observed; fishte
 BASE_SCORE_MIN = 1e-3  # BASE's field score is kept in [min, 1 - min] so that Elo(b) stays finite
 _MAX_STEPS = 200  # of the multiplier's root finder: Newton's steps take about ten, 200 halvings exhaust a float
 _TOL = 1e-14
+_STALL = 1e-6  # |f| / sqrt(-f') above which a tiny Newton step is a stall next to a pole, not a root
 
 
 # ---------------------------------------------------------------------------- group scores
@@ -239,8 +240,13 @@ def lagrange_multiplier(values: FloatArray, counts: FloatArray, mean: FloatArray
         lo[todo] = np.where(f > 0.0, xt, lo[todo])
         hi[todo] = np.where(f > 0.0, hi[todo], xt)
         newton = xt - f / slope
+        # Next to a pole f and its slope both explode and Newton's step shrinks to the distance from the pole,
+        # which looks like convergence: a tiny step where f is not near 0 (on the scale of its slope; about
+        # sqrt(weight) at a pole, 1e-10 or less at a root) halves the bracket instead. (A first Newton step from
+        # 0 landed a rounding error inside the pole at x = -1/(1 - s) for counts [0, 33, 1, 3, 3] at s = 0.5.)
+        stalled = (np.abs(newton - xt) <= _TOL * (1.0 + np.abs(xt))) & (np.abs(f) > _STALL * np.sqrt(-slope))
         # strictly inside: the bracket's first ends are poles of f; newton == x is convergence
-        inside = ((newton > lo[todo]) & (newton < hi[todo])) | (newton == xt)
+        inside = (((newton > lo[todo]) & (newton < hi[todo])) | (newton == xt)) & ~stalled
         step = np.where(f == 0.0, xt, np.where(inside, newton, 0.5 * (lo[todo] + hi[todo])))
         x[todo] = step
         todo = todo[np.abs(step - xt) > _TOL * (1.0 + np.abs(xt))]
@@ -336,18 +342,27 @@ class ScoreTally:
         return mean, sd
 
 
+@dataclass(frozen=True)
+class Hypotheses:
+    """H1 "NEW is at least ``elo1`` stronger" against H0 "at most ``elo0``", with the error rates ``alpha``
+    (accepting H1 when H0 holds) and ``beta`` (accepting H0 when H1 holds)."""
+
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+
 def sprt_state(
     scores: Sequence[float] | ScoreTally,
-    elo0: float,
-    elo1: float,
-    alpha: float = 0.05,
-    beta: float = 0.05,
+    hypotheses: Hypotheses,
     *,
     base_score: float | None = None,
     games_per_group: int = 2,
     max_games: int | None = None,
 ) -> SprtState:
-    """The SPRT of "NEW is >= ``elo1`` stronger" against "<= ``elo0``" over group ``scores`` in schedule order.
+    """The SPRT of ``hypotheses`` ("NEW is >= ``elo1`` stronger" against "<= ``elo0``") over group ``scores`` in
+    schedule order.
 
     Args:
         scores: completed group scores in [0, 1], NEW's point of view (or their :class:`ScoreTally`, which a
@@ -358,6 +373,7 @@ def sprt_state(
             ``games`` and the ``max_games`` truncation.
     :raises ValueError: ``elo0 >= elo1``, bad ``alpha``/``beta``, or a score outside [0, 1].
     """
+    elo0, elo1, alpha, beta = hypotheses.elo0, hypotheses.elo1, hypotheses.alpha, hypotheses.beta
     if not elo0 < elo1:
         raise ValueError(f"elo0 must be below elo1, not {elo0:g} >= {elo1:g}")
     if games_per_group < 1 or (max_games is not None and max_games < 1):

@@ -27,7 +27,7 @@ import msgspec
 
 from referee.rating.bradley_terry import Mode
 from referee.rating.outcomes import outcome_text, parse_outcome
-from referee.rating.sprt import Placing, ScoreTally, SprtState, arm_score, field_group, sprt_state
+from referee.rating.sprt import Hypotheses, Placing, ScoreTally, SprtState, arm_score, field_group, sprt_state
 from referee.results.record import GameRecord
 from referee.results.store import Store, TournamentRow
 from referee.tournament.config import LoadedConfig, SprtConfig, sprt_problem
@@ -58,6 +58,10 @@ class SprtTest:
     def __post_init__(self) -> None:
         if problem := sprt_problem(self, in_config=False):
             raise SprtError(problem[1])
+
+    @property
+    def hypotheses(self) -> Hypotheses:
+        return Hypotheses(self.elo0, self.elo1, self.alpha, self.beta)
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,7 @@ class GroupTracker:
         test = self.test
         groups = self.scores.groups
         base = (self.base_total / groups if groups else 0.5) if self.plan.field else None
-        return sprt_state(self.scores, test.elo0, test.elo1, test.alpha, test.beta, base_score=base,
+        return sprt_state(self.scores, test.hypotheses, base_score=base,
                           games_per_group=self.plan.games_per_group, max_games=test.max_games)
 
 
