@@ -33,7 +33,7 @@ from protocol.messages import encoder  # noqa: E402
 from protocol.rules import Rules  # noqa: E402
 from referee.bots.launcher import BotCommand  # noqa: E402
 from referee.bots.session import BotClient  # noqa: E402
-from referee.games.match import play_series  # noqa: E402
+from referee.games.match import Series, play_series  # noqa: E402
 
 
 def compile_c_bot(folder: Path) -> Path:
@@ -46,7 +46,7 @@ def compile_c_bot(folder: Path) -> Path:
 def per_decision(clients: Sequence[BotClient], games: int, players: int) -> tuple[float, int, float]:
     """Seconds per decision and games/s over ``games`` games; returns (per decision, decisions, games/s)."""
     start = time.perf_counter()
-    records = play_series(Rules(), clients, games, seed=11)
+    records = play_series(Series(Rules(), games, 11), clients)
     wall = time.perf_counter() - start
     decisions = sum(r.actions for r in records)
     assert not any(r.verdicts for r in records), [r.verdicts for r in records]
@@ -70,7 +70,7 @@ def request_size(clients: Sequence[BotClient]) -> int:
 
     session.encoder = Measuring  # type: ignore[assignment]
     try:
-        play_series(Rules(), clients, 5, seed=3)
+        play_series(Series(Rules(), 5, 3), clients)
     finally:
         session.encoder = encoder  # type: ignore[assignment]
     return int(statistics.median(sizes))

@@ -42,7 +42,7 @@ def one_run(referee_dir: Path, level: str, pause: bool, games: int, folder: Path
     from referee.bots.launcher import BotCommand
     from referee.bots.sandbox.isolation import PLAIN, isolation_for
     from referee.bots.session import BotClient
-    from referee.games.match import play_series
+    from referee.games.match import Series, play_series
 
     assert Path(referee.__file__).is_relative_to(referee_dir), f"{referee.__file__} is not {referee_dir}'s"
 
@@ -50,9 +50,9 @@ def one_run(referee_dir: Path, level: str, pause: bool, games: int, folder: Path
     clients = [BotClient(f"c{i}", BotCommand([str(folder / "bot")], cwd=folder), isolation=isolation,
                          pause_between_turns=pause) for i in range(2)]
     try:
-        play_series(Rules(), clients, 5, seed=1)  # started and warm
+        play_series(Series(Rules(), 5, 1), clients)  # started and warm
         before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-        records = play_series(Rules(), clients, games, seed=11)
+        records = play_series(Series(Rules(), games, 11), clients)
         after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - start
     finally:
         for client in clients:

@@ -74,7 +74,7 @@ from referee.bots.sandbox.isolation import (
 from referee.bots.sandbox.uids import NOBODY, UID_BASE, UID_SLOTS, lease_uid
 from referee.bots.session import BotClient
 from referee.engine import engine_build
-from referee.games.match import play_series
+from referee.games.match import Series, play_series
 from referee.results.store import Store
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
@@ -492,7 +492,7 @@ def test_the_python_sample_bot_plays_in_the_sandbox(monkeypatch: pytest.MonkeyPa
                for i in range(2)]
     try:
         assert clients[0].start().name == "random"
-        records = play_series(Rules(), clients, 2, seed=7)
+        records = play_series(Series(Rules(), 2, 7), clients)
     finally:
         for client in clients:
             client.stop()

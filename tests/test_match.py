@@ -32,7 +32,7 @@ from referee.bots.process import BotProcess
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
 from referee.engine.rng import derive_seed
-from referee.games.match import bot_seed_for, play_game, play_series
+from referee.games.match import Series, bot_seed_for, play_game, play_series
 from referee.results.record import GameRecord
 
 BOT = Path(__file__).parent / "hostile" / "bot.py"
@@ -480,7 +480,7 @@ def test_the_time_bank_is_full_again_in_the_next_game(client: MakeClient, tmp_pa
     clock = TimeControl(move_time=0.3, startup_time=3.0, time_bank=1.0)
     log = tmp_path / "slow.jsonl"
     slow = client("slow", "slow", clock=clock, after=0, delay=0.5, log=log)
-    records = play_series(Rules(), [slow, client("correct", "play")], 2, SEED)
+    records = play_series(Series(Rules(), 2, SEED), [slow, client("correct", "play")])
     assert [r.verdicts for r in records] == [[], []]
     requests = [m for m in received(log) if isinstance(m, Request)]
     assert requests[0].time_ms == 1300 and requests[1].time_ms < 1300
@@ -496,7 +496,7 @@ def test_a_bot_that_fails_is_restarted_for_the_next_game_and_the_series_complete
     log = tmp_path / "correct.jsonl"
     correct = client("correct", "play", log=log)
     start = time.monotonic()
-    records = play_series(Rules(), [hostile, correct], 3, SEED)
+    records = play_series(Series(Rules(), 3, SEED), [hostile, correct])
     assert time.monotonic() - start < 5.0
     assert [r.game for r in records] == ["g1", "g2", "g3"]
     assert_forfeit(records[0], 0, "crash", "exit code 3")
@@ -517,7 +517,7 @@ def test_a_bot_that_fails_is_restarted_for_the_next_game_and_the_series_complete
 def test_a_bot_that_fails_every_game_is_restarted_every_game(client: MakeClient, pause: bool) -> None:
     hostile = client("hostile", "garbage", pause=pause, after=1)
     correct = client("correct", "play", pause=pause)
-    records = play_series(Rules(), [correct, hostile], 3, SEED)
+    records = play_series(Series(Rules(), 3, SEED), [correct, hostile])
     for record in records:
         assert_forfeit(record, 1, "protocol", "this is not JSON")
     assert (hostile.starts, correct.starts) == (3, 1)
@@ -527,7 +527,7 @@ def test_a_bot_that_quits_between_games_forfeits_the_next_and_is_restarted(clien
                                                                          tmp_path: Path) -> None:
     quitter = client("quitter", "quit_after_game", once=tmp_path / "quit")
     correct = client("correct", "play")
-    records = play_series(Rules(), [correct, quitter], 3, SEED)
+    records = play_series(Series(Rules(), 3, SEED), [correct, quitter])
     assert records[0].verdicts == [] and records[2].verdicts == []
     assert_forfeit(records[1], 1, "crash", r"^bot exited: exit code 0$")
     assert (quitter.starts, correct.starts) == (2, 1)
@@ -538,7 +538,7 @@ def test_a_line_sent_after_game_over_is_a_protocol_error_in_the_next_game(client
     """PROTOCOL.md 2: send nothing but replies, ever; the line is found when the bot is next asked."""
     chatty = client("chatty", "ack_game_over", once=tmp_path / "acked")
     correct = client("correct", "play")
-    records = play_series(Rules(), [chatty, correct], 3, SEED)
+    records = play_series(Series(Rules(), 3, SEED), [chatty, correct])
     assert records[0].verdicts == [] and records[2].verdicts == []
     assert_forfeit(records[1], 0, "protocol",
                    rf"^(sent a line nobody asked for|expected an action reply to request {ANY_REQUEST}, got a hello)")
@@ -547,7 +547,7 @@ def test_a_line_sent_after_game_over_is_a_protocol_error_in_the_next_game(client
 
 def test_a_bot_that_cannot_start_forfeits_every_game_of_its_series(client: MakeClient) -> None:
     hostile, correct = client("hostile", "bad_version"), client("correct", "play")
-    records = play_series(Rules(), [correct, hostile], 3, SEED)
+    records = play_series(Series(Rules(), 3, SEED), [correct, hostile])
     assert [r.result.end for r in records] == ["forfeit"] * 3
     assert all(r.verdicts[0].kind == "protocol" and r.result.fools == [1] for r in records)
     assert (hostile.starts, correct.starts) == (3, 1)
@@ -649,7 +649,7 @@ def test_each_seat_of_each_game_gets_its_own_seed_and_the_deck_does_not_follow_i
         for log in logs:
             log.unlink(missing_ok=True)
         clients = [client(f"p{seat}", "play", log=log) for seat, log in enumerate(logs)]
-        records = play_series(Rules(), clients, 2, 5, bot_seed=bot_seed)
+        records = play_series(Series(Rules(), 2, 5, bot_seed=bot_seed), clients)
         for one in clients:
             one.stop()
         decks.append([card for record in records for card in record.deck])

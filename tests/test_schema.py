@@ -32,7 +32,7 @@ from referee.bots.errors import LauncherError
 from referee.bots.launcher import BotCommand, wrapper_paths
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
-from referee.games.match import play_series
+from referee.games.match import Series, play_series
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "protocol" / "schema.json"
@@ -223,7 +223,7 @@ def test_minimal_bot_plays_every_variant(tmp_path: Path) -> None:
                for seat in range(2)]
     try:
         for variant in VARIANTS:
-            (record,) = play_series(Rules(variant=variant), clients, 1, seed=3, series_id=f"{variant}-")
+            (record,) = play_series(Series(Rules(variant=variant), 1, 3, series_id=f"{variant}-"), clients)
             assert record.verdicts == [], record.verdicts
             assert record.actions > 0 and all(times is not None for times in record.times)
             assert record.result.end in ("fool", "draw", "action_cap")

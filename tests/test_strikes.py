@@ -26,7 +26,7 @@ from referee.bots.launcher import BotCommand
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
-from referee.games.match import play_game, play_series
+from referee.games.match import Series, play_game, play_series
 from referee.results.record import GameRecord
 
 SEED = 7
@@ -137,7 +137,7 @@ def test_strikes_count_the_late_moves_only() -> None:
 def test_two_strikes_a_game_are_no_verdict_and_strikes_start_afresh_each_game() -> None:
     """A series of 2 games on one process, late at moves 1 and 2 of each game: no verdict, 2 strikes each."""
     late = fake("late", 1.01, 1.01, 0.3)
-    records = play_series(Rules(), [late, fake("prompt", 0.0)], 2, SEED)
+    records = play_series(Series(Rules(), 2, SEED), [late, fake("prompt", 0.0)])
     assert [r.verdicts for r in records] == [[], []]
     assert [r.strikes for r in records] == [[2, 0], [2, 0]]
     assert late.starts == 1 and late.strikes == [1, 2]

@@ -21,7 +21,7 @@ from referee.bots.launcher import BotCommand, preflight
 from referee.bots.limits import TimeControl
 from referee.bots.sandbox.isolation import PLAIN, Isolation
 from referee.bots.session import BotClient
-from referee.games.match import play_series
+from referee.games.match import Series, play_series
 from referee.text import visible
 
 SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "python" / "random_bot.py"
@@ -109,9 +109,8 @@ def _check_variant(rules: Rules, subject: BotClient, opponents: list[BotClient],
     table_size = len(opponents) + 1
     for seat in range(table_size):
         clients = [*opponents[:seat], subject, *opponents[seat:]]
-        records = play_series(rules, clients, games_per_seat, seed + seat,
-                              series_id=f"{rules.variant}-{rules.deck}-s{seat}-",
-                              on_game=lambda _record: check.move_times.extend(subject.move_times))
+        series = Series(rules, games_per_seat, seed + seat, series_id=f"{rules.variant}-{rules.deck}-s{seat}-")
+        records = play_series(series, clients, on_game=lambda _record: check.move_times.extend(subject.move_times))
         for record in records:
             check.games += 1
             check.verdicts += [f"{v.kind}: {v.reason}" for v in record.verdicts if v.seat == seat]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import msgspec
 
@@ -133,25 +134,39 @@ def _seat_times(times: list[float]) -> SeatTimes | None:
                      max_ms=round(max(times) * 1000, 3))
 
 
-def play_series(rules: Rules, clients: Sequence[BotClient], games: int, seed: int, *,
-                deck: Sequence[int] | None = None, dealer: int | None = None, series_id: str = "g",
-                deal_key: str | None = None, bot_seed: int | None = None, on_events: ActionHook | None = None,
-                on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
-    """Play ``games`` games at fixed seats; each next dealer and first move follow the last fool.
+@dataclass(frozen=True)
+class Series:
+    """``games`` games at fixed seats under ``rules``; each next dealer and first move follow the last fool.
 
-    Game i deals from ``derive_seed(seed, "game", i)`` (RULES.md 8), or from ``deck`` (one game),
-    and is called ``f"{series_id}{i + 1}"``. Its deal key (the rating cluster) is ``deal_key``, or
-    ``f"{seed}:{i}"`` without one. The bot at seat s is given :func:`bot_seed_for` ``(bot_seed, i, s)``, with
-    ``bot_seed`` by default ``derive_seed(seed, "bots")``.
+    Game i deals from ``derive_seed(seed, "game", i)`` (RULES.md 8), or from ``deck`` (one game), with
+    ``dealer`` (None: drawn) dealing the first, and is called ``f"{series_id}{i + 1}"``. Its deal key (the
+    rating cluster) is ``deal_key``, or ``f"{seed}:{i}"`` without one. The bot at seat s is given
+    :func:`bot_seed_for` ``(bot_seed, i, s)``, with ``bot_seed`` by default ``derive_seed(seed, "bots")``.
     """
+
+    rules: Rules
+    games: int
+    seed: int
+    deck: Sequence[int] | None = None
+    dealer: int | None = None
+    series_id: str = "g"
+    deal_key: str | None = None
+    bot_seed: int | None = None
+
+
+def play_series(series: Series, clients: Sequence[BotClient], *, on_events: ActionHook | None = None,
+                on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
+    """Play ``series`` between ``clients`` (seat order); ``on_events`` sees each step's events, ``on_game``
+    each finished game's record."""
     records: list[GameRecord] = []
     fool: int | None = None
-    bots = bot_seed if bot_seed is not None else derive_seed(seed, "bots")
-    for index in range(games):
+    seed, dealer = series.seed, series.dealer
+    bots = series.bot_seed if series.bot_seed is not None else derive_seed(seed, "bots")
+    for index in range(series.games):
         rng = SeededRng(derive_seed(seed, "game", index))
-        game = new_game(rules, len(clients), rng, deck=deck, dealer=dealer, fool=fool)
-        record = play_game(game, clients, f"{series_id}{index + 1}", deal=deal_key or f"{seed}:{index}",
-                           on_events=on_events,
+        game = new_game(series.rules, len(clients), rng, deck=series.deck, dealer=dealer, fool=fool)
+        record = play_game(game, clients, f"{series.series_id}{index + 1}",
+                           deal=series.deal_key or f"{seed}:{index}", on_events=on_events,
                            bot_seeds=[bot_seed_for(bots, index, seat) for seat in range(len(clients))])
         records.append(record)
         if on_game is not None:

@@ -22,7 +22,7 @@ from referee.bots.sandbox.isolation import Isolation, isolation_for, probe_bwrap
 from referee.bots.session import BotClient
 from referee.engine import Game, InvalidDealError, check_table, parse_deal
 from referee.games.botargs import bot_commands, seat_of_bot
-from referee.games.match import play_series
+from referee.games.match import Series, play_series
 from referee.results.narrate import describe_event, describe_result
 from referee.results.record import GameRecord
 from referee.results.replay import replay_lines
@@ -85,8 +85,8 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
              f"{options.games} game(s), seed {seed}")
     reporter = _Reporter(options, echo, log, clients, shown)
     try:
-        records = play_series(options.rules, clients, options.games, seed, deck=deck, dealer=options.dealer,
-                              on_events=reporter.on_events if options.verbose else None,
+        series = Series(options.rules, options.games, seed, deck=deck, dealer=options.dealer)
+        records = play_series(series, clients, on_events=reporter.on_events if options.verbose else None,
                               on_game=reporter.on_game)
     finally:
         for client in clients:

@@ -25,7 +25,7 @@ from referee.bots.sandbox.cleanup import MAX_SECONDS
 from referee.bots.sandbox.isolation import Isolation
 from referee.bots.session import BotClient
 from referee.engine.rng import derive_seed
-from referee.games.match import play_series
+from referee.games.match import Series, play_series
 from referee.results.record import GameRecord
 from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
 from referee.tournament.schedule import Slot, instance_for
@@ -128,9 +128,9 @@ class SlotPlayer:
         instance = (0, 0) if restart else instance_for(slot)
         clients = [DisqualifiedClient(name, disqualified[name]) if name in disqualified
                    else self.client(name, instance) for name in slot.table]
-        records = play_series(self.loaded.rules, clients, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
-                              deal_key=slot.deal_key, bot_seed=derive_seed(slot.deal_seed, "bots", slot.rotation),
-                              on_game=(lambda _record: self._stop(clients)) if restart else None)
+        series = Series(self.loaded.rules, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
+                        deal_key=slot.deal_key, bot_seed=derive_seed(slot.deal_seed, "bots", slot.rotation))
+        records = play_series(series, clients, on_game=(lambda _record: self._stop(clients)) if restart else None)
         return records
 
     @staticmethod
