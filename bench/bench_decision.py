@@ -32,6 +32,7 @@ from bench.bench_roundtrip import build_c_echo, through_raw_pipes  # noqa: E402
 from protocol.messages import encoder  # noqa: E402
 from protocol.rules import Rules  # noqa: E402
 from referee.bots.launcher import BotCommand  # noqa: E402
+from referee.bots.limits import TimeControl  # noqa: E402
 from referee.bots.session import BotClient  # noqa: E402
 from referee.games.match import Series, play_series  # noqa: E402
 
@@ -87,7 +88,7 @@ def main() -> None:
         assert echo is not None, "gcc is needed"
         results = []
         for pause in (False, True):
-            clients = [BotClient(f"c{i}", BotCommand([str(c_bot), str(i)]), pause_between_turns=pause)
+            clients = [BotClient(f"c{i}", BotCommand([str(c_bot), str(i)]), time_control=TimeControl(pause=pause))
                        for i in range(2)]
             try:
                 if not pause:

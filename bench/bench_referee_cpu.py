@@ -40,6 +40,7 @@ def one_run(referee_dir: Path, level: str, pause: bool, games: int, folder: Path
     import referee
     from protocol.rules import Rules
     from referee.bots.launcher import BotCommand
+    from referee.bots.limits import TimeControl
     from referee.bots.sandbox.isolation import PLAIN, isolation_for
     from referee.bots.session import BotClient
     from referee.games.match import Series, play_series
@@ -48,7 +49,7 @@ def one_run(referee_dir: Path, level: str, pause: bool, games: int, folder: Path
 
     isolation = PLAIN if level == "none" else isolation_for(level, [])
     clients = [BotClient(f"c{i}", BotCommand([str(folder / "bot")], cwd=folder), isolation=isolation,
-                         pause_between_turns=pause) for i in range(2)]
+                         time_control=TimeControl(pause=pause)) for i in range(2)]
     try:
         play_series(Series(Rules(), 5, 1), clients)  # started and warm
         before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()

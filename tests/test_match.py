@@ -3,6 +3,7 @@ right verdict on the right seat, the referee never hangs, and no process or fd o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -103,8 +104,8 @@ def client(no_leaks: list[int]) -> Iterator[MakeClient]:
 
     def make(name: str, behaviour: str, *, clock: TimeControl = SAFE, pause: bool = True,
              limits: ResourceLimits | None = None, **options: object) -> BotClient:
-        bot = BotClient(name, command(behaviour, **options), limits=limits, time_control=clock,
-                        pause_between_turns=pause)
+        bot = BotClient(name, command(behaviour, **options), limits=limits,
+                        time_control=dataclasses.replace(clock, pause=pause))
         made.append(bot)
         return bot
 

@@ -92,10 +92,10 @@ def test_each_arm_has_processes_of_its_own(tmp_path: Path, monkeypatch: pytest.M
     seen: dict[int, list[str]] = {}
     real = worker.play_series
 
-    def recording(rules, clients, games, seed, **kwargs):  # type: ignore[no-untyped-def]
+    def recording(series, clients, **hooks):  # type: ignore[no-untyped-def]
         for client in clients:
-            seen.setdefault(id(client), []).append(kwargs["deal_key"])
-        return real(rules, clients, games, seed, **kwargs)
+            seen.setdefault(id(client), []).append(series.deal_key)
+        return real(series, clients, **hooks)
 
     monkeypatch.setattr(worker, "play_series", recording)
     player = worker.SlotPlayer(loaded, loaded.isolation([]))

@@ -46,6 +46,8 @@ class TimeControl:
     time_bank: float | None = None
     #: Replies inside the grace (after the move time and any bank) that make a timeout, in one game.
     strikes: int = 3
+    #: Freeze the bot between its turns, so that it cannot think on the others' time (the config's ``pause``).
+    pause: bool = True
 
     def __post_init__(self) -> None:
         if self.move_time <= 0 or self.startup_time <= 0:

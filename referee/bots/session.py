@@ -44,16 +44,14 @@ class BotClient:
     """One bot program, started on demand and kept across games until it fails or is closed."""
 
     def __init__(self, name: str, command: BotCommand, *, limits: ResourceLimits | None = None,
-                 time_control: TimeControl | None = None, pause_between_turns: bool = True,
-                 max_line: int = 64 * 1024, isolation: Isolation = PLAIN,
+                 time_control: TimeControl | None = None, isolation: Isolation = PLAIN,
                  now: Callable[[], float] = time.monotonic) -> None:
-        """``now`` is the referee's monotonic clock; only a test with a fake process replaces it."""
+        """``time_control`` also says whether the bot is frozen between its turns (``pause``); ``now`` is the
+        referee's monotonic clock, which only a test with a fake process replaces."""
         self.name = name
         self.command = command
         self.limits = limits or ResourceLimits()
         self.clock = time_control or TimeControl()
-        self.pause_between_turns = pause_between_turns
-        self.max_line = max_line
         self.isolation = isolation
         self.hello: BotHello | None = None  # the bot's handshake reply, once started
         self.move_times: list[float] = []  # seconds per decision in the current game
@@ -100,7 +98,7 @@ class BotClient:
         if self._process is not None and self.hello is not None:
             return self.hello
         self.starts += 1
-        self._process = BotProcess(self.command, self.limits, max_line=self.max_line, isolation=self.isolation)
+        self._process = BotProcess(self.command, self.limits, isolation=self.isolation)
         try:
             hello = Hello(protocol=PROTOCOL_VERSION, referee=f"durak-referee {__version__}",
                           time_ms=int(self.clock.startup_time * 1000))
@@ -233,7 +231,7 @@ class BotClient:
         return self._process
 
     def _set_paused(self, paused: bool) -> None:
-        if self.pause_between_turns and self._process is not None:
+        if self.clock.pause and self._process is not None:
             if paused:
                 self._process.pause()
             else:

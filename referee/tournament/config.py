@@ -205,7 +205,8 @@ class LoadedConfig:
 
     def time_control(self) -> TimeControl:
         time = self.config.time
-        return TimeControl(move_time=time.move, grace=time.grace, startup_time=time.startup, time_bank=time.bank)
+        return TimeControl(move_time=time.move, grace=time.grace, startup_time=time.startup, time_bank=time.bank,
+                           pause=self.config.pause)
 
     def resource_limits(self) -> ResourceLimits:
         limits = self.config.limits

@@ -117,10 +117,9 @@ class SlotPlayer:
     def client(self, name: str, instance: tuple[int, int]) -> BotClient:
         key = (name, instance)
         if key not in self.clients:
-            config = self.loaded.config
             self.clients[key] = BotClient(
                 name, bot_command(self.bots[name]), limits=self.loaded.resource_limits(),
-                time_control=self.loaded.time_control(), pause_between_turns=config.pause, isolation=self.isolation)
+                time_control=self.loaded.time_control(), isolation=self.isolation)
         return self.clients[key]
 
     def play(self, slot: Slot, disqualified: dict[str, str]) -> list[GameRecord]:
