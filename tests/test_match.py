@@ -3,7 +3,6 @@ right verdict on the right seat, the referee never hangs, and no process or fd o
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import signal
@@ -15,9 +14,10 @@ from pathlib import Path
 from types import FrameType
 
 import msgspec
+import proctools
 import pytest
 from conftest import FaultMatrix
-from proctools import all_pids, children, eventually, gone, group_gone, stat_fields
+from proctools import all_pids, eventually, gone, stat_fields
 from typer.testing import CliRunner
 
 from protocol.events import AnyEvent, CardKept, CardsDrawn, event_for_seat
@@ -66,18 +66,14 @@ def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         raise RefereeHung(f"the test ran over {WATCHDOG} s: the referee hung")
 
     monkeypatch.setattr(session, "BotProcess", RecordedProcess)
-    fds = sorted(os.listdir("/proc/self/fd"))
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(WATCHDOG)
-    try:
-        yield groups
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    assert children() == [], "a bot was not reaped"
-    for pgid in groups:
-        assert eventually(partial(group_gone, pgid)), f"process group {pgid} survived"
-    assert sorted(os.listdir("/proc/self/fd")) == fds, "an fd leaked"
+    with proctools.no_leaks(groups, reap_within=0):
+        previous = signal.signal(signal.SIGALRM, hung)
+        signal.alarm(WATCHDOG)
+        try:
+            yield groups
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 # -- bots --------------------------------------------------------------------------------------
