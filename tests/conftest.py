@@ -72,7 +72,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 MARKS: dict[str, tuple[str, ...]] = {
     # the heaviest property, audit and fuzz tests (`scripts/test --quick` leaves them out)
-    "test_properties.py::test_random_play_keeps_every_invariant": ("slow",),
     "test_properties.py::test_who_is_asked_depends_only_on_public_facts": ("slow",),
     "test_audit.py::test_no_seat_is_sent_what_it_may_not_know": ("slow",),
     "test_audit.py::test_audit_totals_are_reported": ("slow",),
