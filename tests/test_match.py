@@ -18,7 +18,6 @@ import proctools
 import pytest
 from conftest import FaultMatrix
 from proctools import all_pids, eventually, gone, stat_fields
-from typer.testing import CliRunner
 
 from protocol.events import AnyEvent, CardKept, CardsDrawn, event_for_seat
 from protocol.messages import GameOver, GameStart, Hello, Request, Shutdown, referee_decoder
@@ -553,11 +552,10 @@ def test_a_bot_that_cannot_start_forfeits_every_game_of_its_series(client: MakeC
 
 
 def durak(*args: str) -> tuple[int, str, str]:
-    from referee.cli import app  # here, so that the match tests above do not depend on the whole CLI importing
+    from clirun import invoke  # here, so that the match tests above do not depend on the whole CLI importing
 
-    result = CliRunner().invoke(app, ["play", *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
+    ran = invoke("play", *args)
+    return ran.code, ran.out, ran.err
 
 
 FAST = ["--seed", str(SEED), "--move-time", "3", "--startup-time", "5"]
