@@ -67,14 +67,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # --- markers: which tests are slow, start a sandbox, a browser or a cluster, or time themselves ----------
 # One table rather than decorators spread over files that others edit. A key is a module, or a module and a
-# test name prefix ("module.py::test_prefix"). "timing" is not a marker but an xdist group: tests that time
-# themselves, pin cores or read CPU counters run one at a time on one worker (`-n 2 --dist loadgroup`).
+# test name prefix ("module.py::test_prefix"). "timing" and "audit" are not markers but xdist groups, each run
+# on one worker, in file order (`-n 2 --dist loadgroup`): tests that time themselves, pin cores or read CPU
+# counters never run beside each other, and the audit's totals test runs after the audits in the same process.
 
 MARKS: dict[str, tuple[str, ...]] = {
     # the heaviest property, audit and fuzz tests (`scripts/test --quick` leaves them out)
     "test_properties.py::test_who_is_asked_depends_only_on_public_facts": ("slow",),
-    "test_audit.py::test_no_seat_is_sent_what_it_may_not_know": ("slow",),
-    "test_audit.py::test_audit_totals_are_reported": ("slow",),
+    "test_audit.py::test_no_seat_is_sent_what_it_may_not_know": ("slow", "audit"),
+    "test_audit.py::test_audit_totals_are_reported": ("slow", "audit"),
     "test_fuzz.py": ("slow",),
     "test_reproducible.py": ("slow",),
     "test_sprt_cli.py": ("slow",),
@@ -112,6 +113,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_search_bot.py::test_a_short_deadline_is_kept": ("timing",),
     "test_search_bot.py::test_search_runs_its_playouts_and_none_past_the_stop_time": ("timing",),
 }
+GROUPS = ("timing", "audit")  # xdist groups, not markers
 TESTS = Path(__file__).parent
 
 
@@ -125,24 +127,24 @@ def marks_for(module: str, name: str) -> set[str]:
     return found
 
 
-def timing_group(nodeid: str) -> str | None:
-    """"timing" for a test of that group (from its node id, which is all xdist's controller has), else None."""
+def xdist_group(nodeid: str) -> str | None:
+    """The group of a test (from its node id, which is all xdist's controller has), or None."""
     path, _, name = nodeid.partition("::")
-    return "timing" if "timing" in marks_for(Path(path).name, name) else None
+    return next((group for group in GROUPS if group in marks_for(Path(path).name, name)), None)
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` that also groups by the table. xdist groups by a suffix it adds to each node id, which
     pytest 9.2 no longer lets it set (``Item._nodeid`` is gone): the controller then spread the group over every
-    worker. This scheduler reads the group from the node id, so the timing tests share one worker either way."""
+    worker. This scheduler reads the group from the node id, so a group's tests share one worker either way."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
     class TableGroupScheduling(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return timing_group(nodeid) or super()._split_scope(nodeid)
+            return xdist_group(nodeid) or super()._split_scope(nodeid)
 
     return TableGroupScheduling(config, log)
 
@@ -153,7 +155,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         raise pytest.UsageError(f"tests/conftest.py MARKS names missing test files: {', '.join(missing)}")
     for item in items:
         for mark in sorted(marks_for(item.path.name, item.name)):
-            item.add_marker(pytest.mark.xdist_group("timing") if mark == "timing" else getattr(pytest.mark, mark))
+            item.add_marker(pytest.mark.xdist_group(mark) if mark in GROUPS else getattr(pytest.mark, mark))
 
 
 # --- bots under an isolation level (tests/sandboxes.py) ----------------------------------------------
