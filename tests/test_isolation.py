@@ -41,6 +41,7 @@ from sandboxes import (
     Start,
     ask,
     cgroup_file,
+    leases_held_here,
     members,
     needs_bwrap,
     needs_pidns,
@@ -277,7 +278,7 @@ def test_files_the_bots_uid_cannot_read_are_refused_unless_root_is_allowed(bots_
     process level: the launch is refused in one line; only ``allow_root`` (--bots-as-root, for trusted bots)
     runs it as root, still in its own PID namespace with a private TMPDIR, and a warning says why, once."""
     private = Path(tempfile.mkdtemp(prefix="durak-test-private-"))  # mode 700, root's
-    leases = set(os.listdir(LEASES)) if os.path.isdir(LEASES) else set()
+    leases = leases_held_here()
     command = BotCommand([python, "-S", "probe.py"], cwd=private)
     try:
         shutil.copy(bots_dir / "probe.py", private)
@@ -299,8 +300,7 @@ def test_files_the_bots_uid_cannot_read_are_refused_unless_root_is_allowed(bots_
                                       f"bot working directory {private} is out of reach")
     finally:
         shutil.rmtree(private)
-    if os.path.isdir(LEASES):
-        assert set(os.listdir(LEASES)) <= leases, "a uid lease was not given back"
+    assert leases_held_here() <= leases, "a uid lease was not given back"
 
 
 def interpreters_under_root() -> list[str]:
