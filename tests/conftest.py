@@ -15,9 +15,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import proctools
 import pytest
-from proctools import children, eventually
+from proctools import eventually
 from sandboxes import BOTS, Start, processes_of, python_for_other_users
 
 from referee.bots import BotCommand, BotProcess, ResourceLimits
@@ -63,16 +65,107 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     Path(target).write_text(header + "\n".join(rows) + "\n")
 
 
+# --- markers: which tests are slow, start a sandbox, a browser or a cluster, or time themselves ----------
+# One table rather than decorators spread over files that others edit. A key is a module, or a module and a
+# test name prefix ("module.py::test_prefix"). "timing" and "audit" are not markers but xdist groups, each run
+# on one worker, in file order (`-n 2 --dist loadgroup`): tests that time themselves, pin cores or read CPU
+# counters never run beside each other, and the audit's totals test runs after the audits in the same process.
+
+MARKS: dict[str, tuple[str, ...]] = {
+    # the heaviest property, audit and fuzz tests (`scripts/test --quick` leaves them out)
+    "test_properties.py::test_who_is_asked_depends_only_on_public_facts": ("slow",),
+    "test_audit.py::test_no_seat_is_sent_what_it_may_not_know": ("slow", "audit"),
+    "test_audit.py::test_audit_totals_are_reported": ("slow", "audit"),
+    "test_fuzz.py": ("slow",),
+    "test_reproducible.py": ("slow",),
+    "test_sprt_cli.py": ("slow",),
+    "test_sprt_run.py": ("slow",),
+    "test_search_bot.py": ("slow",),
+    "test_ratings.py::test_agrees_with_statsmodels": ("slow",),
+    # bots under bubblewrap, control groups or seccomp, or tournaments and checks at the default (bwrap) level
+    "test_isolation.py": ("sandbox",),
+    "test_confinement.py": ("sandbox", "slow", "timing"),
+    "test_cgroups.py": ("sandbox", "timing"),
+    "test_hostile_seed.py": ("sandbox", "slow"),
+    "test_tournament_run.py": ("sandbox", "slow"),
+    "test_organizer.py": ("sandbox",),
+    "test_seed.py": ("sandbox",),
+    "test_bot_author.py": ("sandbox",),
+    "test_checkbot.py": ("sandbox",),
+    "test_botfiles.py::test_a_huge_sparse_file": ("sandbox",),
+    "test_search_bot.py::test_it_passes_check_bot_under_the_default_sandbox": ("sandbox",),
+    "test_seccomp.py::test_without_the_filter": ("sandbox",),
+    "test_seccomp.py::test_filter_fails_the_channels": ("sandbox",),
+    "test_seccomp.py::test_x32_calls_are_killed": ("sandbox",),
+    "test_seccomp.py::test_i386_calls_are_killed": ("sandbox",),
+    "test_seccomp.py::test_two_bots_signal": ("sandbox",),
+    "test_seccomp.py::test_sample_bots_run_unchanged": ("sandbox",),
+    "test_report_browser.py": ("browser",),
+    "test_cluster.py": ("cluster", "slow"),
+    # tests with time bounds, deadlines, CPU-time or core-pinning assertions
+    "test_process.py": ("timing",),
+    "test_match.py": ("timing",),
+    "test_strikes.py": ("timing",),
+    "test_isolation.py::test_cpu_time_is_the_bots_own": ("timing",),
+    "test_isolation.py::test_without_a_freezer_pause": ("timing",),
+    "test_isolation.py::test_a_fork_bomb": ("timing",),
+    "test_botfiles.py::test_links_to_endless_files": ("timing",),
+    "test_search_bot.py::test_a_short_deadline_is_kept": ("timing",),
+    "test_search_bot.py::test_search_runs_its_playouts_and_none_past_the_stop_time": ("timing",),
+}
+GROUPS = ("timing", "audit")  # xdist groups, not markers
+TESTS = Path(__file__).parent
+
+
+def marks_for(module: str, name: str) -> set[str]:
+    """The marks the table gives the test ``name`` (its parameters included) of ``module``."""
+    found: set[str] = set()
+    for key, marks in MARKS.items():
+        where, _, prefix = key.partition("::")
+        if where == module and name.startswith(prefix):
+            found.update(marks)
+    return found
+
+
+def xdist_group(nodeid: str) -> str | None:
+    """The group of a test (from its node id, which is all xdist's controller has), or None."""
+    path, _, name = nodeid.partition("::")
+    return next((group for group in GROUPS if group in marks_for(Path(path).name, name)), None)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` that also groups by the table. xdist groups by a suffix it adds to each node id, which
+    pytest 9.2 no longer lets it set (``Item._nodeid`` is gone): the controller then spread the group over every
+    worker. This scheduler reads the group from the node id, so a group's tests share one worker either way."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class TableGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid) or super()._split_scope(nodeid)
+
+    return TableGroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    missing = sorted({key.partition("::")[0] for key in MARKS} - {path.name for path in TESTS.glob("test_*.py")})
+    if missing:  # a renamed test file would silently lose its marks
+        raise pytest.UsageError(f"tests/conftest.py MARKS names missing test files: {', '.join(missing)}")
+    for item in items:
+        for mark in sorted(marks_for(item.path.name, item.name)):
+            item.add_marker(pytest.mark.xdist_group(mark) if mark in GROUPS else getattr(pytest.mark, mark))
+
+
 # --- bots under an isolation level (tests/sandboxes.py) ----------------------------------------------
 
 
 @pytest.fixture
 def no_leaks() -> Iterator[None]:
     """Use with ``pytestmark = pytest.mark.usefixtures("no_leaks")``: every bot reaped, no fd left open."""
-    fds = sorted(os.listdir("/proc/self/fd"))
-    yield
-    assert eventually(lambda: children() == []), "a bot was not reaped"
-    assert sorted(os.listdir("/proc/self/fd")) == fds, "an fd leaked"
+    with proctools.no_leaks():
+        yield
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from multiprocessing import resource_tracker
 from pathlib import Path
 
@@ -76,3 +77,19 @@ def stop_with(run: subprocess.Popen[str], signum: int, timeout: float = 120.0) -
         if run.poll() is None:
             run.kill()
             run.wait()
+
+
+def open_fds() -> list[str]:
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+@contextmanager
+def no_leaks(groups: Sequence[int] = (), *, reap_within: float = 5.0) -> Iterator[None]:
+    """On leaving: every child of this process reaped within ``reap_within`` seconds (0: already), every
+    process group in ``groups`` dead, and exactly the file descriptors open on entering still open."""
+    fds = open_fds()
+    yield
+    assert eventually(lambda: children() == [], reap_within), "a bot was not reaped"
+    for pgid in groups:
+        assert eventually(lambda pgid=pgid: group_gone(pgid)), f"process group {pgid} survived"
+    assert open_fds() == fds, "an fd leaked"

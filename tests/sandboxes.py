@@ -27,6 +27,18 @@ PROCESS, BWRAP = Isolation("process"), Isolation("bwrap")
 LEASES = LEASE_DIRS[0]
 
 
+def leases_held_here() -> set[str]:
+    """The uid leases this process holds (lock files it has open): the lease folder is the machine's, and
+    other processes (another xdist worker, another referee) take and give back leases of their own meanwhile."""
+    held = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(f"{LEASES}/"):
+                held.add(os.path.basename(target).removesuffix(" (deleted)"))
+    return held
+
+
 def bwrap_problem() -> str | None:
     try:
         probe_bwrap()

@@ -57,7 +57,7 @@ from referee.games.match import play_game
 
 GAMES_PER_VARIANT = int(os.environ.get("AUDIT_GAMES", "1000"))
 # A card token anywhere in a line: two characters not glued to letters or digits ("JSON" is no card).
-CARD_TOKEN = re.compile(rb"\b[2-9TJQKA][CDHS]\b")
+CARD_TOKEN = re.compile(r"\b[2-9TJQKA][CDHS]\b", re.ASCII)  # ASCII: word boundaries as in the bytes
 BOGUS_ACTIONS = ("attack {a}", "throw {a}", "beat {a} {b}", "transfer {a}", "lead {a}", "beat-top {a}",
                  "take", "pass", "fold {a}", "attack {b} {a}", "")
 
@@ -264,7 +264,8 @@ class AuditCounts:
 
 
 def cards_in(data: bytes) -> set[str]:
-    return {token.decode() for token in set(CARD_TOKEN.findall(data))}
+    """Every card token in a line (decoded once: the tokens are ASCII, and a line that is no UTF-8 fails)."""
+    return set(CARD_TOKEN.findall(data.decode()))
 
 
 def check_view(view: PlayerView, seat: int, model: PublicModel) -> None:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
+from clirun import invoke
 
 from protocol.events import CardsDrawn, event_for_seat
 from protocol.records import ResultRecord, stderr_text
-from referee.cli import app
 from referee.results.narrate import describe_event
 from referee.results.store import Store
 from referee.tournament.config import load_config
@@ -31,9 +30,8 @@ SAW = re.compile(r"saw (\d+)$")
 
 
 def durak(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
+    ran = invoke(*args)
+    return ran.code, ran.out, ran.err
 
 
 def stderr_lines(out: str, label: str) -> list[str]:

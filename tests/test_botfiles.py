@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirun import invoke
+from configs import Bot, write_toml
 
-from referee.cli import app
 from referee.tournament.botfiles import BotFilesError, HashCaps, bot_files_sha256
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -119,11 +119,9 @@ def test_the_tournament_refuses_a_bot_over_the_cap_with_exit_code_3(open_tmp: Pa
     (bot / "bot.py").write_bytes((HOSTILE / "bot.py").read_bytes())
     with (bot / "huge.bin").open("wb") as file:
         file.truncate(1 << 40)
-    config = tmp_path / "t.toml"
-    config.write_text('name = "t"\ndeals = 1\n'
-                      '[[bots]]\nname = "a"\ncommand = "{python} bot.py play"\ndir = "bot"\n'
-                      '[[bots]]\nname = "b"\ncommand = "{python} bot.py play"\ndir = "bot"\n')
-    done = CliRunner().invoke(app, ["tournament", str(config), "--db", str(tmp_path / "t.db"), "--jobs", "1"])
-    assert done.exit_code == 3, done.output
+    config = write_toml(tmp_path / "t.toml", [Bot(name, "{python} bot.py play", "bot") for name in ("a", "b")],
+                          header='name = "t"\ndeals = 1')
+    done = invoke("tournament", str(config), "--db", str(tmp_path / "t.db"), "--jobs", "1")
+    assert done.code == 3, done.output
     assert done.output.startswith(f"durak: error: bot 'a': {bot}/huge.bin: the file is 1024.0 GiB, over the cap")
     assert done.output.count("\n") == 1

@@ -5,16 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from referee.cli import app
+from clirun import invoke
 
 BOT = Path(__file__).parent / "hostile" / "bot.py"
 
 
 def check(behaviour: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["check-bot", f"{sys.executable} -S {BOT} {behaviour}", "--move-time", "2"])
-    return result.exit_code, result.output
+    ran = invoke("check-bot", f"{sys.executable} -S {BOT} {behaviour}", "--move-time", "2")
+    return ran.code, ran.output
 
 
 def test_a_conforming_bot_passes_every_variant_in_every_seat() -> None:
@@ -39,5 +37,5 @@ def test_a_bot_that_cannot_shake_hands_fails_at_once() -> None:
 
 
 def test_a_missing_program_is_a_one_line_error() -> None:
-    result = CliRunner().invoke(app, ["check-bot", "no-such-bot-program"])
-    assert result.exit_code == 4 and "bot program 'no-such-bot-program' not found" in result.output
+    ran = invoke("check-bot", "no-such-bot-program")
+    assert ran.code == 4 and "bot program 'no-such-bot-program' not found" in ran.output

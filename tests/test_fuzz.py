@@ -29,9 +29,9 @@ from typing import Any
 
 import msgspec
 import pytest
+from clirun import Ran, invoke
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from protocol.messages import PROTOCOL_VERSION, BotHello, Reply, bot_decoder
 from protocol.rules import OPTIONS, VARIANTS, Rules
@@ -39,7 +39,6 @@ from referee.bots.errors import BotProtocolError
 from referee.bots.launcher import BotCommand
 from referee.bots.limits import TimeControl
 from referee.bots.session import BotClient
-from referee.cli import app
 from referee.engine import SeededRng, new_game
 from referee.games.match import play_game
 from referee.results.record import GameRecord
@@ -696,8 +695,7 @@ def test_tournament_cli_rejects_bad_configs_in_one_line(config_dir: Path, data: 
         loaded = False
     assume(not loaded)  # a valid config would start a tournament
     COUNTS["durak tournament"] += 1
-    result = CliRunner().invoke(app, ["tournament", str(path), "--db", str(config_dir / "cli.db")])
-    assert_cli_error(result, 3)
+    assert_cli_error(invoke("tournament", str(path), "--db", str(config_dir / "cli.db")), 3)
     assert not (config_dir / "cli.db").exists()
 
 
@@ -705,11 +703,11 @@ def test_tournament_cli_report() -> None:
     report("durak tournament")
 
 
-def assert_cli_error(result: Any, code: int) -> None:
+def assert_cli_error(result: Ran, code: int) -> None:
+    """Exit ``code`` with one error line. (An exception other than an exit fails in ``invoke`` already.)"""
     assert "Traceback" not in result.output
-    assert result.exit_code == code, f"exit {result.exit_code}: {result.output!r} {result.exception!r}"
-    assert isinstance(result.exception, SystemExit)
-    errors = result.stderr.strip()
+    assert result.code == code, f"exit {result.code}: {result.output!r}"
+    errors = result.err.strip()
     assert one_line(errors) and errors.startswith("durak: error: "), errors
 
 
@@ -721,8 +719,7 @@ def test_bot_dir_with_a_nul_is_a_config_error(config_dir: Path) -> None:
                     '[[bots]]\nname = "b"\ncommand = "y"\n')
     outcome = check_load(path)
     assert isinstance(outcome, ConfigError) and "bots[0].dir" in str(outcome)
-    result = CliRunner().invoke(app, ["tournament", str(path), "--db", str(config_dir / "nul.db")])
-    assert_cli_error(result, 3)
+    assert_cli_error(invoke("tournament", str(path), "--db", str(config_dir / "nul.db")), 3)
 
 
 def test_seed_beyond_63_bits_is_a_config_error(config_dir: Path) -> None:
@@ -768,10 +765,10 @@ def test_selfplay_set_options(variant: str, pairs: list[str], players: int, deck
     COUNTS["durak selfplay --set"] += 1
     args = ["selfplay", "--games", "1", "--variant", variant, "--players", str(players), "--deck", deck]
     args += [f"--set={pair}" for pair in pairs]
-    result = CliRunner().invoke(app, args)
-    COUNTS[f"durak selfplay --set: exit {result.exit_code}"] += 1
-    if result.exit_code == 0:
-        assert "Traceback" not in result.output and result.exception is None
+    result = invoke(*args)
+    COUNTS[f"durak selfplay --set: exit {result.code}"] += 1
+    if result.code == 0:
+        assert "Traceback" not in result.output
         return
     assert_cli_error(result, 3)
 
@@ -784,6 +781,5 @@ def test_deeply_nested_set_value_is_a_config_error() -> None:
     """``--set max_actions=[[[...]]]`` nested 3,000 deep: exit 3 with one line, not an internal error
     (``msgspec.json.decode`` raises RecursionError, which ``parse_set_options`` does not catch)."""
     value = "[" * 3000 + "]" * 3000
-    result = CliRunner().invoke(app, ["selfplay", "--games", "1", "--set", f"max_actions={value}"])
-    assert_cli_error(result, 3)
+    assert_cli_error(invoke("selfplay", "--games", "1", "--set", f"max_actions={value}"), 3)
 

@@ -21,11 +21,10 @@ from typing import Any
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
+from clirun import run
 
 from protocol.records import stderr_text
 from referee.bots.sandbox.isolation import LEVELS, SandboxUnavailable, probe_bwrap
-from referee.cli import app
 from referee.results.store import Store, decode_stderr
 from referee.tournament.secret import write_seed_file
 
@@ -92,10 +91,9 @@ def play(arena: Path, level: str, seed: int, env: dict[str, str], leak: str | No
     write_seed_file(seed_file, seed)
     probes = [str(db), f"{db}-wal", f"{db}-shm", str(seed_file), str(arena / "tournament.toml")]
     config = write_config(arena, {"THIEF_PROBE": json.dumps(probes), "THIEF_SECONDS": "3", **env}, leak)
-    done = CliRunner().invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "2", "--sandbox", level,
-                                    "--seed-file", str(seed_file)])
-    assert done.exit_code == 0, done.output
-    assert str(seed) not in done.output
+    output = run("tournament", str(config), "--db", str(db), "--jobs", "2", "--sandbox", level,
+                 "--seed-file", str(seed_file))
+    assert str(seed) not in output
     with Store(db, create=False) as store:
         active = store.active_tournament()
     assert active is not None and active.seed == seed

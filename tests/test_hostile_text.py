@@ -17,12 +17,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import clirun
 import msgspec
 import pytest
-from typer.testing import CliRunner
 
 from protocol.records import ResultRecord
-from referee.cli import app
 from referee.text import json_line, visible
 
 ESCAPER = Path(__file__).parent / "hostile" / "escaper.py"
@@ -45,10 +44,9 @@ def arena() -> Iterator[Path]:
 
 
 def run(*args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(app, list(args), color=True)
-    assert result.exit_code == code, result.output
-    assert_clean(result.output)
-    return result.output
+    output = clirun.run(*args, code=code, color=True)
+    assert_clean(output)
+    return output
 
 
 def assert_clean(text: str) -> None:

@@ -4,7 +4,6 @@ right verdict on the right seat, the referee never hangs, and no process or fd o
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import shlex
 import signal
@@ -16,10 +15,10 @@ from pathlib import Path
 from types import FrameType
 
 import msgspec
+import proctools
 import pytest
 from conftest import FaultMatrix
-from proctools import all_pids, children, eventually, gone, group_gone, stat_fields
-from typer.testing import CliRunner
+from proctools import all_pids, eventually, gone, stat_fields
 
 from protocol.events import AnyEvent, CardKept, CardsDrawn, event_for_seat
 from protocol.messages import GameOver, GameStart, Hello, Request, Shutdown, referee_decoder
@@ -67,18 +66,14 @@ def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         raise RefereeHung(f"the test ran over {WATCHDOG} s: the referee hung")
 
     monkeypatch.setattr(session, "BotProcess", RecordedProcess)
-    fds = sorted(os.listdir("/proc/self/fd"))
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(WATCHDOG)
-    try:
-        yield groups
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    assert children() == [], "a bot was not reaped"
-    for pgid in groups:
-        assert eventually(partial(group_gone, pgid)), f"process group {pgid} survived"
-    assert sorted(os.listdir("/proc/self/fd")) == fds, "an fd leaked"
+    with proctools.no_leaks(groups, reap_within=0):
+        previous = signal.signal(signal.SIGALRM, hung)
+        signal.alarm(WATCHDOG)
+        try:
+            yield groups
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 # -- bots --------------------------------------------------------------------------------------
@@ -558,11 +553,10 @@ def test_a_bot_that_cannot_start_forfeits_every_game_of_its_series(client: MakeC
 
 
 def durak(*args: str) -> tuple[int, str, str]:
-    from referee.cli import app  # here, so that the match tests above do not depend on the whole CLI importing
+    from clirun import invoke  # here, so that the match tests above do not depend on the whole CLI importing
 
-    result = CliRunner().invoke(app, ["play", *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
+    ran = invoke("play", *args)
+    return ran.code, ran.out, ran.err
 
 
 FAST = ["--seed", str(SEED), "--move-time", "3", "--startup-time", "5"]

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from configs import Bot, write_toml
 from proctools import start_durak, stop_with
 from test_tournament_run import HOSTILE, stored, write_config
 from typer.testing import CliRunner
@@ -37,12 +38,8 @@ def own_bot(folder: Path, name: str = "bot", source: Path = HOSTILE / "bot.py") 
 
 def bots_config(folder: Path, bots: list[tuple[str, str, str]], *, deals: int = 2, extra: str = "") -> Path:
     """A config of ``(name, command, dir[, files])`` bots; dirs relative to ``folder``."""
-    lines = [f'name = "t"\ndeals = {deals}\n{extra}\n[time]\nmove = 2.0\n']
-    for name, command, where in bots:
-        lines.append(f'[[bots]]\nname = "{name}"\ncommand = "{command}"\ndir = "{where}"\n')
-    path = folder / "t.toml"
-    path.write_text("\n".join(lines))
-    return path
+    return write_toml(folder / "t.toml", [Bot(*bot) for bot in bots], header=f'name = "t"\ndeals = {deals}\n{extra}',
+                        move=2.0)
 
 
 def quiet(config: Path, db: Path, **options: object) -> object:

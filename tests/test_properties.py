@@ -10,6 +10,7 @@ whose deals differ only in hidden cards ask the same seats in the same order (5b
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from protocol.actions import BEAT, BEAT_TOP, LEAD, PASS, TAKE, Action
 from protocol.cards import CARD_NAMES, card_list, deck_mask, parse_card
-from protocol.events import event_for_seat
+from protocol.events import AnyEvent, event_for_seat
 from protocol.rules import BOUT_VARIANTS, HAND_SIZE, VARIANTS, Rules
 from protocol.views import PlayerView
 from referee.engine import BoutGame, FoolsFoolGame, Game, IllegalActionError, SeededRng, new_game, shuffled_deck
@@ -50,13 +51,13 @@ def assert_cards_accounted(game: Game) -> None:
     assert sum(m.bit_count() for m in places) == game.rules.deck
 
 
-def public_cards(game: Game) -> int:
-    """Cards the rules make public (RULES.md 9.1): the trump card, every card named in an action,
-    and in Fool's Fool every pile card. Derived from the rules, not from the events' own fields."""
+def public_cards(game: Game, events: Sequence[AnyEvent]) -> int:
+    """Cards the rules make public (RULES.md 9.1) by ``events`` of ``game``: the trump card, every card named
+    in an action, and in Fool's Fool every pile card. Derived from the rules, not from the events' own fields."""
     public = 0
     if isinstance(game, BoutGame):
         public |= 1 << game.trump_card
-    for event in game.events:
+    for event in events:
         action = getattr(event, "action", None)
         if action is not None:
             for word in action.split()[1:]:
@@ -85,18 +86,35 @@ def cards_named(obj: object) -> set[str]:
     return names
 
 
-def assert_no_leak(game: Game, ever_held: list[int]) -> None:
-    public = public_cards(game)
-    for seat in range(game.players):
-        allowed = {CARD_NAMES[c] for c in card_list(public | ever_held[seat])}
-        view = game.view(seat)
-        assert set(view.hand) == {CARD_NAMES[c] for c in card_list(game.hands[seat])}
-        assert cards_named(view) <= allowed, f"seat {seat} sees {cards_named(view) - allowed}"
-        for other, known in enumerate(view.known):
-            assert {parse_card(c) for c in known} <= set(card_list(game.hands[other]))
-        for event in game.events:
-            seen = cards_named(event_for_seat(event, seat))
-            assert seen <= allowed, f"seat {seat} is told {seen - allowed} by {event}"
+class LeakCheck:
+    """After each step: no view or event a seat receives names a card it may not know (RULES.md 9).
+
+    What a seat may know (the public cards and every card it ever held) only grows during a game, so each
+    event is checked once, when it first appears, against the smallest set it must fit: checking it again at
+    every later step (as this check once did, a cost quadratic in the game's length) cannot fail where that
+    first check passed. Views change at every step and are checked at every step.
+    """
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.public = 0
+        self.checked = 0  # events checked so far
+
+    def __call__(self, ever_held: list[int]) -> None:
+        game = self.game
+        new = game.events[self.checked:]
+        self.public |= public_cards(game, new)
+        for seat in range(game.players):
+            allowed = {CARD_NAMES[c] for c in card_list(self.public | ever_held[seat])}
+            view = game.view(seat)
+            assert set(view.hand) == {CARD_NAMES[c] for c in card_list(game.hands[seat])}
+            assert cards_named(view) <= allowed, f"seat {seat} sees {cards_named(view) - allowed}"
+            for other, known in enumerate(view.known):
+                assert {parse_card(c) for c in known} <= set(card_list(game.hands[other]))
+            for event in new:
+                seen = cards_named(event_for_seat(event, seat))
+                assert seen <= allowed, f"seat {seat} is told {seen - allowed} by {event}"
+        self.checked += len(new)
 
 
 def probe_unlisted(game: Game, rng: random.Random) -> None:
@@ -145,6 +163,7 @@ def play_random(variant: str, players: int, deck: int, deal_seed: int, choice_se
     game = new_game(rules_for(variant, deck, ask_forced_passes), players, SeededRng(deal_seed))
     rng = random.Random(choice_seed)
     ever_held = list(game.hands)
+    check_leaks = LeakCheck(game)
     steps = 0
     while game.result is None:
         assert_cards_accounted(game)
@@ -154,7 +173,7 @@ def play_random(variant: str, players: int, deck: int, deal_seed: int, choice_se
         assert game.to_move is not None and not game._is_out(game.to_move)
         assert_pass_only_requests_are_public(game, legal)
         if check_views:
-            assert_no_leak(game, ever_held)
+            check_leaks(ever_held)
         if steps % 7 == 0:
             probe_unlisted(game, rng)
         game.apply(rng.choice(legal))

@@ -21,13 +21,12 @@ from typing import Any
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
+from clirun import run
 
 from protocol.cards import CARD_NAMES
 from protocol.events import ActionTaken, CardsDrawn
 from protocol.rules import Rules
 from referee import __version__
-from referee.cli import app
 from referee.engine import SeededRng, new_game
 from referee.report.game_data import game_data
 from referee.report.page import script_json
@@ -145,12 +144,6 @@ def test_embedded_json_cannot_end_its_script_element() -> None:
 
 
 # ------------------------------------------------------------------ over a real tournament
-
-
-def run(*args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == code, result.output
-    return result.output
 
 
 @pytest.fixture(scope="module")

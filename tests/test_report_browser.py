@@ -19,10 +19,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
+from clirun import run
 
 from protocol.records import ResultRecord
-from referee.cli import app
 from referee.report.tournament_page import ReportWriter
 from referee.results.replay import parse_replay, tell
 from referee.results.store import Store
@@ -34,12 +33,6 @@ HOSTILE = Path(__file__).parent / "hostile" / "html_bot.py"
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots" / "python"
 CARD = re.compile(r"\b[6-9TJQKA][CDHS]\b")
 NAME = "T <script>window.pwned=5</script> & co"
-
-
-def run(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 @pytest.fixture(scope="module")

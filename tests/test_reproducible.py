@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from configs import Bot, write_toml
 
 from referee.tournament.config import load_config
 from referee.tournament.runner import run_tournament
@@ -31,13 +32,10 @@ def sample_config(folder: Path) -> Path:
         (folder / bot).mkdir()
         shutil.copy(SAMPLES / "python" / f"{bot}_bot.py", folder / bot)
     shutil.copytree(SAMPLES / "js", folder / "js")
-    config = folder / "t.toml"
-    config.write_text('name = "reproducible"\nplayers = 3\ndeals = 4\nrotations = "all"\n'
-                      '[[bots]]\nname = "random"\ncommand = "{python} random_bot.py"\ndir = "random"\n'
-                      '[[bots]]\nname = "random2"\ncommand = "{python} random_bot.py"\ndir = "random"\n'
-                      '[[bots]]\nname = "heuristic"\ncommand = "{python} heuristic_bot.py"\ndir = "heuristic"\n'
-                      '[[bots]]\nname = "js"\ncommand = "node bot.js"\ndir = "js"\n')
-    return config
+    bots = [Bot("random", "{python} random_bot.py", "random"), Bot("random2", "{python} random_bot.py", "random"),
+            Bot("heuristic", "{python} heuristic_bot.py", "heuristic"), Bot("js", "node bot.js", "js")]
+    header = 'name = "reproducible"\nplayers = 3\ndeals = 4\nrotations = "all"'
+    return write_toml(folder / "t.toml", bots, header=header)
 
 
 def untimed(fields: dict[str, object]) -> dict[str, object]:

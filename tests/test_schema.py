@@ -15,7 +15,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
 
 from protocol.events import AnyEvent
 from protocol.messages import (
@@ -71,11 +70,11 @@ def test_committed_schema_is_current() -> None:
 
 
 def test_durak_schema_prints_the_schema() -> None:
-    from referee.cli import app
+    from clirun import invoke
 
-    result = CliRunner().invoke(app, ["schema"])
-    assert result.exit_code == 0, result.output
-    assert result.stdout == generated_schema()
+    ran = invoke("schema")
+    assert ran.code == 0, ran.output
+    assert ran.out == generated_schema()
 
 
 def test_schema_names_the_protocol_version_and_every_message() -> None:

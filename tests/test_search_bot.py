@@ -13,12 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirun import invoke
 
 from protocol.events import event_for_seat
 from protocol.messages import GameStart, Reply, Request
 from protocol.rules import VARIANTS, Rules
-from referee.cli import app
 from referee.engine import SeededRng, new_game
 from referee.tournament.config import load_config
 from tests.test_sample_bots_offline import SAMPLES, play, running
@@ -121,9 +120,9 @@ def test_it_passes_check_bot_under_the_default_sandbox(tmp_path: Path) -> None:
     shutil.copy(SCRIPT, folder / SCRIPT.name)
     (folder / SCRIPT.name).chmod(0o644)
     tmp_path.chmod(0o755)
-    result = CliRunner().invoke(app, ["check-bot", f"{sys.executable} {folder / SCRIPT.name} --playouts 10",
-                                      "--variant", "perevodnoy", "--variant", "fools_fool", "--deck", "36"])
-    assert result.exit_code == 0 and result.stdout.rstrip().endswith("PASS"), result.stdout + result.stderr
+    ran = invoke("check-bot", f"{sys.executable} {folder / SCRIPT.name} --playouts 10",
+                 "--variant", "perevodnoy", "--variant", "fools_fool", "--deck", "36")
+    assert ran.code == 0 and ran.out.rstrip().endswith("PASS"), ran.output
 
 
 def test_the_strong_field_config_runs_the_search_bot_at_fixed_playouts() -> None:

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirun import invoke
+from configs import Bot, write_toml
 
-from referee.cli import app
 from referee.results.store import Store
 from referee.tournament.config import load_config
 from referee.tournament.secret import SeedFileError, read_seed_file, write_seed_file
@@ -108,16 +108,13 @@ def test_the_database_and_its_journals_are_owner_only(tmp_path: Path) -> None:
 
 
 def write_config(folder: Path, deals: int = 1) -> Path:
-    path = folder / "t.toml"
-    path.write_text(f'name = "t"\ndeals = {deals}\n[time]\nmove = 2.0\n'
-                    f'[[bots]]\nname = "a"\ncommand = "{{python}} bot.py play"\ndir = "{HOSTILE}"\n'
-                    f'[[bots]]\nname = "b"\ncommand = "{{python}} bot.py play"\ndir = "{HOSTILE}"\n')
-    return path
+    bots = [Bot(name, "{python} bot.py play", HOSTILE) for name in ("a", "b")]
+    return write_toml(folder / "t.toml", bots, header=f'name = "t"\ndeals = {deals}', move=2.0)
 
 
 def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.output
+    ran = invoke(*args)
+    return ran.code, ran.output
 
 
 def stored_seed(db: Path) -> int:

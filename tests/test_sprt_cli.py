@@ -10,20 +10,17 @@ import sys
 import time
 from pathlib import Path
 
+from clirun import invoke
 from proctools import start_durak, stop_with
-from typer.testing import CliRunner
 
-from referee.cli import app
 from referee.cli.exitcodes import ExitCode
 from referee.tournament.secret import write_seed_file
 from tests.test_sprt_run import sample_config
 
-runner = CliRunner()
-
 
 def sprt(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["sprt", *args])
-    return result.exit_code, result.stdout, result.stderr
+    ran = invoke("sprt", *args)
+    return ran.code, ran.out, ran.err
 
 
 def test_heuristic_against_random_accepts_h1_and_the_same_command_resumes_to_it(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from configs import Bot, write_toml
 
 from referee.rating.sprt import Hypotheses, sprt_state
 from referee.results.store import Store
@@ -22,13 +23,9 @@ SEED = 11
 
 def sample_config(folder: Path, *, extra: str = "") -> Path:
     """heuristic, random and a second random, at the process level (quick to start)."""
-    lines = [f'name = "ab"\nsandbox = "process"\n{extra}\n[time]\nmove = 2.0\n']
-    for name, script in (("heur", "heuristic_bot.py"), ("rand", "random_bot.py"), ("rand2", "random_bot.py")):
-        lines.append(f'[[bots]]\nname = "{name}"\ncommand = "{{python}} {script}"\ndir = "{SAMPLES}"\n'
-                     f'files = ["{script}"]\n')
-    path = folder / "ab.toml"
-    path.write_text("\n".join(lines))
-    return path
+    bots = [Bot(name, f"{{python}} {script}", SAMPLES, files=[script])
+            for name, script in (("heur", "heuristic_bot.py"), ("rand", "random_bot.py"), ("rand2", "random_bot.py"))]
+    return write_toml(folder / "ab.toml", bots, header=f'name = "ab"\nsandbox = "process"\n{extra}', move=2.0)
 
 
 def outcome(table: tuple[str, ...], winner: str | None) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from configs import Bot, write_toml
 from proctools import start_durak, stop_with
 from typer.testing import CliRunner
 
@@ -37,12 +38,9 @@ HOSTILE = Path(__file__).parent / "hostile"
 
 def write_config(folder: Path, bots: dict[str, str], *, deals: int = 3, players: int = 2, extra: str = "") -> Path:
     """A config of the hostile test bot in its behaviours: ``{"a": "play", "b": "crash after=2"}``."""
-    lines = [f'name = "t"\nplayers = {players}\ndeals = {deals}\n{extra}\n[time]\nmove = 2.0\n']
-    for name, behaviour in bots.items():
-        lines.append(f'[[bots]]\nname = "{name}"\ncommand = "{{python}} bot.py {behaviour}"\ndir = "{HOSTILE}"\n')
-    path = folder / "t.toml"
-    path.write_text("\n".join(lines))
-    return path
+    entries = [Bot(name, f"{{python}} bot.py {behaviour}", HOSTILE) for name, behaviour in bots.items()]
+    header = f'name = "t"\nplayers = {players}\ndeals = {deals}\n{extra}'
+    return write_toml(folder / "t.toml", entries, header=header, move=2.0)
 
 
 def stored(db: Path) -> dict[str, ResultRecord]:
