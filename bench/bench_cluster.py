@@ -49,7 +49,7 @@ from referee.tournament.config import load_config  # noqa: E402
 from referee.tournament.coordinator import game_row as stored_game  # noqa: E402
 from referee.tournament.executors.dask import BATCH_GAMES  # noqa: E402
 from referee.tournament.executors.local import DONE  # noqa: E402
-from referee.tournament.runner import run_tournament  # noqa: E402
+from referee.tournament.runner import RunRequest, run_tournament  # noqa: E402
 from referee.tournament.schedule import Slot, schedule  # noqa: E402
 from referee.tournament.worker import Job, WorkerSetup, play_job, start_worker  # noqa: E402
 
@@ -88,7 +88,7 @@ def play(path: Path, db: Path, jobs: int | None, cluster: str | None) -> tuple[i
     if db.exists():
         db.unlink()
     start = time.perf_counter()
-    summary = run_tournament(load_config(path), db, jobs, False, io.StringIO(), cluster=cluster)
+    summary = run_tournament(load_config(path), RunRequest(db, jobs=jobs, cluster=cluster), io.StringIO())
     return summary.played, time.perf_counter() - start
 
 

@@ -40,7 +40,7 @@ from protocol.rules import Rules  # noqa: E402
 from referee.rating.outcomes import outcome_text  # noqa: E402
 from referee.results.store import Store, StoredGame  # noqa: E402
 from referee.tournament.config import load_config  # noqa: E402
-from referee.tournament.runner import run_tournament  # noqa: E402
+from referee.tournament.runner import RunRequest, run_tournament  # noqa: E402
 
 
 def config_text(bots: dict[str, tuple[str, str]], deals: int, restart: str, sandbox: str | None = None) -> str:
@@ -70,7 +70,7 @@ def throughput(deals: int, kind: str, sandbox: str | None, restarts: tuple[str, 
                 path.write_text(config_text(bots, deals, restart, sandbox))
                 db = Path(tmp) / f"{restart}{jobs}.db"
                 start = time.perf_counter()
-                summary = run_tournament(load_config(path), db, jobs, False, io.StringIO())
+                summary = run_tournament(load_config(path), RunRequest(db, jobs=jobs), io.StringIO())
                 seconds = time.perf_counter() - start
                 with Store(db, create=False) as store:
                     timeouts = sum(v.kind == "timeout" for r in store.records() for v in r.verdicts)

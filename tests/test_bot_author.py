@@ -21,7 +21,7 @@ from protocol.records import ResultRecord, stderr_text
 from referee.results.narrate import describe_event
 from referee.results.store import Store
 from referee.tournament.config import load_config
-from referee.tournament.runner import run_tournament
+from referee.tournament.runner import RunRequest, run_tournament
 from tests.test_match import shell
 from tests.test_tournament_run import write_config
 
@@ -118,7 +118,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     folder = tmp_path_factory.mktemp("arena")
     config = write_config(folder, {"alice": "play saw=1", "bob": "crash after=3"}, deals=1)
     db = folder / "t.db"
-    run_tournament(load_config(config), db, 1, False, io.StringIO())
+    run_tournament(load_config(config), RunRequest(db, jobs=1), io.StringIO())
     with Store(db, create=False) as store:
         game = next(store.records()).game
     return db, game

@@ -31,7 +31,7 @@ from referee.cli.exitcodes import ExitCode
 from referee.results.store import decode_stderr
 from referee.tournament.config import load_config
 from referee.tournament.executors.dask import ClusterExecutor, ClusterUnavailable  # imports Dask only when one is made
-from referee.tournament.runner import RunSummary, run_tournament
+from referee.tournament.runner import RunRequest, RunSummary, run_tournament
 from referee.tournament.secret import write_seed_file
 
 if os.environ.get("CI") == "true":
@@ -70,9 +70,11 @@ def test_a_cluster_stores_the_games_a_local_run_stores(tmp_path: Path, cluster: 
         pytest.fail("node is needed for the JavaScript sample bot")
     monkeypatch.setattr(ClusterExecutor, "batch_games", 10)  # several batches on each worker
     config, seed_file = sample_config(tmp_path), _seeded(tmp_path)
-    local = run_tournament(load_config(config), tmp_path / "local.db", 2, False, io.StringIO(), seed_file=seed_file)
-    remote = run_tournament(load_config(config), tmp_path / "cluster.db", None, False, io.StringIO(),
-                            seed_file=seed_file, cluster=cluster.scheduler_address)
+    local = run_tournament(load_config(config),
+                           RunRequest(tmp_path / "local.db", jobs=2, seed_file=seed_file), io.StringIO())
+    remote = run_tournament(load_config(config),
+                            RunRequest(tmp_path / "cluster.db", seed_file=seed_file,
+                                       cluster=cluster.scheduler_address), io.StringIO())
     assert local.played == remote.played == 4 * 6 * 4
     assert stored_games(tmp_path / "local.db") == stored_games(tmp_path / "cluster.db")
     # the run's referee workers are gone from the Dask workers once it is over
@@ -121,8 +123,9 @@ def test_a_worker_killed_mid_run_loses_nothing_and_stores_nothing_twice(tmp_path
 
         def run() -> None:
             try:
-                outcome.append(run_tournament(load_config(config), db, None, False, io.StringIO(),
-                                              seed_file=seed_file, cluster=local.scheduler_address))
+                outcome.append(run_tournament(load_config(config),
+                                              RunRequest(db, seed_file=seed_file, cluster=local.scheduler_address),
+                                              io.StringIO()))
             except BaseException as exc:
                 outcome.append(exc)
 
@@ -148,7 +151,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_stores_nothing_twice(tmp_path
     for orphan in playing[victim]:  # the killed worker's referee worker died with it (parent-death signal)
         assert not _alive(orphan)
     local_db = tmp_path / "local.db"
-    run_tournament(load_config(config), local_db, 2, False, io.StringIO(), seed_file=seed_file)
+    run_tournament(load_config(config), RunRequest(local_db, jobs=2, seed_file=seed_file), io.StringIO())
     assert stored_games(db) == stored_games(local_db)
 
 
@@ -224,7 +227,7 @@ def test_a_bot_on_a_worker_cannot_reach_the_scheduler_or_a_worker(tmp_path: Path
         f'[[bots]]\nname = "p{i}"\ncommand = "{{python}} probe.py"\ndir = "probe"\nenv = {{ PROBE = '
         f'"{",".join(targets)}" }}\n' for i in range(2)))
     db = tmp_path / "t.db"
-    summary = run_tournament(load_config(config), db, None, False, io.StringIO(), cluster=cluster.scheduler_address)
+    summary = run_tournament(load_config(config), RunRequest(db, cluster=cluster.scheduler_address), io.StringIO())
     assert summary.played == 4
     with closing(sqlite3.connect(db)) as con:
         texts = [chunk.text for (blob,) in con.execute("SELECT stderr FROM games")
@@ -283,8 +286,7 @@ def test_a_tls_cluster_plays_with_dasks_tls_settings_and_refuses_plain_tcp(tmp_p
         for cluster, text in ((address.replace("tls://", "tcp://"), "cannot reach the Dask scheduler"),
                               (address, "hold no client certificate")):  # this process has no TLS settings
             with pytest.raises(ClusterUnavailable, match=text):
-                run_tournament(load_config(config), tmp_path / "refused.db", None, False, io.StringIO(),
-                               cluster=cluster)
+                run_tournament(load_config(config), RunRequest(tmp_path / "refused.db", cluster=cluster), io.StringIO())
     assert secure.returncode == 0, secure.stderr
     assert "24 games played now, 24/24 stored" in secure.stdout
     assert _count(tmp_path / "refused.db") == (0, 0)
@@ -298,6 +300,6 @@ def test_a_worker_whose_checks_stall_is_an_error_not_a_wait_for_ever(tmp_path: P
     bots, startup = 3, load_config(config).time_control().startup_time
     monkeypatch.setattr(executor, "_CHECK_SECONDS", -2 * startup * bots)  # no time at all for the checks
     with pytest.raises(ClusterUnavailable, match=r"^Dask worker tcp://\S+ did not finish its checks within 0 s$"):
-        run_tournament(load_config(config), tmp_path / "t.db", None, False, io.StringIO(),
-                       cluster=cluster.scheduler_address)
+        run_tournament(load_config(config),
+                       RunRequest(tmp_path / "t.db", cluster=cluster.scheduler_address), io.StringIO())
     assert _count(tmp_path / "t.db") == (0, 0)

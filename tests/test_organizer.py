@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.results.store import SCHEMA_VERSION, Store
 from referee.tournament.config import load_config
-from referee.tournament.runner import PreflightError, TournamentError, run_tournament
+from referee.tournament.runner import PreflightError, RunRequest, TournamentError, run_tournament
 
 runner = CliRunner()
 
@@ -43,7 +43,7 @@ def bots_config(folder: Path, bots: list[tuple[str, str, str]], *, deals: int = 
 
 
 def quiet(config: Path, db: Path, **options: object) -> object:
-    return run_tournament(load_config(config), db, 1, False, io.StringIO(), **options)  # type: ignore[arg-type]
+    return run_tournament(load_config(config), RunRequest(db, jobs=1, **options), io.StringIO())  # type: ignore[arg-type]
 
 
 def count(db: Path, table: str = "games") -> int:
@@ -227,8 +227,8 @@ def test_games_lists_filters_and_numbers_games_replay_takes_a_number_and_tournam
         tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     quiet(write_config(tmp_path, {"a": "play", "b": "illegal after=2"}, deals=2), db)  # b: 3 illegal, disqualified
-    run_tournament(load_config(write_config(tmp_path, {"a": "play", "b": "play"}, deals=1,
-                                            extra='variant = "chase"')), db, 1, True, io.StringIO())
+    chase = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1, extra='variant = "chase"')
+    run_tournament(load_config(chase), RunRequest(db, jobs=1, fresh=True), io.StringIO())
     listed = runner.invoke(app, ["tournaments", str(db)])
     assert listed.exit_code == 0
     lines = listed.output.splitlines()

@@ -19,7 +19,7 @@ import pytest
 from configs import Bot, write_toml
 
 from referee.tournament.config import load_config
-from referee.tournament.runner import run_tournament
+from referee.tournament.runner import RunRequest, run_tournament
 from referee.tournament.secret import write_seed_file
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
@@ -61,7 +61,7 @@ def test_the_same_config_and_seed_store_the_same_games_at_any_jobs(tmp_path: Pat
     runs = []
     for name, jobs in (("one", 1), ("two", 2), ("two-again", 2)):
         db = tmp_path / f"{name}.db"
-        summary = run_tournament(load_config(config), db, jobs, False, io.StringIO(), seed_file=seed_file)
+        summary = run_tournament(load_config(config), RunRequest(db, jobs=jobs, seed_file=seed_file), io.StringIO())
         assert summary.played == 4 * 6 * 4  # C(4, 3) tables x 4 deals x 3! seatings
         runs.append(stored_games(db))
     assert runs[0] == runs[1] == runs[2]

@@ -13,7 +13,7 @@ from referee.rating.sprt import Hypotheses, sprt_state
 from referee.results.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
-from referee.tournament.runner import TournamentError, run_tournament
+from referee.tournament.runner import RunRequest, TournamentError, run_tournament
 from referee.tournament.sprt_run import GroupTracker, SprtCourse, SprtError, SprtTest, placing, sprt_setup
 from referee.tournament.sprt_schedule import SprtPlan
 
@@ -124,7 +124,7 @@ def test_heuristic_against_random_reaches_h1_and_a_resume_reproduces_it(tmp_path
     db = tmp_path / "ab.db"
     course = SprtCourse(loaded, plan, SprtTest(0, 100, max_games=200))
     stream = io.StringIO()
-    summary = run_tournament(loaded, db, 2, False, stream, course=course)
+    summary = run_tournament(loaded, RunRequest(db, jobs=2), stream, course=course)
     state = course.state
     assert state.decision == "H1" and state.score is not None and state.score > 0.5
     assert state.games == 2 * state.groups and summary.played >= state.games
@@ -135,19 +135,19 @@ def test_heuristic_against_random_reaches_h1_and_a_resume_reproduces_it(tmp_path
         stored = store.slot_outcomes(active.id)
     assert {s.key for s in plan.groups(active.seed, 0, state.groups)} <= set(stored)
     again = SprtCourse(loaded, plan, SprtTest(0, 100, max_games=200))
-    resumed = run_tournament(loaded, db, 2, False, io.StringIO(), course=again)
+    resumed = run_tournament(loaded, RunRequest(db, jobs=2), io.StringIO(), course=again)
     assert resumed.played == 0 and again.state == state
     other = SprtCourse(loaded, plan, SprtTest(0, 50, max_games=200))
     with pytest.raises(TournamentError, match="another SPRT"):
-        run_tournament(loaded, db, 2, False, io.StringIO(), course=other)
+        run_tournament(loaded, RunRequest(db, jobs=2), io.StringIO(), course=other)
 
 
 def test_max_games_truncates_and_a_larger_one_goes_on(tmp_path: Path) -> None:
     loaded, plan = sprt_setup(load_config(sample_config(tmp_path)), "rand", "rand2")
     db = tmp_path / "ab.db"
     course = SprtCourse(loaded, plan, SprtTest(-5, 5, max_games=6))
-    summary = run_tournament(loaded, db, 1, False, io.StringIO(), course=course)
+    summary = run_tournament(loaded, RunRequest(db, jobs=1), io.StringIO(), course=course)
     assert course.state.decision == "truncated" and course.state.games == 6 and summary.played == 6
     longer = SprtCourse(loaded, plan, SprtTest(-5, 5, max_games=10))
-    more = run_tournament(loaded, db, 1, False, io.StringIO(), course=longer)
+    more = run_tournament(loaded, RunRequest(db, jobs=1), io.StringIO(), course=longer)
     assert longer.state.decision == "truncated" and longer.state.groups == 5 and more.played == 4

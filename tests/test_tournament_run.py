@@ -27,7 +27,7 @@ from referee.cli import app
 from referee.results.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
-from referee.tournament.runner import Interrupted, TournamentError, run_tournament
+from referee.tournament.runner import Interrupted, RunRequest, TournamentError, run_tournament
 from referee.tournament.schedule import schedule
 from referee.tournament.secret import write_seed_file
 from referee.tournament.stop_signals import Terminated as _Terminated
@@ -51,7 +51,7 @@ def stored(db: Path) -> dict[str, ResultRecord]:
 def test_a_tournament_stores_every_scheduled_game_once_and_resume_plays_nothing(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"a": "play", "b": "play", "c": "play"})
     db = tmp_path / "t.db"
-    first = run_tournament(load_config(config), db, jobs=2, fresh=False, progress_stream=io.StringIO())
+    first = run_tournament(load_config(config), RunRequest(db, jobs=2), io.StringIO())
     assert first.played == first.total_games == 3 * 3 * 2  # 3 tables x 3 deals x 2 rotations
     records = stored(db)
     assert len(records) == 18
@@ -60,17 +60,18 @@ def test_a_tournament_stores_every_scheduled_game_once_and_resume_plays_nothing(
     assert active is not None  # the seed was drawn and stored
     assert {r.deal for r in records.values()} == {s.deal_key for s in schedule(load_config(config).config,
                                                                                active.seed)}
-    again = run_tournament(load_config(config), db, jobs=2, fresh=False, progress_stream=io.StringIO())
+    again = run_tournament(load_config(config), RunRequest(db, jobs=2), io.StringIO())
     assert again.played == 0 and len(stored(db)) == 18
 
 
 def test_more_deals_play_only_the_new_slots(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     devnull = io.StringIO()
-    run_tournament(load_config(write_config(tmp_path, {"a": "play", "b": "play"}, deals=2)), db, 1, False, devnull)
+    run_tournament(load_config(write_config(tmp_path, {"a": "play", "b": "play"}, deals=2)),
+                   RunRequest(db, jobs=1), devnull)
     before = stored(db)
-    more = run_tournament(load_config(write_config(tmp_path, {"a": "play", "b": "play"}, deals=4)), db, 1, False,
-                          devnull)
+    more = run_tournament(load_config(write_config(tmp_path, {"a": "play", "b": "play"}, deals=4)),
+                          RunRequest(db, jobs=1), devnull)
     assert more.played == 4
     after = stored(db)
     assert len(after) == 8 and all(after[key] == record for key, record in before.items())
@@ -80,11 +81,11 @@ def test_a_changed_schedule_or_bot_is_refused_unless_fresh(tmp_path: Path) -> No
     db = tmp_path / "t.db"
     devnull = io.StringIO()
     config = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1)
-    run_tournament(load_config(config), db, 1, False, devnull)
+    run_tournament(load_config(config), RunRequest(db, jobs=1), devnull)
     changed = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1, extra='variant = "chase"')
     with pytest.raises(TournamentError, match="different schedule"):
-        run_tournament(load_config(changed), db, 1, False, devnull)
-    fresh = run_tournament(load_config(changed), db, 1, True, devnull)
+        run_tournament(load_config(changed), RunRequest(db, jobs=1), devnull)
+    fresh = run_tournament(load_config(changed), RunRequest(db, jobs=1, fresh=True), devnull)
     assert fresh.played == 2 and fresh.tournament.id == 2
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 4  # the old rows are kept
@@ -98,16 +99,16 @@ def test_a_bot_whose_files_changed_is_refused(tmp_path: Path) -> None:
     config.write_text('name = "t"\ndeals = 1\n[[bots]]\nname = "a"\ncommand = "{python} bot.py play"\n'
                       'dir = "bot"\n[[bots]]\nname = "b"\ncommand = "{python} bot.py play"\ndir = "bot"\n')
     db = tmp_path / "t.db"
-    run_tournament(load_config(config), db, 1, False, io.StringIO())
+    run_tournament(load_config(config), RunRequest(db, jobs=1), io.StringIO())
     (bot_dir / "notes.txt").write_text("a new file changes the bot's hash")
     with pytest.raises(TournamentError, match="bot 'a' changed since its stored games"):
-        run_tournament(load_config(config), db, 1, False, io.StringIO())
+        run_tournament(load_config(config), RunRequest(db, jobs=1), io.StringIO())
 
 
 def test_a_bot_failing_three_games_in_a_row_is_disqualified(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"good": "play", "bad": "crash"}, deals=5, extra="max_failures = 3")
     db = tmp_path / "t.db"
-    summary = run_tournament(load_config(config), db, 1, False, io.StringIO())
+    summary = run_tournament(load_config(config), RunRequest(db, jobs=1), io.StringIO())
     assert list(summary.disqualified) == ["bad"]
     assert summary.disqualified["bad"].startswith("lost 3 games in a row by a verdict (the last: crash: bot exited")
     records = list(stored(db).values())
@@ -151,8 +152,8 @@ def test_sigkill_mid_run_then_resume_stores_exactly_the_uninterrupted_games(tmp_
     write_seed_file(seed_file, 5)  # both runs deal the same decks
     whole = tmp_path / "whole"
     whole.mkdir()
-    run_tournament(load_config(write_config(whole, bots, deals=6)), whole / "t.db", 2, False,
-                   io.StringIO(), seed_file=seed_file)
+    run_tournament(load_config(write_config(whole, bots, deals=6)),
+                   RunRequest(whole / "t.db", jobs=2, seed_file=seed_file), io.StringIO())
     expected = stored(whole / "t.db")
     cut = tmp_path / "cut"
     cut.mkdir()
@@ -294,7 +295,7 @@ def test_ctrl_c_inside_the_wait_for_finished_games_does_not_hang_the_stop(tmp_pa
     threading.Thread(target=interrupt, daemon=True).start()
     start = time.monotonic()
     with pytest.raises(Interrupted, match="interrupted: "):
-        run_tournament(load_config(config), tmp_path / "t.db", 2, False, io.StringIO())
+        run_tournament(load_config(config), RunRequest(tmp_path / "t.db", jobs=2), io.StringIO())
     assert time.monotonic() - start < worker.WORKER_CLEANUP
 
 
@@ -430,5 +431,5 @@ def test_jobs_and_a_cluster_do_not_go_together(tmp_path: Path) -> None:
     keyed = config.with_name("keyed.toml")
     keyed.write_text('cluster = "tcp://127.0.0.1:9"\n' + config.read_text())
     with pytest.raises(TournamentError, match="--jobs is for a run on this machine"):
-        run_tournament(load_config(keyed), db, 2, False, io.StringIO())
+        run_tournament(load_config(keyed), RunRequest(db, jobs=2), io.StringIO())
     assert not db.exists()

@@ -37,7 +37,7 @@ from referee.tournament.config import LoadedConfig, load_config
 from referee.tournament.course import Course
 from referee.tournament.errors import Interrupted
 from referee.tournament.executors.dask import ClusterUnavailable
-from referee.tournament.runner import RunSummary, run_tournament
+from referee.tournament.runner import RunRequest, RunSummary, run_tournament
 from referee.tournament.sprt_run import SprtCourse, SprtRequest, format_state, sprt_setup
 from referee.tournament.worker import WorkerFailed
 
@@ -89,9 +89,10 @@ def resumable(resume: str) -> Iterator[None]:
 
 def run(loaded: LoadedConfig, db_path: Path, options: RunOptions, course: Course | None = None) -> RunSummary:
     """:func:`run_tournament` with the run options of the command line."""
-    return run_tournament(loaded, db_path, options.jobs, options.fresh, bots_as_root=options.bots_as_root,
-                          seed_file=Path(options.seed_file) if options.seed_file is not None else None,
-                          changed_bots=options.changed_bots, cluster=options.cluster, course=course)
+    request = RunRequest(db_path, jobs=options.jobs, fresh=options.fresh, bots_as_root=options.bots_as_root,
+                         seed_file=Path(options.seed_file) if options.seed_file is not None else None,
+                         changed_bots=options.changed_bots, cluster=options.cluster)
+    return run_tournament(loaded, request, course=course)
 
 
 def default_database(config: str) -> Path:

@@ -30,6 +30,31 @@ from referee.tournament.worker import WorkerSetup, bot_command
 
 
 @dataclass(frozen=True)
+class RunRequest:
+    """Where and how a run plays.
+
+    Attributes:
+        db_path: the results database (made, or resumed).
+        jobs: workers on this machine (None: one per core); not with a cluster.
+        fresh: start a new tournament in the database even if its stored one differs (the old is kept).
+        seed_file: a private file holding the seed of a new tournament (:func:`read_seed_file`).
+        bots_as_root: let bots that no unprivileged uid can reach run as root (trusted bots only).
+        changed_bots: one of :data:`CHANGED_POLICIES`, for bots whose identity changed since their stored
+            games: ``replay`` moves those games to history and plays them again, ``keep`` keeps them rated;
+            both lift a disqualification.
+        cluster: a Dask scheduler's address to play on (else the config's ``cluster`` key, if any).
+    """
+
+    db_path: Path
+    jobs: int | None = None
+    fresh: bool = False
+    seed_file: Path | None = None
+    bots_as_root: bool = False
+    changed_bots: str | None = None
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
 class _RunPlan:
     """What :func:`run_tournament` was asked, checked, for playing a course."""
 
@@ -43,21 +68,17 @@ class _RunPlan:
     progress_stream: TextIO | None
 
 
-def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh: bool,
-                   progress_stream: TextIO | None = None, *, seed_file: Path | None = None,
-                   bots_as_root: bool = False, changed_bots: str | None = None,
-                   cluster: str | None = None, course: Course | None = None) -> RunSummary:
-    """Play every slot of the schedule not yet stored in ``db_path``, in ``jobs`` workers (None: one per core),
-    each pinned with the bots of its games to a core of its own; or, given ``cluster`` (a Dask scheduler's
-    address, else the config's ``cluster`` key), on the workers of that Dask cluster. ``course``: what to play
-    in place of the config's schedule (an SPRT; ``loaded`` then holds only its bots).
+def run_tournament(loaded: LoadedConfig, request: RunRequest, progress_stream: TextIO | None = None, *,
+                   course: Course | None = None) -> RunSummary:
+    """Play every slot of the schedule not yet stored in ``request.db_path``, in ``request.jobs`` workers (None:
+    one per core), each pinned with the bots of its games to a core of its own; or, given a cluster (a Dask
+    scheduler's address, else the config's ``cluster`` key), on the workers of that Dask cluster, with a
+    progress line on ``progress_stream``. ``course``: what to play in place of the config's schedule (an SPRT;
+    ``loaded`` then holds only its bots).
 
-    A new tournament's seed is ``seed_file``'s (:func:`read_seed_file`), else drawn; it is kept in the
-    database only. A stored tournament keeps its seed (``seed_file``, if given, must hold the same).
-    Before the first game every bot is started and handshaken once in its sandbox (the preflight).
-    ``changed_bots`` (one of :data:`CHANGED_POLICIES`) accepts bots whose identity changed since their stored
-    games: ``replay`` moves those games to history and plays them again, ``keep`` keeps them rated; both
-    lift a disqualification.
+    A new tournament's seed is the seed file's, else drawn; it is kept in the database only. A stored
+    tournament keeps its seed (a seed file, if given, must hold the same). Before the first game every bot is
+    started and handshaken once in its sandbox (the preflight).
 
     :raises TournamentError: the database holds a different schedule, seed or bot (without ``fresh``), or
         ``jobs`` is given for the config's cluster.
@@ -69,6 +90,8 @@ def run_tournament(loaded: LoadedConfig, db_path: Path, jobs: int | None, fresh:
     :raises Interrupted: on Ctrl-C or SIGTERM, after the finished slots are stored.
     :raises StoreError: the database cannot be written (finished slots stay stored).
     """
+    db_path, jobs, cluster, seed_file = request.db_path, request.jobs, request.cluster, request.seed_file
+    fresh, bots_as_root, changed_bots = request.fresh, request.bots_as_root, request.changed_bots
     if jobs is not None and cluster is not None:
         raise RunOptionsError("--jobs is for a run on this machine: with --cluster, the Dask workers' threads "
                               "(dask worker --nthreads) set how many games run at once")
