@@ -55,7 +55,7 @@ def _show(value: object) -> str:
 
 
 @app.command(name="selfplay")
-def selfplay_command(
+def selfplay_command(  # noqa: PLR0913 (a typer command: a parameter per option)
     variant: VariantArg = "podkidnoy",
     players: Annotated[int, typer.Option("--players", "-n", min=2, max=6, help="Players at the table, 2-6.")] = 2,
     deck: Annotated[int, typer.Option("--deck", help="36 or 52 cards.")] = 36,
@@ -82,7 +82,7 @@ def selfplay_command(
 
 
 @app.command()
-def play(
+def play(  # noqa: PLR0913 (a typer command: a parameter per option)
     bots: Annotated[list[str], typer.Argument(
         help="Bot commands, one per seat in seat order, split like a shell; NAME=COMMAND names a bot.")],
     variant: VariantArg = "podkidnoy",
@@ -135,7 +135,7 @@ def play(
 
 
 @app.command(name="check-bot")
-def check_bot_command(
+def check_bot_command(  # noqa: PLR0913 (a typer command: a parameter per option)
     command: Annotated[str, typer.Argument(help="The bot's command, split like a shell.")],
     variants: Annotated[list[str] | None, typer.Option(
         "--variant", "-v", help=f"Check this variant (repeatable; default: all of {', '.join(VARIANTS)}).")] = None,

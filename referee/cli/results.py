@@ -41,7 +41,7 @@ one table (the rows, or --h2h pairs, or --stats). The columns:
 \b
 {LEGEND}
 """)
-def leaderboard(
+def leaderboard(  # noqa: PLR0913 (a typer command: a parameter per option)
     source: Annotated[str, typer.Argument(help="A results database, or a JSON-lines file of result records.")],
     mode: Annotated[Literal["fool", "order"], typer.Option(
         "--mode", help="fool: everyone beats the fool; order: finishing order.")] = "fool",

@@ -102,7 +102,7 @@ def default_database(config: str) -> Path:
 
 
 @app.command()
-def tournament(
+def tournament(  # noqa: PLR0913 (a typer command: a parameter per option)
     config: Annotated[str, typer.Argument(help="The tournament config (TOML), e.g. sample_bots/tournament.toml.")],
     jobs: JobsOption = None,
     db: DbOption = None,
@@ -160,7 +160,7 @@ def default_sprt_database(config: str) -> Path:
 
 
 @app.command()
-def sprt(
+def sprt(  # noqa: PLR0913 (a typer command: a parameter per option)
     config: Annotated[str, typer.Argument(help="The config (TOML) whose bots, rules, time, limits, sandbox, "
                                                "rotations and series the test uses; its schedule keys are ignored.")],
     new: Annotated[str | None, typer.Argument(
