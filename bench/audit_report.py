@@ -1,4 +1,4 @@
-"""The hidden-information audit of tests/test_audit.py at a chosen size, as a report.
+"""The hidden-information audit of tests/test_hidden_info_audit.py at a chosen size, as a report.
 
 Run by hand from the project root::
 
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from test_audit import AuditCounts, run_audit  # noqa: E402
+from test_hidden_info_audit import AuditCounts, run_audit  # noqa: E402
 
 from protocol.rules import VARIANTS  # noqa: E402
 

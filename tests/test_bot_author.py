@@ -22,7 +22,7 @@ from referee.results.narrate import describe_event
 from referee.results.store import Store
 from referee.tournament.config import load_config
 from referee.tournament.runner import RunRequest, run_tournament
-from tests.test_match import shell
+from tests.test_match_hostile_bots import shell
 from tests.test_tournament_run import write_config
 
 ROOT = Path(__file__).resolve().parent.parent

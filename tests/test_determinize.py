@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_properties import assert_cards_accounted, games, rules_for
+from test_rules_properties import assert_cards_accounted, games, rules_for
 
 from protocol.events import AnyEvent, event_for_seat
 from protocol.rules import Rules

@@ -1,4 +1,4 @@
-"""A Durak bot that plays the first legal action and misbehaves as told (tests/test_match.py).
+"""A Durak bot that plays the first legal action and misbehaves as told (tests/test_match_hostile_bots.py).
 
     bot.py BEHAVIOUR [after=N] [delay=SECONDS] [log=FILE] [once=FILE] [fork=1] [term=ignore]
 

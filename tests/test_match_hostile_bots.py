@@ -43,7 +43,7 @@ WATCHDOG = 30  # seconds: a test still running by then means the referee hung
 SEED = 7
 
 
-# -- processes and fds (as in test_process.py) ------------------------------------------------
+# -- processes and fds (as in test_bot_process.py) ------------------------------------------------
 
 
 

@@ -13,7 +13,7 @@ The pass tests build positions from explicit decks where a seat chooses ``pass``
 versus the same position where pass is its only move (asked with ``ask_forced_passes``, the default; automatic
 without it), and compare what the other seats receive and when each seat is asked.
 
-Counts: ``pytest tests/test_audit.py -s`` prints them; ``python bench/audit_report.py`` runs a larger audit.
+Counts: ``pytest tests/test_hidden_info_audit.py -s`` prints them; ``python bench/audit_report.py`` runs a larger audit.
 ``AUDIT_GAMES`` (environment) sets the games per variant (default 1000).
 """
 
