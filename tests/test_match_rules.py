@@ -26,7 +26,7 @@ from referee.bots.errors import (
 )
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
-from referee.games.match import play_game, play_series
+from referee.games.match import Series, play_game, play_series
 from referee.results.record import GameRecord
 
 SEED = 7
@@ -187,7 +187,7 @@ def test_a_series_restarts_the_offender_and_the_fool_deals_next() -> None:
     persists, and every game of the series is played and reported to both."""
     hostile = ScriptedBot("hostile", faults=[Fault(BotCrashed("bot exited: exit code 3"), move=2, game=1)])
     correct = ScriptedBot("correct")
-    records = play_series(Rules(), clients([hostile, correct]), 3, SEED)
+    records = play_series(Series(Rules(), 3, SEED), clients([hostile, correct]))
     assert [r.game for r in records] == ["g1", "g2", "g3"]
     assert [v.kind for v in records[0].verdicts] == ["crash"] and records[0].result.fools == [0]
     assert [r.verdicts for r in records[1:]] == [[], []]
@@ -204,7 +204,7 @@ def test_a_series_restarts_the_offender_and_the_fool_deals_next() -> None:
 def test_a_fault_in_a_later_game_of_a_series_forfeits_only_that_game() -> None:
     hostile = ScriptedBot("hostile", faults=[Fault(BotTimeout("no reply"), move=1, game=2)])
     correct = ScriptedBot("correct")
-    records = play_series(Rules(), clients([correct, hostile]), 3, SEED)
+    records = play_series(Series(Rules(), 3, SEED), clients([correct, hostile]))
     assert [[v.kind for v in r.verdicts] for r in records] == [[], ["timeout"], []]
     assert records[1].result.fools == [1] and records[1].verdicts[0].bot == "hostile"
     assert records[2].dealer == 1, "the forfeiter of game 2 deals game 3"

@@ -22,7 +22,7 @@ import pytest
 from clirun import run
 
 from protocol.records import ResultRecord
-from referee.report.tournament_page import ReportWriter
+from referee.report.tournament_page import PageOptions, ReportWriter
 from referee.results.replay import parse_replay, tell
 from referee.results.store import Store
 from tests.browser import browser, console_errors, open_page, wait_for
@@ -258,7 +258,7 @@ def test_games_in_chunk_files_beside_the_page_open_from_file_urls(browser: Any, 
 
 def test_a_live_report_reloads_itself_but_not_under_an_open_game(browser: Any, arena: Path) -> None:
     page = arena / "live.html"
-    ReportWriter(arena / "t.db", page, refresh=1).write()
+    ReportWriter(arena / "t.db", page, PageOptions(refresh=1)).write()
     open_page(browser, page)
     # read in one script each: the page reloads every second, which makes a found element stale
     assert "reloads itself every 1 s" in browser.execute_script("return document.getElementById('live').textContent")
