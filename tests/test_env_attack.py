@@ -18,14 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clirun import invoke
 from sandboxes import BWRAP, IS_ROOT, PROCESS, needs_bwrap
-from typer.testing import CliRunner
 
 import referee.bots.launcher as launcher
 import referee.bots.plan as plan
 from referee.bots import BotCommand, BotLaunchError, BotProcess
 from referee.bots.sandbox.isolation import PLAIN, Isolation
-from referee.cli.app import app
 from referee.tournament.config import ConfigError, load_config
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="the attack library is built with gcc")
@@ -132,8 +131,8 @@ def test_a_refused_variable_is_one_line_naming_it_wherever_a_bot_env_is_given(
 
 def test_durak_play_refuses_a_loader_variable_in_one_line(attack: Attack) -> None:
     bot = f"{sys.executable} {Path(__file__).parent.parent / 'sample_bots' / 'python' / 'random_bot.py'}"
-    done = CliRunner().invoke(app, ["play", bot, bot, "--env", f"1:LD_PRELOAD={attack.library}"])
-    assert done.exit_code == 2
+    done = invoke("play", bot, bot, "--env", f"1:LD_PRELOAD={attack.library}")
+    assert done.code == 2
     assert done.output.strip().endswith("durak: error: --env '1:LD_PRELOAD=" + str(attack.library) + "': "
                                         "environment variable 'LD_PRELOAD' is refused in a bot's settings: the "
                                         "loader or a shell reads it before the bot runs (docs/ISOLATION.md)")

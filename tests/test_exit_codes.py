@@ -13,11 +13,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from typer.testing import CliRunner
+from clirun import invoke
 
 import protocol
 import referee
-from referee.cli import app
 from referee.cli.errors import ERROR_CODES, exit_code_of
 from referee.cli.exitcodes import ExitCode
 from referee.tournament import config as config_module
@@ -137,16 +136,16 @@ def test_a_worker_that_dies_mid_run_exits_9_with_the_command_that_resumes(tmp_pa
         return play_job(worker, job)  # type: ignore[arg-type]
 
     monkeypatch.setattr(local_executor, "play_job", dying)
-    died = CliRunner().invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "1"])
-    assert died.exit_code == ExitCode.WORKER_FAILED, died.output
+    died = invoke("tournament", str(config), "--db", str(db), "--jobs", "1")
+    assert died.code == ExitCode.WORKER_FAILED, died.output
     lines = [line for line in died.output.splitlines() if line.startswith("durak: error:")]  # and progress
     assert len(lines) == 1 and lines[0].startswith("durak: error: a worker failed: "), died.output
     assert lines[0].endswith(f"; to resume: durak tournament {config} --db {db} --jobs 1")
     assert "Traceback" not in died.output
     assert _stored(db) == 2  # a slot a game: the two played before the worker died
     monkeypatch.setattr(local_executor, "play_job", play_job)
-    resumed = CliRunner().invoke(app, lines[0].split("to resume: durak ")[1].split())
-    assert resumed.exit_code == 0, resumed.output
+    resumed = invoke(*lines[0].split("to resume: durak ")[1].split())
+    assert resumed.code == 0, resumed.output
     assert "6 games played now, 8/8 stored" in resumed.output and _stored(db) == 8
 
 
@@ -154,8 +153,8 @@ def test_a_cluster_that_cannot_take_the_run_exits_8_and_plays_nothing(tmp_path: 
     """A TLS scheduler without a client certificate in Dask's settings: refused before connecting."""
     pytest.importorskip("distributed")
     config, db = _config(tmp_path, deals=1), tmp_path / "t.db"
-    done = CliRunner().invoke(app, ["tournament", str(config), "--db", str(db), "--cluster", "tls://127.0.0.1:9"])
-    assert done.exit_code == ExitCode.CLUSTER, done.output
+    done = invoke("tournament", str(config), "--db", str(db), "--cluster", "tls://127.0.0.1:9")
+    assert done.code == ExitCode.CLUSTER, done.output
     assert "hold no client certificate" in done.output and "to resume" not in done.output
     assert "Traceback" not in done.output
 
@@ -163,9 +162,9 @@ def test_a_cluster_that_cannot_take_the_run_exits_8_and_plays_nothing(tmp_path: 
 def test_jobs_with_a_cluster_is_refused_once_for_sprt_too(tmp_path: Path) -> None:
     """The run checks --jobs against --cluster for both commands (the CLI no longer has checks of its own)."""
     config, db = _config(tmp_path, deals=1), tmp_path / "s.db"
-    done = CliRunner().invoke(app, ["sprt", str(config), "a", "b", "--elo0", "0", "--elo1", "10", "--db", str(db),
-                                    "--jobs", "2", "--cluster", "tcp://127.0.0.1:9"])
-    assert done.exit_code == ExitCode.USAGE, done.output
+    done = invoke("sprt", str(config), "a", "b", "--elo0", "0", "--elo1", "10", "--db", str(db),
+                                    "--jobs", "2", "--cluster", "tcp://127.0.0.1:9")
+    assert done.code == ExitCode.USAGE, done.output
     assert done.output.strip().splitlines() == [
         "durak: error: --jobs is for a run on this machine: with --cluster, the Dask workers' threads (dask worker "
         "--nthreads) set how many games run at once"]

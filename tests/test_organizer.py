@@ -15,17 +15,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import invoke
 from configs import Bot, write_toml
 from proctools import start_durak, stop_with
 from test_tournament_run import HOSTILE, stored, write_config
-from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.results.store import SCHEMA_VERSION, Store
 from referee.tournament.config import load_config
 from referee.tournament.runner import PreflightError, RunRequest, TournamentError, run_tournament
-
-runner = CliRunner()
 
 
 def own_bot(folder: Path, name: str = "bot", source: Path = HOSTILE / "bot.py") -> Path:
@@ -59,8 +57,8 @@ def test_a_bot_with_a_missing_script_stops_the_tournament_before_any_game(tmp_pa
     config.write_text(config.read_text() + f'[[bots]]\nname = "ghost2"\ncommand = "{{python}} ghost2.py"\n'
                                            f'dir = "{HOSTILE}"\n')
     db = tmp_path / "t.db"
-    done = runner.invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "1"])
-    assert done.exit_code == 4, done.output
+    done = invoke("tournament", str(config), "--db", str(db), "--jobs", "1")
+    assert done.code == 4, done.output
     line = done.output.strip().splitlines()[-1]
     assert line.startswith("durak: error: bot 'ghost2' failed its preflight (started once before any game): crash:")
     assert "ghost2.py" in line and "No such file or directory" in line  # its stderr, quoted
@@ -73,16 +71,16 @@ def test_preflight_disqualify_plays_on_and_says_why_in_summary_and_leaderboard(t
     config.write_text(config.read_text() + f'[[bots]]\nname = "ghost2"\ncommand = "{{python}} bot.py '
                                            f'crash_at_start"\ndir = "{HOSTILE}"\n')
     db = tmp_path / "t.db"
-    done = runner.invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "1"])
-    assert done.exit_code == 0, done.output
+    done = invoke("tournament", str(config), "--db", str(db), "--jobs", "1")
+    assert done.code == 0, done.output
     assert ("disqualified: ghost2: failed its preflight (started once before any game): crash: bot exited: exit "
             "code 3 (stderr: bot.py: crash_at_start)") in done.output
     records = list(stored(db).values())
     assert len(records) == 6 and all(r.fools == ["ghost2"] for r in records if "ghost2" in r.players)
     assert {v.kind for r in records for v in r.verdicts} == {"disqualified"}
-    board = runner.invoke(app, ["leaderboard", str(db)])
+    board = invoke("leaderboard", str(db))
     assert "ghost2 (disqualified)" in board.output and "disqualified: ghost2: failed its preflight" in board.output
-    as_json = json.loads(runner.invoke(app, ["leaderboard", str(db), "--format", "json"]).output)
+    as_json = json.loads(invoke("leaderboard", str(db), "--format", "json").output)
     assert as_json["disqualified"]["ghost2"].startswith("failed its preflight")
 
 
@@ -100,7 +98,7 @@ def test_bots_sharing_a_folder_with_the_referees_outputs_in_it_resume_and_a_chan
     db = tmp_path / "t.db"  # (the sandbox refuses a bot folder that holds this run's database)
     quiet(config, db)
     (shared / "notes.log").write_text("the organizer's notes")
-    (shared / "results.jsonl").write_text(runner.invoke(app, ["export", str(db)]).output)
+    (shared / "results.jsonl").write_text(invoke("export", str(db)).output)
     (shared / "unrelated.txt").write_text("not one of a's files")
     assert quiet(config, db).played == 0  # type: ignore[attr-defined]
     (shared / "other.py").write_text("# changed\n")
@@ -151,11 +149,11 @@ def test_a_bot_replaced_mid_tournament_is_refused_then_replayed_and_its_disquali
     old = stored(db)
     old_b = {key for key, r in old.items() if "b" in r.players}
     config.write_text(config.read_text().replace("bot.py crash", "bot.py play"))  # b fixed
-    refused = runner.invoke(app, ["tournament", str(config), "--db", str(db)])
-    assert refused.exit_code == 3
+    refused = invoke("tournament", str(config), "--db", str(db))
+    assert refused.code == 3
     assert "bot 'b' changed since its stored games (its command changed:" in refused.output
-    replayed = runner.invoke(app, ["tournament", str(config), "--db", str(db), "--changed-bots", "replay"])
-    assert replayed.exit_code == 0, replayed.output
+    replayed = invoke("tournament", str(config), "--db", str(db), "--changed-bots", "replay")
+    assert replayed.code == 0, replayed.output
     assert f"{len(old_b)} games of changed bots moved to history" in replayed.output
     assert "disqualified:" not in replayed.output
     new = stored(db)
@@ -190,10 +188,10 @@ def test_changed_bots_keep_keeps_the_old_games_rated(tmp_path: Path) -> None:
 def test_stats_count_moves_verdicts_and_fools_by_seat_in_table_csv_and_json(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"a": "play", "b": "illegal after=3", "c": "play"}, deals=2)
     db = tmp_path / "t.db"
-    done = runner.invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "1"])
-    assert done.exit_code == 0 and "Median ms" in done.output and "p99 ms" in done.output  # after every run
+    done = invoke("tournament", str(config), "--db", str(db), "--jobs", "1")
+    assert done.code == 0 and "Median ms" in done.output and "p99 ms" in done.output  # after every run
     records = list(stored(db).values())
-    doc = json.loads(runner.invoke(app, ["leaderboard", str(db), "--stats", "--format", "json"]).output)
+    doc = json.loads(invoke("leaderboard", str(db), "--stats", "--format", "json").output)
     by_bot = {row["bot"]: row for row in doc["stats"]}
     for name in "abc":
         mine = [(r, r.players.index(name)) for r in records if name in r.players]
@@ -212,10 +210,10 @@ def test_stats_count_moves_verdicts_and_fools_by_seat_in_table_csv_and_json(tmp_
     assert illegal >= 1 and by_bot["b"]["verdicts"]["illegal"] == illegal and by_bot["a"]["verdicts"]["illegal"] == 0
     assert set(by_bot["a"]["verdicts"]) == {"timeout", "strikes", "crash", "memory", "illegal", "protocol",
                                             "disqualified"}
-    table = runner.invoke(app, ["leaderboard", str(db), "--stats"]).output
+    table = invoke("leaderboard", str(db), "--stats").output
     assert "Fool%@0" in table and "illegal" in table
-    rows = list(csv.DictReader(io.StringIO(runner.invoke(app, ["leaderboard", str(db), "--stats", "--format",
-                                                                "csv"]).output)))
+    rows = list(csv.DictReader(io.StringIO(invoke("leaderboard", str(db), "--stats", "--format",
+                                                                "csv").output)))
     assert [r["bot"] for r in rows] == ["a", "b", "c"] and rows[1]["verdicts_illegal"] == str(illegal)
     assert "move_p99_ms" in rows[0] and "fool_pct_by_seat_1" in rows[0]
 
@@ -229,45 +227,45 @@ def test_games_lists_filters_and_numbers_games_replay_takes_a_number_and_tournam
     quiet(write_config(tmp_path, {"a": "play", "b": "illegal after=2"}, deals=2), db)  # b: 3 illegal, disqualified
     chase = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1, extra='variant = "chase"')
     run_tournament(load_config(chase), RunRequest(db, jobs=1, fresh=True), io.StringIO())
-    listed = runner.invoke(app, ["tournaments", str(db)])
-    assert listed.exit_code == 0
+    listed = invoke("tournaments", str(db))
+    assert listed.code == 0
     lines = listed.output.splitlines()
     assert lines[2].split()[:3] == ["1", "t", lines[2].split()[2]] and lines[3].split()[:3] == ["2", "*", "t"]
-    old = runner.invoke(app, ["games", str(db), "--tournament", "1"])
-    assert old.exit_code == 0 and "4 game(s) of tournament 1" in old.output
-    illegal = runner.invoke(app, ["games", str(db), "-t", "1", "--verdict", "illegal", "--format", "json"])
+    old = invoke("games", str(db), "--tournament", "1")
+    assert old.code == 0 and "4 game(s) of tournament 1" in old.output
+    illegal = invoke("games", str(db), "-t", "1", "--verdict", "illegal", "--format", "json")
     found = [json.loads(line) for line in illegal.output.splitlines()]
     assert len(found) == 3 and all(g["verdicts"][0]["kind"] == "illegal" and g["tournament"] == 1 for g in found)
-    assert "1 game(s) of tournament 1" in runner.invoke(app, ["games", str(db), "-t", "1", "--verdict",
-                                                              "disqualified"]).output
-    assert "0 game(s)" in runner.invoke(app, ["games", str(db), "-t", "1", "--bot", "nobody"]).output
-    assert runner.invoke(app, ["games", str(db), "-t", "1", "--fool", "b"]).output.count(" b ") >= 1
+    assert "1 game(s) of tournament 1" in invoke("games", str(db), "-t", "1", "--verdict",
+                                                              "disqualified").output
+    assert "0 game(s)" in invoke("games", str(db), "-t", "1", "--bot", "nobody").output
+    assert invoke("games", str(db), "-t", "1", "--fool", "b").output.count(" b ") >= 1
     number = str(found[0]["number"])
-    told = runner.invoke(app, ["replay", str(db), number, "--tournament", "1"])
-    assert told.exit_code == 0 and "verdict: b (seat" in told.output and "podkidnoy" in told.output
-    by_id = runner.invoke(app, ["replay", str(db), found[0]["game"], "-t", "1"])
+    told = invoke("replay", str(db), number, "--tournament", "1")
+    assert told.code == 0 and "verdict: b (seat" in told.output and "podkidnoy" in told.output
+    by_id = invoke("replay", str(db), found[0]["game"], "-t", "1")
     assert by_id.output == told.output
-    active = runner.invoke(app, ["replay", str(db), "1"])
-    assert active.exit_code == 0 and "chase" in active.output  # the active tournament's first game
-    exported = runner.invoke(app, ["export", str(db), "-t", "1"])
+    active = invoke("replay", str(db), "1")
+    assert active.code == 0 and "chase" in active.output  # the active tournament's first game
+    exported = invoke("export", str(db), "-t", "1")
     assert len(exported.output.splitlines()) == 4
-    assert runner.invoke(app, ["leaderboard", str(db), "-t", "1"]).output.count("4 games") == 1
-    missing = runner.invoke(app, ["games", str(db), "-t", "9"])
-    assert missing.exit_code == 3 and "no tournament 9 (its tournaments: 1, 2" in missing.output
+    assert invoke("leaderboard", str(db), "-t", "1").output.count("4 games") == 1
+    missing = invoke("games", str(db), "-t", "9")
+    assert missing.code == 3 and "no tournament 9 (its tournaments: 1, 2" in missing.output
 
 
 def test_replay_reads_a_play_log_file(tmp_path: Path) -> None:
     log = tmp_path / "games.jsonl"
     bot = f"{sys.executable} {HOSTILE / 'bot.py'} play"
-    played = runner.invoke(app, ["play", f"a={bot}", f"b={bot}", "--games", "2", "--seed", "3", "--log", str(log),
-                                 "--sandbox", "none"])
-    assert played.exit_code == 0, played.output
-    second = runner.invoke(app, ["replay", str(log), "2"])
-    assert second.exit_code == 0 and second.output.startswith("game g2 ") and "result:" in second.output
-    assert runner.invoke(app, ["replay", str(log), "g2"]).output == second.output
-    assert runner.invoke(app, ["replay", str(log), "2", "--seat", "a"]).output.count(" is dealt ") == 1
-    ambiguous = runner.invoke(app, ["replay", str(log)])
-    assert ambiguous.exit_code == 2 and "holds 2 games" in ambiguous.output
+    played = invoke("play", f"a={bot}", f"b={bot}", "--games", "2", "--seed", "3", "--log", str(log),
+                                 "--sandbox", "none")
+    assert played.code == 0, played.output
+    second = invoke("replay", str(log), "2")
+    assert second.code == 0 and second.output.startswith("game g2 ") and "result:" in second.output
+    assert invoke("replay", str(log), "g2").output == second.output
+    assert invoke("replay", str(log), "2", "--seat", "a").output.count(" is dealt ") == 1
+    ambiguous = invoke("replay", str(log))
+    assert ambiguous.code == 2 and "holds 2 games" in ambiguous.output
 
 
 def test_a_read_only_database_can_be_rated_exported_listed_and_replayed(tmp_path: Path) -> None:
@@ -302,7 +300,7 @@ def test_the_default_database_sits_next_to_the_config_wherever_it_is_run_from(tm
 def test_a_results_file_joined_twice_counts_each_game_once_with_a_warning(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     quiet(write_config(tmp_path, {"a": "play", "b": "play"}, deals=2), db)
-    exported = runner.invoke(app, ["export", str(db)]).output
+    exported = invoke("export", str(db)).output
     joined = tmp_path / "joined.jsonl"
     joined.write_text(exported + exported)
     done = subprocess.run([sys.executable, "-m", "referee", "leaderboard", str(joined)], capture_output=True,
@@ -317,13 +315,13 @@ def test_a_results_file_joined_twice_counts_each_game_once_with_a_warning(tmp_pa
 def test_h2h_is_part_of_the_json_document_and_its_own_csv(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     quiet(write_config(tmp_path, {"a": "play", "b": "play", "c": "play"}, deals=1), db)
-    doc = json.loads(runner.invoke(app, ["leaderboard", str(db), "--format", "json", "--h2h"]).output)
+    doc = json.loads(invoke("leaderboard", str(db), "--format", "json", "--h2h").output)
     assert {(p["bot"], p["opponent"]) for p in doc["h2h"]} == {(x, y) for x in "abc" for y in "abc" if x != y}
     assert all(p["score_pct"] == pytest.approx(100 * p["points"] / p["comparisons"], abs=0.01) for p in doc["h2h"])
-    pairs = list(csv.DictReader(io.StringIO(runner.invoke(app, ["leaderboard", str(db), "--format", "csv",
-                                                                 "--h2h"]).output)))
+    pairs = list(csv.DictReader(io.StringIO(invoke("leaderboard", str(db), "--format", "csv",
+                                                                 "--h2h").output)))
     assert list(pairs[0]) == ["bot", "opponent", "points", "comparisons", "score_pct"] and len(pairs) == 6
-    rows = list(csv.DictReader(io.StringIO(runner.invoke(app, ["leaderboard", str(db), "--format", "csv"]).output)))
+    rows = list(csv.DictReader(io.StringIO(invoke("leaderboard", str(db), "--format", "csv").output)))
     assert {r["identified"] for r in rows} <= {"true", "false"} and {r["disqualified"] for r in rows} == {"false"}
     assert all(0 <= float(r["los_next_pct"]) <= 100 for r in rows if r["los_next_pct"])
 
@@ -376,13 +374,13 @@ def test_every_usage_error_exits_2(tmp_path: Path) -> None:
                  ["play", "x", "y", "--sandbox", "foo"], ["check-bot", ""], ["games", str(db), "--format", "xml"],
                  ["leaderboard", str(db), "--format", "csv", "--h2h", "--stats"],
                  ["tournament", str(config), "--changed-bots", "maybe"]):
-        done = runner.invoke(app, args)
-        assert done.exit_code == 2, (args, done.output)
+        done = invoke(*args)
+        assert done.code == 2, (args, done.output)
         assert "Traceback" not in done.output
 
 
 def test_leaderboard_help_explains_every_column() -> None:
-    text = runner.invoke(app, ["leaderboard", "--help"]).output
+    text = invoke("leaderboard", "--help").output
     for column in ("Score%", "AvgPlace", "LOS(next)", "footer", "+-95%", "Fool%"):
         assert f"\n  {column}" in text or f"\n{column}" in text, column
     assert "likelihood of superiority" in text
@@ -402,8 +400,8 @@ def test_a_schema_1_database_is_read_and_resumed_after_migration(tmp_path: Path)
             con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         con.execute("UPDATE bots SET sha256 = ?", (_legacy_sha(),))
         con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    board = runner.invoke(app, ["leaderboard", str(db), "--stats", "--format", "json"])
-    assert board.exit_code == 0, board.output
+    board = invoke("leaderboard", str(db), "--stats", "--format", "json")
+    assert board.code == 0, board.output
     assert all(row["moves"] == 0 and row["move_median_ms"] is None for row in json.loads(board.output)["stats"])
     more = quiet(write_config(tmp_path, {"a": "play", "b": "play"}, deals=2), db)
     assert more.played == 2  # type: ignore[attr-defined]
@@ -411,8 +409,8 @@ def test_a_schema_1_database_is_read_and_resumed_after_migration(tmp_path: Path)
         assert store.schema_version == SCHEMA_VERSION and store.bots(1)["a"].settings
     with sqlite3.connect(db) as con:
         con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    newer = runner.invoke(app, ["leaderboard", str(db)])
-    assert newer.exit_code == 3 and "made by a newer durak-referee" in newer.output
+    newer = invoke("leaderboard", str(db))
+    assert newer.code == 3 and "made by a newer durak-referee" in newer.output
 
 
 def _legacy_sha() -> str:

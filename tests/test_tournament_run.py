@@ -18,12 +18,11 @@ from typing import Any
 
 import msgspec
 import pytest
+from clirun import invoke
 from configs import Bot, write_toml
 from proctools import start_durak, stop_with
-from typer.testing import CliRunner
 
 from protocol.records import ResultRecord
-from referee.cli import app
 from referee.results.store import Store
 from referee.tournament import worker
 from referee.tournament.config import load_config
@@ -119,8 +118,8 @@ def test_a_bot_failing_three_games_in_a_row_is_disqualified(tmp_path: Path) -> N
         assert con.execute("SELECT disqualified FROM bots WHERE name = 'bad'").fetchone() == (1,)
     assert all(v.reason.startswith("disqualified: lost 3 games in a row") for r in records for v in r.verdicts
                if v.kind == "disqualified")
-    board = CliRunner().invoke(app, ["leaderboard", str(db)])
-    assert board.exit_code == 0 and "bad (disqualified)" in board.output
+    board = invoke("leaderboard", str(db))
+    assert board.code == 0 and "bad (disqualified)" in board.output
     assert "disqualified: bad: lost 3 games in a row by a verdict (the last: crash:" in board.output
 
 
@@ -197,20 +196,19 @@ def _count(db: Path) -> int:
 
 
 def test_cli_tournament_prints_the_leaderboard_and_errors_are_one_line(tmp_path: Path) -> None:
-    runner = CliRunner()
     config = write_config(tmp_path, {"a": "play", "b": "play"}, deals=1)
     db = tmp_path / "t.db"
-    done = runner.invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "1"])
-    assert done.exit_code == 0, done.output
+    done = invoke("tournament", str(config), "--db", str(db), "--jobs", "1")
+    assert done.code == 0, done.output
     assert "Rank" in done.output and "Bradley-Terry" in done.output
-    exported = runner.invoke(app, ["export", str(db)])
-    assert exported.exit_code == 0
-    records = [msgspec.json.decode(line, type=ResultRecord) for line in exported.stdout.splitlines()]
+    exported = invoke("export", str(db))
+    assert exported.code == 0
+    records = [msgspec.json.decode(line, type=ResultRecord) for line in exported.out.splitlines()]
     assert len(records) == 2
-    told = runner.invoke(app, ["replay", str(db), records[0].game])
-    assert told.exit_code == 0 and "is dealt" in told.output and "result:" in told.output
-    seat_view = runner.invoke(app, ["replay", str(db), records[0].game, "--seat", "a"])
-    assert seat_view.exit_code == 0 and seat_view.output.count(" is dealt ") == 1
+    told = invoke("replay", str(db), records[0].game)
+    assert told.code == 0 and "is dealt" in told.output and "result:" in told.output
+    seat_view = invoke("replay", str(db), records[0].game, "--seat", "a")
+    assert seat_view.code == 0 and seat_view.output.count(" is dealt ") == 1
 
     bad_key = tmp_path / "bad.toml"
     bad_key.write_text(config.read_text().replace("deals = 1", "dealz = 1"))
@@ -222,8 +220,8 @@ def test_cli_tournament_prints_the_leaderboard_and_errors_are_one_line(tmp_path:
         (["replay", str(db), "no-such-game"], 3, "no game"),
     ]
     for args, code, text in cases:
-        result = runner.invoke(app, args)
-        assert result.exit_code == code, (args, result.output)
+        result = invoke(*args)
+        assert result.code == code, (args, result.output)
         assert text in result.output and "Traceback" not in result.output
 
 
@@ -422,9 +420,9 @@ def test_jobs_and_a_cluster_do_not_go_together(tmp_path: Path) -> None:
     error, --jobs with the config's cluster key a config error; both before any bot starts or a database is
     made."""
     config, db = write_config(tmp_path, {"a": "play", "b": "play"}), tmp_path / "t.db"
-    both = CliRunner().invoke(app, ["tournament", str(config), "--db", str(db), "--jobs", "2",
-                                    "--cluster", "tcp://127.0.0.1:9"])
-    assert both.exit_code == 2
+    both = invoke("tournament", str(config), "--db", str(db), "--jobs", "2",
+                                    "--cluster", "tcp://127.0.0.1:9")
+    assert both.code == 2
     assert both.output.strip().splitlines() == [
         "durak: error: --jobs is for a run on this machine: with --cluster, the Dask workers' threads (dask worker "
         "--nthreads) set how many games run at once"]
