@@ -5,7 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from clirun import invoke
+
+from protocol.rules import RulesError
+from referee.games.checkbot import rules_to_check
 
 BOT = Path(__file__).parent / "hostile" / "bot.py"
 
@@ -39,3 +43,18 @@ def test_a_bot_that_cannot_shake_hands_fails_at_once() -> None:
 def test_a_missing_program_is_a_one_line_error() -> None:
     ran = invoke("check-bot", "no-such-bot-program")
     assert ran.code == 4 and "bot program 'no-such-bot-program' not found" in ran.output
+
+
+def test_set_leaves_out_a_variant_that_lists_the_option_but_does_not_take_it_with_the_others() -> None:
+    """chase lists transfer_beaten_pairs but takes it only with allow_transfer (RULES.md 5c): left out, not an
+    abort (issue 25); with allow_transfer it is checked too, and a bad value still says what is wrong."""
+    alone = rules_to_check([], [36], {"transfer_beaten_pairs": "discard"})
+    assert [rules.variant for rules in alone] == ["perevodnoy"]
+    both = rules_to_check([], [36], {"transfer_beaten_pairs": "discard", "allow_transfer": True})
+    assert [rules.variant for rules in both] == ["chase"]  # perevodnoy always transfers: it has no such option
+    with pytest.raises(RulesError, match="transfer_beaten_pairs"):
+        rules_to_check([], [36], {"transfer_beaten_pairs": "sideways"})
+    with pytest.raises(RulesError, match="no variant takes every option"):
+        rules_to_check([], [36], {"transfer_after_beat": False, "allow_transfer": True})
+    with pytest.raises(RulesError, match="does not apply to variant 'chase'"):  # a named variant is not left out
+        rules_to_check(["chase"], [36], {"transfer_beaten_pairs": "discard"})

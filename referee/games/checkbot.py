@@ -59,11 +59,27 @@ def rules_to_check(variants: list[str], decks: list[int], options: dict[str, obj
 
     :raises RulesError: an unknown variant or option, a bad value, or options that fit no chosen variant.
     """
-    chosen = variants or [v for v in VARIANTS if set(options) <= set(applicable_options(v))]
-    if not chosen:
-        raise RulesError(f"no variant takes every option of --set ({', '.join(options)})")
+    chosen = variants or _variants_taking(options)
     return [rules_from_options(variant, {**options, "deck": deck}) for variant in chosen
             for deck in decks or (36, 52)]
+
+
+def _variants_taking(options: dict[str, object]) -> list[str]:
+    """The variants whose rules take ``options``. An option may list a variant and still not apply there with
+    the others (chase takes ``transfer_beaten_pairs`` only with ``allow_transfer``). When no variant takes
+    them, the first that lists them all is kept, so that its error says why (a bad value, a missing option)."""
+    listed: list[str] = [v for v in VARIANTS if set(options) <= set(applicable_options(v))]
+    if not listed:
+        raise RulesError(f"no variant takes every option of --set ({', '.join(options)})")
+    return [v for v in listed if _takes(v, options)] or listed[:1]
+
+
+def _takes(variant: str, options: dict[str, object]) -> bool:
+    try:
+        rules_from_options(variant, options)
+    except RulesError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
