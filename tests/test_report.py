@@ -443,3 +443,16 @@ def test_chunk_files_packed_by_worker_processes_hold_every_shown_game(tournament
         games.update(json.loads(zlib.decompress(base64.b64decode(json.loads(text[text.index(",") + 1:-3])))))
     assert sorted(map(int, games)) == list(range(1, 13)) and files.games == 12
     assert set(json.loads((folder / "manifest.json").read_text())) == {"0", "1", "2"}
+
+
+def test_the_report_lands_beside_its_database_and_says_its_true_size(tournament: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from another folder, `durak report DB` writes DB's stem + .html beside DB (not into the current
+    folder), and the bytes it prints are the page's on disk (inline game data was counted twice: issue 25)."""
+    db = tournament / "beside.db"
+    shutil.copy(tournament / "t.db", db)
+    monkeypatch.chdir(tmp_path)
+    told = run("report", str(db))
+    page = tournament / "beside.html"
+    assert told == f"wrote {page}: 12 games, {page.stat().st_size:,} bytes\n"
+    assert not list(tmp_path.iterdir())

@@ -246,7 +246,7 @@ def report(
     db: Annotated[str, typer.Argument(help="A results database.")],
     tournament_id: TournamentOption = None,
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="The HTML file (default: DB's name + .html). Past 500 games the games' replays go "
+        "--output", "-o", help="The HTML file (default: beside DB, its name + .html). Past 500 games the games' replays go "
                                "in FILE.files/ beside it.")] = None,
     mode: Annotated[Literal["fool", "order"], typer.Option(
         "--mode", help="Rating mode: fool or order (as durak leaderboard --mode).")] = "fool",
@@ -263,8 +263,10 @@ def report(
     with reported_errors():
         with reading(db) as store:
             chosen = store.tournament(tournament_id).id
-        target = Path(output) if output is not None else Path(Path(db).stem + ".html")
+        target = Path(output) if output is not None else Path(db).with_name(Path(db).stem + ".html")
         shown = PageOptions(tournament=chosen, mode=mode, private=private)
-        files = ReportWriter(db, target, shown, jobs=os.cpu_count() or 1).write()
-        typer.echo(f"wrote {target}: {files.games} games, {files.page_bytes + files.game_bytes:,} bytes")
+        writer = ReportWriter(db, target, shown, jobs=os.cpu_count() or 1)
+        files = writer.write()
+        beside = "" if files.inline else f", and {files.game_bytes:,} bytes of games in {writer.folder}/"
+        typer.echo(f"wrote {target}: {files.games} games, {files.page_bytes:,} bytes{beside}")
 

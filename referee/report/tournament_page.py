@@ -80,12 +80,14 @@ class ReportFiles:
     """What a report came to: its games, and the bytes of the page and of its game data."""
 
     games: int
-    page_bytes: int
+    page_bytes: int  # the HTML file, with the games' data when it holds them (``inline``)
     game_bytes: int  # packed viewer data of every shown game (inline or in chunk files)
+    inline: bool = True  # the games' data is in the page, not in chunk files beside it
 
     @property
     def bytes_per_game(self) -> float:
-        return (self.page_bytes + self.game_bytes) / self.games if self.games else 0.0
+        written = self.page_bytes + (0 if self.inline else self.game_bytes)
+        return written / self.games if self.games else 0.0
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,8 @@ class ReportWriter:
         title = f"Durak tournament: {data.page['header']['name']}"
         text = page(title, REPORT_BODY, embedded, SCRIPTS)
         write_private(self.output, text)
-        return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()), game_bytes=game_bytes)
+        return ReportFiles(games=len(data.shown), page_bytes=len(text.encode()), game_bytes=game_bytes,
+                           inline=len(data.shown) <= self.inline_games)
 
     def _key(self, games: list[tuple[int, int]]) -> str:
         shape = f"{GAME_DATA_VERSION}|{__version__}|{self.private}|{','.join(f'{n}:{i}' for n, i in games)}"
