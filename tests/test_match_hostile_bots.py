@@ -635,7 +635,7 @@ def test_durak_play_log_writes_json_lines(tmp_path: Path) -> None:
 
 def test_each_seat_of_each_game_gets_its_own_seed_and_the_deck_does_not_follow_it(client: MakeClient,
                                                                                    tmp_path: Path) -> None:
-    """PROTOCOL.md 4.2: the seeds of a series are bot_seed_for(bot_seed, game, seat), none of them a deal
+    """PROTOCOL.md 4.3: the seeds of a series are bot_seed_for(bot_seed, game, seat), none of them a deal
     seed; another bot seed (another rotation, in a tournament) changes every seed and no deck."""
     logs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
     seeds: list[int] = []

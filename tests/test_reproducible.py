@@ -1,6 +1,6 @@
 """Reproducible games: the same config and tournament seed give the same stored games, whatever the workers.
 
-The referee gives each bot a seed per game and seat (PROTOCOL.md 4.2, ``game.seed``); the sample bots reseed
+The referee gives each bot a seed per game and seat (PROTOCOL.md 4.3, ``game.seed``); the sample bots reseed
 from it, so a game is a function of the config, the seed and the bots' files. Timing fields (``times``,
 ``strikes``) are the only ones allowed to differ.
 """

@@ -246,8 +246,8 @@ def report(
     db: Annotated[str, typer.Argument(help="A results database.")],
     tournament_id: TournamentOption = None,
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="The HTML file (default: beside DB, its name + .html). Past 500 games the games' replays go "
-                               "in FILE.files/ beside it.")] = None,
+        "--output", "-o", help="The HTML file (default: beside DB, its name + .html). Past 500 games the "
+                               "games' replays go in FILE.files/ beside it.")] = None,
     mode: Annotated[Literal["fool", "order"], typer.Option(
         "--mode", help="Rating mode: fool or order (as durak leaderboard --mode).")] = "fool",
     private: PrivateOption = False,
