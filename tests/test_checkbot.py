@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from clirun import invoke
 
-from protocol.rules import RulesError
-from referee.games.checkbot import rules_to_check
+from protocol.rules import Rules, RulesError
+from referee.games.checkbot import CheckReport, VariantCheck, format_report, rules_to_check
 
 BOT = Path(__file__).parent / "hostile" / "bot.py"
 
@@ -58,3 +58,26 @@ def test_set_leaves_out_a_variant_that_lists_the_option_but_does_not_take_it_wit
         rules_to_check([], [36], {"transfer_after_beat": False, "allow_transfer": True})
     with pytest.raises(RulesError, match="does not apply to variant 'chase'"):  # a named variant is not left out
         rules_to_check(["chase"], [36], {"transfer_beaten_pairs": "discard"})
+
+
+def test_strikes_are_listed_and_more_than_one_in_a_hundred_replies_fail_the_check() -> None:
+    """Replies inside the grace are strikes: each is listed with its game and move, and more than 1% of the
+    replies fail the check, since three in one tournament game are a timeout (issue 25). A 99th percentile past
+    half the move time is warned of."""
+    quick = [0.001] * 197 + [0.6, 0.65, 0.7]  # seconds: the slowest 1.5% past half of a 1 s move time
+    check = VariantCheck(Rules(), games=2, move_times=quick, strikes=[("podkidnoy-36-s0-1", 7)])
+    report = CheckReport("b", "1", 0.1, variants=[check], move_time=1.0)
+    assert report.strike_count == 1 and report.replies == 200 and report.passed  # 0.5%: passes
+    lines = format_report(report)
+    assert "       strike: game podkidnoy-36-s0-1, move 7: replied after the move time, inside the grace" in lines
+    assert lines[-3] == ("move times: median 1.00 ms, p99 600.00 ms, max 700.00 ms of the 1000 ms move time; "
+                         "1 strike(s) in 200 replies")
+    assert lines[-2].startswith("warning: the 99th percentile of the move times is 60% of the move time")
+    assert lines[-1] == "PASS"
+    check.strikes += [("podkidnoy-36-s1-1", 3), ("podkidnoy-36-s1-1", 9)]  # 1.5%
+    assert not report.passed
+    assert format_report(report)[-1] == "FAIL: 3 strike(s) in 200 replies, more than 1%: three in one game are a " \
+                                        "timeout in a tournament"
+    fast = CheckReport("b", "1", 0.1, variants=[VariantCheck(Rules(), games=2, move_times=[0.001] * 10)],
+                       move_time=1.0)
+    assert fast.passed and not any(line.startswith("warning") for line in format_report(fast))

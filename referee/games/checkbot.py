@@ -7,6 +7,7 @@ every reply. Any verdict fails the check. The report says what was played.
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 import time
@@ -31,12 +32,20 @@ class CheckSetupError(RuntimeError):
     """The check itself cannot run (e.g. the sample opponent is missing)."""
 
 
+#: A check fails a bot whose replies inside the grace (strikes) are more than this share of its replies: in a
+#: tournament three in one game are a timeout, so a bot that strikes now and then loses games there.
+STRIKE_SHARE = 0.01
+#: The 99th percentile of a bot's move times above this share of the move time gets a warning.
+WARN_SHARE = 0.5
+
+
 @dataclass
 class VariantCheck:
     rules: Rules
     games: int = 0
     verdicts: list[str] = field(default_factory=list)
     move_times: list[float] = field(default_factory=list)
+    strikes: list[tuple[str, int]] = field(default_factory=list)  # (game, move) of each reply inside the grace
 
 
 @dataclass
@@ -47,10 +56,25 @@ class CheckReport:
     handshake_error: str | None = None
     players: int = 2
     variants: list[VariantCheck] = field(default_factory=list)
+    move_time: float | None = None  # the subject's move time in seconds, once the games begin
+
+    @property
+    def strike_count(self) -> int:
+        return sum(len(v.strikes) for v in self.variants)
+
+    @property
+    def replies(self) -> int:
+        return sum(len(v.move_times) for v in self.variants)
+
+    @property
+    def too_many_strikes(self) -> bool:
+        """More strikes than :data:`STRIKE_SHARE` of the replies: a bot that would lose tournament games."""
+        return self.strike_count > STRIKE_SHARE * self.replies
 
     @property
     def passed(self) -> bool:
-        return self.handshake_error is None and not any(v.verdicts for v in self.variants)
+        return (self.handshake_error is None and not any(v.verdicts for v in self.variants)
+                and not self.too_many_strikes)
 
 
 def rules_to_check(variants: list[str], decks: list[int], options: dict[str, object]) -> list[Rules]:
@@ -107,7 +131,8 @@ def check_bot(command: BotCommand, plan: CheckPlan = CheckPlan(), isolation: Iso
         hello = subject.start()
     except BotError as exc:
         return CheckReport("?", "?", None, handshake_error=f"{exc.verdict}: {exc.reason}")
-    report = CheckReport(hello.name, hello.version, time.monotonic() - start, players=players)
+    report = CheckReport(hello.name, hello.version, time.monotonic() - start, players=players,
+                         move_time=plan.clock.move_time)
     opponents = [BotClient(f"random{i}", BotCommand([sys.executable, str(SAMPLE_RANDOM_BOT), str(seed + i)]),
                            time_control=TimeControl(startup_time=startup_time)) for i in range(players - 1)]
     try:
@@ -126,11 +151,17 @@ def _check_variant(rules: Rules, subject: BotClient, opponents: list[BotClient],
     for seat in range(table_size):
         clients = [*opponents[:seat], subject, *opponents[seat:]]
         series = Series(rules, games_per_seat, seed + seat, series_id=f"{rules.variant}-{rules.deck}-s{seat}-")
-        records = play_series(series, clients, on_game=lambda _record: check.move_times.extend(subject.move_times))
+        records = play_series(series, clients, on_game=lambda record: _note_times(check, subject, record.game))
         for record in records:
             check.games += 1
             check.verdicts += [f"{v.kind}: {v.reason}" for v in record.verdicts if v.seat == seat]
     return check
+
+
+def _note_times(check: VariantCheck, subject: BotClient, game: str) -> None:
+    """After each game: the subject's move times and its strikes (the game's moves answered inside the grace)."""
+    check.move_times.extend(subject.move_times)
+    check.strikes.extend((game, move) for move in subject.strikes)
 
 
 def format_report(report: CheckReport) -> list[str]:
@@ -145,14 +176,45 @@ def format_report(report: CheckReport) -> list[str]:
                      f"sample random bot, for each variant and deck below")
     for check in report.variants:
         times = check.move_times
-        timing = (f"move median {statistics.median(times) * 1000:.2f} ms, max {max(times) * 1000:.2f} ms"
-                  if times else "no moves")
+        timing = (f"move median {statistics.median(times) * 1000:.2f} ms, p99 {_p99(times) * 1000:.2f} ms, max "
+                  f"{max(times) * 1000:.2f} ms" if times else "no moves")
         status = "ok  " if not check.verdicts else "FAIL"
         lines.append(f"{status} {check.rules.variant:<11} {check.rules.deck} cards  {check.games} games, {timing}"
                      f"{_changed_options(check.rules)}")
         lines += [f"       {visible(verdict)}" for verdict in check.verdicts]
-    lines.append("PASS" if report.passed else "FAIL: the bot misbehaved (see above)")
+        lines += [f"       strike: game {visible(game)}, move {move}: replied after the move time, inside the grace"
+                  for game, move in check.strikes]
+    return lines + _timing_summary(report)
+
+
+def _timing_summary(report: CheckReport) -> list[str]:
+    """The move times against the limit over the whole check, a warning past :data:`WARN_SHARE` of it at the
+    99th percentile, the strikes against :data:`STRIKE_SHARE` of the replies, and the verdict."""
+    times = [t for check in report.variants for t in check.move_times]
+    lines = []
+    if times and report.move_time is not None:
+        limit_ms = report.move_time * 1000
+        p99 = _p99(times) * 1000
+        lines.append(f"move times: median {statistics.median(times) * 1000:.2f} ms, p99 {p99:.2f} ms, max "
+                     f"{max(times) * 1000:.2f} ms of the {limit_ms:.0f} ms move time; "
+                     f"{report.strike_count} strike(s) in {report.replies} replies")
+        if p99 > WARN_SHARE * limit_ms:
+            lines.append(f"warning: the 99th percentile of the move times is {p99 / limit_ms:.0%} of the move time: "
+                         "a loaded tournament machine will turn some of these replies into strikes or timeouts")
+    if report.too_many_strikes:
+        lines.append(f"FAIL: {report.strike_count} strike(s) in {report.replies} replies, more than "
+                     f"{STRIKE_SHARE:.0%}: three in one game are a timeout in a tournament")
+    elif not report.passed:
+        lines.append("FAIL: the bot misbehaved (see above)")
+    else:
+        lines.append("PASS")
     return lines
+
+
+def _p99(times: list[float]) -> float:
+    """The 99th percentile (nearest rank) of ``times``."""
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
 
 
 def _changed_options(rules: Rules) -> str:
