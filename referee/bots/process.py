@@ -33,7 +33,7 @@ _EXIT_SETTLE = 0.05  # a bot whose pipe closed gets this long to exit, and so be
 _TERM_WAIT = 0.1  # how long close() waits after SIGTERM before SIGKILL
 _MARK_READS = 16  # pipe reads at most when a mark (or a live view) takes what is waiting
 _STDERR_LINES = 5  # stderr lines kept in a BotCrashed
-_QUOTE = 200  # characters of the last stderr line quoted in a crash message
+_QUOTE = 200  # characters of the stderr line that states the error, quoted in a crash message
 
 
 class BotProcess:
@@ -322,8 +322,9 @@ class BotProcess:
         self._read_stderr()  # its last words may still be in the pipe
         tail = self.stderr_log.last_lines(_STDERR_LINES)
         message = f"bot exited: {self.describe_exit()}"
-        if tail:
-            message += f" (stderr: {tail[-1][:_QUOTE]})"
+        stated = self.stderr_log.error_line()
+        if stated is not None:
+            message += f" (stderr: {stated[:_QUOTE]})"
         return self._memory_or(BotCrashed(message, tail))
 
     def _no_reply(self) -> BotError:

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from protocol.records import StderrChunk, stderr_text
+
+#: Lines that state a runtime's fatal error, best first: Java's root cause and its uncaught exception, Go's panic
+#: (the first one: later ones are re-panics) and fatal error, C++'s uncaught exception (its ``what():`` line,
+#: else ``terminate called``). A Python traceback's statement is the first unindented line after its frames.
+_STATEMENTS = (
+    (re.compile(r"^Caused by: "), "last"),
+    (re.compile(r"^Exception in thread "), "last"),
+    (re.compile(r"^(panic|fatal error): "), "first"),
+    (re.compile(r"^\s*what\(\):"), "last"),
+    (re.compile(r"^terminate called "), "last"),
+)
 
 
 class StderrLog:
@@ -71,8 +84,38 @@ class StderrLog:
         tail = bytes(self._tail[max(start, tail_start) - tail_start:max(0, end - tail_start)])
         return head + note + tail.decode(errors="replace")
 
+    def error_line(self) -> str | None:
+        """The kept line that states why the bot died (:func:`error_statement`), None without stderr."""
+        kept = self._tail if self.dropped else self._head + self._tail
+        return error_statement(kept.decode(errors="replace").splitlines())
+
     def last_lines(self, count: int) -> list[str]:
         """The last ``count`` non-blank lines kept, for crash reports."""
         kept = self._tail if self.dropped else self._head + self._tail
         lines = kept.decode(errors="replace").splitlines()
         return [line for line in lines if line.strip()][-count:]
+
+
+def error_statement(lines: list[str]) -> str | None:
+    """The line of a dying bot's stderr that states its error: a Python traceback's exception line, Java's last
+    ``Caused by:`` (else its ``Exception in thread``), Go's first ``panic:`` or ``fatal error:``, C++'s
+    ``what():`` (else ``terminate called``); else the last non-blank line. None for no text."""
+    shown = [line for line in lines if line.strip()]
+    if not shown:
+        return None
+    python = _python_statement(shown)
+    if python is not None:
+        return python
+    for pattern, which in _STATEMENTS:
+        found = [line for line in shown if pattern.match(line)]
+        if found:
+            return (found[0] if which == "first" else found[-1]).strip()
+    return shown[-1]
+
+
+def _python_statement(lines: list[str]) -> str | None:
+    """The exception line of the last Python traceback: the first unindented line after its frames."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+    if not starts:
+        return None
+    return next((line for line in lines[starts[-1] + 1:] if not line[0].isspace()), None)
