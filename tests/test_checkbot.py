@@ -81,3 +81,28 @@ def test_strikes_are_listed_and_more_than_one_in_a_hundred_replies_fail_the_chec
     fast = CheckReport("b", "1", 0.1, variants=[VariantCheck(Rules(), games=2, move_times=[0.001] * 10)],
                        move_time=1.0)
     assert fast.passed and not any(line.startswith("warning") for line in format_report(fast))
+
+
+ENV_BOT = """\
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        name = os.environ.get("BOT_NAME", "unset")
+        print(json.dumps({"type": "hello", "protocol": m["protocol"], "name": name, "version": "1"}), flush=True)
+    elif m["type"] == "request":
+        print(json.dumps({"type": "action", "id": m["id"], "action": m["legal"][0]}), flush=True)
+    elif m["type"] == "shutdown":
+        break
+"""
+
+
+def test_check_bot_gives_the_bot_its_env_as_play_does_and_refuses_a_loader_variable(open_tmp: Path) -> None:
+    """--env reaches the bot under the default sandbox (its handshake name comes from it), as in `durak play`;
+    a variable the loader reads is refused before anything starts (issue 25)."""
+    (open_tmp / "env_bot.py").write_text(ENV_BOT)
+    command = f"{sys.executable} -S {open_tmp / 'env_bot.py'}"
+    done = invoke("check-bot", command, "--variant", "podkidnoy", "--deck", "36", "--env", "BOT_NAME=from-env")
+    assert done.code == 0 and done.output.startswith("bot 'from-env' version '1'"), done.output
+    refused = invoke("check-bot", command, "--env", "LD_PRELOAD=/tmp/evil.so")
+    assert refused.code == 2 and "'LD_PRELOAD' is refused" in refused.output

@@ -24,7 +24,7 @@ from referee.cli.options import (
     parse_set_options,
 )
 from referee.cli.rules_summary import SUMMARIES
-from referee.games.botargs import parse_bot_arg
+from referee.games.botargs import parse_bot_arg, seat_env
 from referee.games.checkbot import CheckPlan, check_bot, format_report, rules_to_check
 from referee.games.play import PlayOptions, prepare_isolation, run_play
 from referee.games.selfplay import selfplay
@@ -147,6 +147,9 @@ def check_bot_command(  # noqa: PLR0913 (a typer command: a parameter per option
     move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
     startup_time: Annotated[float, typer.Option("--startup-time", min=0.001, help="Seconds to start.")] = 10.0,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Deal seed.")] = 1,
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", help="Give the bot an environment variable, NAME=VALUE; repeatable. It gets nothing else of "
+                      "this environment.")] = None,
     sandbox: SandboxOption = None,
     bots_as_root: RootOption = False,
 ) -> None:
@@ -161,7 +164,8 @@ def check_bot_command(  # noqa: PLR0913 (a typer command: a parameter per option
         checked = rules_to_check(variants or [], decks or [], parse_set_options(set_ or []))
         plan = CheckPlan(rules=checked, players=players, games_per_seat=games, seed=seed,
                          clock=TimeControl(move_time=move_time, startup_time=startup_time))
-        report = check_bot(BotCommand(argv, env=scrubbed_env()), plan,
+        (settings,) = seat_env(env or [], ["bot"])
+        report = check_bot(BotCommand(argv, env=scrubbed_env(settings)), plan,
                            prepare_isolation(sandbox or "bwrap", [], allow_root=bots_as_root))
     for line in format_report(report):
         typer.echo(line)
