@@ -56,8 +56,7 @@ class LaunchedBot:
 
     def __init__(self, popen: subprocess.Popen[bytes], isolation: Isolation,
                  confinement: Confinement = NO_CONFINEMENT) -> None:
-        namespace, mount_proc, lease, info_fd, cgroup = (confinement.namespace, confinement.mount_proc,
-                                                         confinement.lease, confinement.info_fd, confinement.cgroup)
+        namespace, lease, cgroup = confinement.namespace, confinement.lease, confinement.cgroup
         self.popen = popen
         self.isolation = isolation
         self.namespace: Namespace = namespace
@@ -66,9 +65,9 @@ class LaunchedBot:
         self.uid = lease.uid if lease is not None else None
         self.cgroup = cgroup
         self._freezes = cgroup is not None and cgroup.can("freeze")
-        self._mount_proc = mount_proc
+        self._mount_proc = confinement.mount_proc
         self._lease = lease
-        self._info_fd, self._info = info_fd, b""
+        self._info_fd, self._info = confinement.info_fd, b""
         self._holder: int | None = popen.pid if namespace == "unshare" else None
         self._view: PidNamespace | None = None
         self._bot_in_namespace: int | None = 1 if namespace == "unshare" else None

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 
 from referee.bots.errors import LauncherError
 from referee.bots.launched import Confinement, LaunchedBot
-from referee.bots.limits import ResourceLimits
+from referee.bots.limits import ResourceLimits, mib_bytes
 from referee.bots.plan import WRAPPER_ENV as WRAPPER_ENV
 from referee.bots.plan import BotCommand as BotCommand
 from referee.bots.plan import LaunchPlan, plan_launch, warn_once
@@ -48,8 +48,6 @@ from referee.bots.sandbox.cgroups import BotCgroup, CgroupLimits, CgroupRun
 from referee.bots.sandbox.cleanup import remove_tree
 from referee.bots.sandbox.isolation import PLAIN, Isolation, bwrap_options, pid_namespace_options, private_tmpdir
 from referee.bots.sandbox.uids import UidLease, drop_to, lease_uid, uid_options
-
-_MIB = 1 << 20
 
 
 def launch(command: BotCommand, limits: ResourceLimits, isolation: Isolation = PLAIN) -> LaunchedBot:
@@ -180,7 +178,7 @@ def bot_cgroup(limits: ResourceLimits, isolation: Isolation) -> BotCgroup | None
     run = cgroup_run()
     if not run.features:
         return None
-    memory = _bytes(limits.memory_mb)
+    memory = mib_bytes(limits.memory_mb)
     pids = limits.max_processes or isolation.max_processes
     cpus = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))
     try:
@@ -226,15 +224,12 @@ def _start(argv: list[str], cwd: str | None, pass_fds: tuple[int, ...] = ()) -> 
 def _prlimit_options(limits: ResourceLimits) -> list[str]:
     """One prlimit option per limit set, as both soft and hard limit."""
     values = {
-        "data": _bytes(limits.memory_mb),
+        "data": mib_bytes(limits.memory_mb),
         "nproc": limits.max_processes,
-        "fsize": _bytes(limits.file_size_mb),
+        "fsize": mib_bytes(limits.file_size_mb),
         "nofile": limits.open_files,
         "cpu": limits.cpu_seconds,
         "core": 0,  # a crashing bot must not litter its directory with core dumps
     }
     return [f"--{name}={value}" for name, value in values.items() if value is not None]
 
-
-def _bytes(mib: int | None) -> int | None:
-    return None if mib is None else mib * _MIB

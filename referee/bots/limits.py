@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 
+def mib_bytes(mib: int | None) -> int | None:
+    """A limit of ``mib`` MiB in bytes; None (no limit) stays None."""
+    return None if mib is None else mib << 20
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceLimits:
     """Per-process rlimits applied at launch; ``None`` leaves a limit as the referee's own."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from referee.bots.errors import BotLaunchError, LauncherError
-from referee.bots.limits import ResourceLimits
+from referee.bots.limits import ResourceLimits, mib_bytes
 from referee.bots.sandbox.isolation import (
     Bind,
     Isolation,
@@ -31,7 +31,6 @@ from referee.bots.sandbox.isolation import (
 from referee.bots.sandbox.uids import typical_uid
 
 LOGGER = logging.getLogger("durak")
-_MIB = 1 << 20
 
 #: The environment of the wrappers that run as root before the bot (the cgroup-joining sh, prlimit, setpriv,
 #: bwrap): fixed, so that nothing a bot's settings say reaches them.
@@ -145,7 +144,7 @@ def plan_launch(command: BotCommand, isolation: Isolation, limits: ResourceLimit
     elif isolation.level == "bwrap":
         probe_bwrap()
         isolation, bot_dir, chdir = _sandbox_dir(command, program, interpreter or path, isolation, uid)
-        view = sandbox_view(isolation, bot_dir=bot_dir, chdir=chdir, tmp_bytes=_bytes(limits.file_size_mb))
+        view = sandbox_view(isolation, bot_dir=bot_dir, chdir=chdir, tmp_bytes=mib_bytes(limits.file_size_mb))
     cwd = None if command.cwd is None else os.fspath(command.cwd)
     return LaunchPlan(isolation.level, isolation, limits, program, tuple(command.argv[1:]), cwd, interpreter,
                       runs_as, env, view, chdir)
@@ -275,6 +274,3 @@ def _interpreter(path: str, env: Mapping[str, str] | None) -> str | None:
         return (shutil.which(names[0], path=search) if names else None) or words[0]
     return words[0]
 
-
-def _bytes(mib: int | None) -> int | None:
-    return None if mib is None else mib * _MIB

@@ -86,14 +86,16 @@ class StderrLog:
 
     def error_line(self) -> str | None:
         """The kept line that states why the bot died (:func:`error_statement`), None without stderr."""
-        kept = self._tail if self.dropped else self._head + self._tail
-        return error_statement(kept.decode(errors="replace").splitlines())
+        return error_statement(self._last_words())
 
     def last_lines(self, count: int) -> list[str]:
         """The last ``count`` non-blank lines kept, for crash reports."""
+        return [line for line in self._last_words() if line.strip()][-count:]
+
+    def _last_words(self) -> list[str]:
+        """The lines kept up to the end: the tail, and the head before it when nothing between was dropped."""
         kept = self._tail if self.dropped else self._head + self._tail
-        lines = kept.decode(errors="replace").splitlines()
-        return [line for line in lines if line.strip()][-count:]
+        return kept.decode(errors="replace").splitlines()
 
 
 def error_statement(lines: list[str]) -> str | None:

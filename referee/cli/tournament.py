@@ -95,6 +95,19 @@ def run(loaded: LoadedConfig, db_path: Path, options: RunOptions, course: Course
     return run_tournament(loaded, request, course=course)
 
 
+def echo_summary(kind: str, summary: RunSummary, db_path: Path, total: bool) -> None:
+    """What a run did, as ``tournament`` and ``sprt`` print it: played now and stored (of the schedule's
+    ``total``, when it has one), the games of changed bots played again, the disqualified bots and why."""
+    stored = summary.stored_before + summary.played
+    of = f"/{summary.total_games}" if total else ""
+    typer.echo(f"{kind} '{visible(summary.tournament.name)}' (id {summary.tournament.id}) in {db_path}: "
+               f"{summary.played} games played now, {stored}{of} stored")
+    if summary.superseded:
+        typer.echo(f"{summary.superseded} games of changed bots moved to history (not rated) and played again")
+    for name, why in summary.disqualified.items():
+        typer.echo(f"disqualified: {visible(name)}: {visible(why)}")
+
+
 def default_database(config: str) -> Path:
     """A config's database when ``--db`` is left out: its stem + ``.db``, next to it (wherever it is run from)."""
     path = Path(os.path.abspath(config))
@@ -138,13 +151,7 @@ def tournament(  # noqa: PLR0913 (a typer command: a parameter per option)
         with resumable(resume_command("tournament", [str(loaded.path)], db_path, options)), \
                 LiveReport(db_path, report, private=private) if report is not None else nullcontext():
             summary = run(loaded, db_path, options)
-        typer.echo(f"tournament '{visible(summary.tournament.name)}' (id {summary.tournament.id}) in {db_path}: "
-                   f"{summary.played} games played now, {summary.stored_before + summary.played}/"
-                   f"{summary.total_games} stored")
-        if summary.superseded:
-            typer.echo(f"{summary.superseded} games of changed bots moved to history (not rated) and played again")
-        for name, why in summary.disqualified.items():
-            typer.echo(f"disqualified: {visible(name)}: {visible(why)}")
+        echo_summary("tournament", summary, db_path, total=True)
         typer.echo("")
         typer.echo(render(load_outcomes(db_path), stats=load_stats(db_path)))
 
@@ -222,10 +229,7 @@ def sprt(  # noqa: PLR0913 (a typer command: a parameter per option)
         with resumable(resume_command("sprt", arguments, db_path, options)):
             summary = run(loaded, db_path, options, course)
         state = course.state
-        typer.echo(f"sprt '{visible(summary.tournament.name)}' (id {summary.tournament.id}) in {db_path}: "
-                   f"{summary.played} games played now, {summary.stored_before + summary.played} stored")
-        for name, why in summary.disqualified.items():
-            typer.echo(f"disqualified: {visible(name)}: {visible(why)}")
+        echo_summary("sprt", summary, db_path, total=False)
         typer.echo(format_state(state))
         meaning = {"H1": f"{new} is at least {test.elo1:g} Elo stronger than {base}",
                    "H0": f"{new} is at most {test.elo0:g} Elo stronger than {base}",
