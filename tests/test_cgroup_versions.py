@@ -3,6 +3,7 @@ pure v2 and a hybrid machine, checking which hierarchy serves each feature and w
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import threading
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.bots.sandbox.isolation import Bind, with_cgroups
 from referee.bots.sandbox.cgroups import (
     BotCgroup,
     CgroupLimits,
@@ -142,6 +144,10 @@ EXPECTED = {
     "hybrid": {"freeze": "unified", "kill": "unified", "memory": "memory", "pids": "pids", "cpuset": "cpuset",
                "cpu": "unified"},
 }
+# The mounts where a bot gets a group: those serving a feature, and the v1 ones runtimes read their limits from
+# (the JVM wants cpuset, cpu, cpuacct and memory; on a hybrid machine cpu,cpuacct serves no feature of ours).
+BOT_MOUNTS = {layout: set(features.values()) for layout, features in EXPECTED.items()}
+BOT_MOUNTS["hybrid"].add("cpu,cpuacct")
 
 
 @pytest.fixture
@@ -179,8 +185,9 @@ def _at(run: CgroupRun, feature: str, name: str) -> str:
 def test_the_fake_proc_files_give_the_hierarchies_as_the_real_ones_would(tmp_path: Path) -> None:
     fake = _hybrid(tmp_path)
     found = own_hierarchies(str(fake.proc))
-    assert found[0] == Hierarchy(2, frozenset(), str(tmp_path / "unified"))
-    assert Hierarchy(1, frozenset({"cpu", "cpuacct"}), str(tmp_path / "cpu,cpuacct")) in found
+    assert found[0] == Hierarchy(2, frozenset(), str(tmp_path / "unified"), str(tmp_path / "unified"))
+    cpu = str(tmp_path / "cpu,cpuacct")
+    assert Hierarchy(1, frozenset({"cpu", "cpuacct"}), cpu, cpu) in found
     assert len(found) == 6
     assert own_hierarchies(str(tmp_path / "no-proc")) == []
 
@@ -195,10 +202,46 @@ def test_each_feature_is_served_by_the_hierarchy_the_layout_gives_it(
     bot = _bot(run)
     assert bot.features == run.features
     mounts = [Path(path).parent.parent.name for path in bot.paths]  # one group per hierarchy used, v2 first
-    assert sorted(mounts) == sorted(set(EXPECTED[layout].values()))
+    assert sorted(mounts) == sorted(BOT_MOUNTS[layout])
     assert "unified" not in mounts or mounts[0] == "unified"
     procs = [os.path.join(path, "cgroup.procs") for path in bot.paths]
     assert bot.join_prefix()[4:] == [*procs, "--"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_sandbox_shows_the_bot_its_own_groups_at_their_mount_points_and_nothing_else(
+        layout: str, tmp_path: Path, make_run: Callable[[FakeCgroupfs], CgroupRun]) -> None:
+    run = make_run(LAYOUTS[layout](tmp_path))
+    bot = _bot(run, CgroupLimits(memory_bytes=256 * _MIB))
+    shown = dict(bot.shown())
+    assert sorted(shown) == sorted(bot.paths)
+    assert {Path(mount).name for mount in shown.values()} == BOT_MOUNTS[layout]
+    for group, mount in shown.items():
+        assert group.startswith(mount + os.sep) and Path(group).name == "bot"
+    memory = _value(os.path.join(run.where["memory"], "bot", "memory.max" if layout == "v2" else "memory.limit_in_bytes"))
+    assert memory == str(256 * _MIB)  # what a runtime reads from the group shown at the memory mount
+    base = (Bind("tmpfs", None, "/tmp"), Bind("remount-ro", None, "/"))
+    view = with_cgroups(base, bot.shown())
+    assert view[0] == base[0] and view[-1] == base[-1]  # shown before the read-only remount
+    binds = [bind for bind in view if bind.kind == "ro-bind"]
+    assert {(bind.source, bind.dest) for bind in binds} == set(bot.shown())
+    made = {bind.dest for bind in view if bind.kind in ("dir", "tmpfs")}
+    for bind in binds:  # the folders above each mount point come first (bwrap makes them searchable by the bot)
+        assert all(str(parent) in made for parent in Path(bind.dest).parents if str(parent) != "/"
+                   and str(parent) not in shown.values())
+
+
+def test_a_group_without_a_known_mount_point_is_not_shown(
+        tmp_path: Path, make_run: Callable[[FakeCgroupfs], CgroupRun]) -> None:
+    fake = _pure_v2(tmp_path)
+    run = make_run(fake)  # installs the fake's kernel part
+    (hierarchy,) = own_hierarchies(str(fake.proc))
+    assert _bot(run).shown()
+    blind = CgroupRun.open([dataclasses.replace(hierarchy, mount="")])
+    try:
+        assert blind.features and blind.create("bot", CgroupLimits()).shown() == ()
+    finally:
+        blind.close()
 
 
 def test_a_hybrid_machine_without_v1_leaves_memory_pids_and_cpuset_missing(

@@ -404,16 +404,17 @@ _HYBRID_MOUNTS = """\
 def test_hierarchies_are_found_from_mountinfo_and_proc_cgroup() -> None:
     found = parse_hierarchies(_HYBRID_MOUNTS, "4:memory:/process_api/ab\n2:cpu,cpuacct:/\n1:name=systemd:/\n0::/\n")
     assert found == [
-        Hierarchy(2, frozenset(), "/sys/fs/cgroup/unified"),
-        Hierarchy(1, frozenset({"memory"}), "/sys/fs/cgroup/memory/process_api/ab"),
-        Hierarchy(1, frozenset({"cpu", "cpuacct"}), "/sys/fs/cgroup/cpu,cpuacct"),
-        Hierarchy(1, frozenset({"name=systemd"}), "/sys/fs/cgroup/systemd"),
+        Hierarchy(2, frozenset(), "/sys/fs/cgroup/unified", "/sys/fs/cgroup/unified"),
+        Hierarchy(1, frozenset({"memory"}), "/sys/fs/cgroup/memory/process_api/ab", "/sys/fs/cgroup/memory"),
+        Hierarchy(1, frozenset({"cpu", "cpuacct"}), "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu,cpuacct"),
+        Hierarchy(1, frozenset({"name=systemd"}), "/sys/fs/cgroup/systemd", "/sys/fs/cgroup/systemd"),
     ]
 
 
 def test_a_v2_mount_of_a_subtree_with_an_escaped_path_is_followed_and_outside_it_nothing() -> None:
     mounts = "30 23 0:26 /docker/c1 /run/my\\040cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n"
-    assert parse_hierarchies(mounts, "0::/docker/c1/bots\n") == [Hierarchy(2, frozenset(), "/run/my cgroup/bots")]
-    assert parse_hierarchies(mounts, "0::/docker/c1\n") == [Hierarchy(2, frozenset(), "/run/my cgroup")]
+    assert parse_hierarchies(mounts, "0::/docker/c1/bots\n") == [
+        Hierarchy(2, frozenset(), "/run/my cgroup/bots", "/run/my cgroup")]
+    assert parse_hierarchies(mounts, "0::/docker/c1\n") == [Hierarchy(2, frozenset(), "/run/my cgroup", "/run/my cgroup")]
     assert parse_hierarchies(mounts, "0::/docker/c10/x\n") == []
     assert parse_hierarchies("", "0::/\n") == []

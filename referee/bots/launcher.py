@@ -46,7 +46,14 @@ from referee.bots.plan import wrapper_paths as wrapper_paths
 from referee.bots.sandbox import seccomp
 from referee.bots.sandbox.cgroups import BotCgroup, CgroupLimits, CgroupRun
 from referee.bots.sandbox.cleanup import remove_tree
-from referee.bots.sandbox.isolation import PLAIN, Isolation, bwrap_options, pid_namespace_options, private_tmpdir
+from referee.bots.sandbox.isolation import (
+    PLAIN,
+    Isolation,
+    bwrap_options,
+    pid_namespace_options,
+    private_tmpdir,
+    with_cgroups,
+)
 from referee.bots.sandbox.uids import UidLease, drop_to, lease_uid, uid_options
 
 
@@ -135,7 +142,8 @@ def _start_bwrap(plan: LaunchPlan, head: list[str], lease: UidLease | None, cgro
         seccomp = _seccomp_fd()
         if seccomp is not None:
             fds.append(seccomp)
-        options = bwrap_options(plan.view, plan.chdir or "/tmp", info_fd=info_write, seccomp_fd=seccomp)
+        view = with_cgroups(plan.view, cgroup.shown() if cgroup is not None else ())  # runtimes read their limits
+        options = bwrap_options(view, plan.chdir or "/tmp", info_fd=info_write, seccomp_fd=seccomp)
         argv = [*head, bwrap, *options, "--", *drop_to(setpriv, uid), *_last_exec(plan, {"TMPDIR": "/tmp"})]
         popen = _start(argv, plan.cwd, pass_fds=tuple(fds))
     finally:

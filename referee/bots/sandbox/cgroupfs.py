@@ -31,6 +31,9 @@ class Hierarchy:
     #: v1: the controllers bound to it; v2: empty (its controllers are read from cgroup.controllers).
     controllers: frozenset[str]
     own: str
+    #: Where the hierarchy is mounted: a sandbox shows a bot its own groups at the same place, so that runtimes
+    #: find their limits where they look (``/proc/self/mountinfo``); "" if unknown (then they are not shown).
+    mount: str = ""
 
 
 # ---------------------------------------------------------------------------------------------- file access
@@ -142,12 +145,13 @@ def _cgroup_mounts(mountinfo: str) -> Iterator[tuple[str, str, str, frozenset[st
             yield tail[0], _unescape(fields[3]), _unescape(fields[4]), frozenset(tail[2].split(","))
 
 
-def _inside(path: str, mounts: Iterable[tuple[str, str]]) -> str | None:
-    """The directory of cgroup ``path`` under the first (root, mount point) whose root holds it."""
+def _inside(path: str, mounts: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+    """The directory of cgroup ``path`` under the first (root, mount point) whose root holds it, and that mount
+    point."""
     for root, point in mounts:
         if root == "/" or path == root or path.startswith(root + "/"):
             rest = path[len(root):] if root != "/" else path
-            return point.rstrip("/") + rest if rest.strip("/") else point
+            return (point.rstrip("/") + rest if rest.strip("/") else point), point
     return None
 
 
@@ -167,9 +171,9 @@ def parse_hierarchies(mountinfo: str, proc_cgroup: str) -> list[Hierarchy]:
         else:
             version, wanted = 1, frozenset(names.split(","))
             places = [(root, point) for fstype, root, point, opts in mounts if fstype == "cgroup" and wanted <= opts]
-        own = _inside(path, places)
-        if own is not None:
-            found.append(Hierarchy(version, wanted, own))
+        inside = _inside(path, places)
+        if inside is not None:
+            found.append(Hierarchy(version, wanted, *inside))
     return sorted(found, key=lambda hierarchy: hierarchy.version, reverse=True)
 
 

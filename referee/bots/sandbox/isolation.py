@@ -397,6 +397,19 @@ def sandbox_view(isolation: Isolation, *, bot_dir: str | None, chdir: str, tmp_b
     return tuple(view)
 
 
+def with_cgroups(view: Sequence[Bind], groups: Sequence[tuple[str, str]]) -> tuple[Bind, ...]:
+    """``view`` (:func:`sandbox_view`) also showing the bot its own control groups, read-only, each ``(group,
+    mount point)`` at its hierarchy's mount point (:meth:`~referee.bots.sandbox.cgroups.BotCgroup.shown`), before
+    the view's last steps (the read-only remounts). Known only once the launch has made the groups."""
+    cut = next((n for n, bind in enumerate(view) if bind.kind == "remount-ro"), len(view))
+    made = {bind.dest for bind in view[:cut] if bind.kind != "symlink"}
+    shown: list[Bind] = []
+    for group, mount in sorted(groups, key=lambda pair: (len(Path(pair[1]).parts), pair[1])):
+        shown += [*_folders_to(mount, made), Bind("ro-bind", group, mount)]
+        made.add(mount)
+    return (*view[:cut], *shown, *view[cut:])
+
+
 def _shown_binds(isolation: Isolation, bot_dir: str | None) -> list[Bind]:
     """The binds beyond the system's (interpreter, engine, extras, the bot's dir, the masked ``referee``),
     outermost first, so that each is laid over the folder that holds it."""

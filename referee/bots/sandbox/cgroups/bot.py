@@ -49,6 +49,14 @@ class BotCgroup:
         """The bot's group directories, one per hierarchy."""
         return tuple(group.path for group in self._groups)
 
+    def shown(self) -> tuple[tuple[str, str], ...]:
+        """(the bot's group, its hierarchy's mount point) for each of its groups whose mount is known: what a
+        sandbox binds read-only, each group at its mount point, so that a runtime inside (the JVM, .NET, Node)
+        reads its own memory cap and cores where it looks. The sandbox's cgroup namespace is rooted at these
+        groups (bwrap unshares it once the launcher's first wrapper has joined them), so ``/proc/self/cgroup``
+        and ``/proc/self/mountinfo`` inside both say ``/``: the bot sees its own groups, never the machine's."""
+        return tuple((group.path, group.mount) for group in self._groups if group.mount)
+
     @property
     def frozen(self) -> str | None:
         """The group a pause freezes (None without a freezer)."""

@@ -44,8 +44,10 @@ class ControlGroup(ABC):
     #: The cgroup version of the hierarchy: 1 or 2.
     version: ClassVar[int]
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, mount: str = "") -> None:
         self.path = path
+        #: Where the group's hierarchy is mounted ("" if unknown): a bwrap sandbox shows a bot its own group there.
+        self.mount = mount
         self._files: dict[str, int] = {}  # control files read or written at every pause, kept open
 
     def __repr__(self) -> str:

@@ -36,6 +36,11 @@ _ABSENT = {
     "cpuset": "no cgroup v1 or v2 cpuset controller",
     "cpu": "no cpu.stat (cgroup v2) and no cgroup v1 cpuacct controller",
 }
+#: The v1 controllers whose groups runtimes read their limits from (the JVM needs all of cpuset, cpu, cpuacct and
+#: memory before it believes any, .NET and Node read memory and cpu). A bot gets a group of its own in each that
+#: is mounted, limits or not, so that a sandbox can show it its own (:meth:`BotCgroup.shown`) and never a group of
+#: the machine's.
+RUNTIME_CONTROLLERS = frozenset({"cpuset", "cpu", "cpuacct", "memory", "pids"})
 _DENIED = (errno.EACCES, errno.EPERM, errno.EROFS)
 _BOT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
@@ -48,11 +53,14 @@ class CgroupRun:
     """A referee process's groups, ``durak-<pid>.<starttime>`` under its own group in each hierarchy it uses,
     and the bots' groups inside them. ``open()`` it once per process (tournament workers each open their own)."""
 
-    def __init__(self, name: str, places: Mapping[str, ControlGroup], missing: Iterable[str]) -> None:
+    def __init__(self, name: str, places: Mapping[str, ControlGroup], missing: Iterable[str],
+                 shown: Iterable[ControlGroup] = ()) -> None:
         self.name = name
         #: The process that opened the run: only it closes it (a forked child inherits the object, not the run).
         self.pid = os.getpid()
         self._places = dict(places)  # feature -> the run's group that serves it
+        #: Run groups in v1 hierarchies that serve no feature but that runtimes read (:data:`RUNTIME_CONTROLLERS`).
+        self._shown = tuple(shown)
         #: The features this run has: of "freeze", "kill", "memory", "pids", "cpuset", "cpu".
         self.features = frozenset(self._places)
         #: One line for each feature it has not ("memory: no cgroup v1 or v2 memory controller").
@@ -69,7 +77,8 @@ class CgroupRun:
     @property
     def paths(self) -> tuple[str, ...]:
         """The run's groups, one per hierarchy it uses."""
-        return tuple(dict.fromkeys(group.path for group in self._places.values()))
+        return tuple(dict.fromkeys([*(group.path for group in self._places.values()),
+                                    *(group.path for group in self._shown)]))
 
     @classmethod
     def open(cls, hierarchies: Iterable[Hierarchy] | None = None) -> CgroupRun:
@@ -99,9 +108,10 @@ class CgroupRun:
         else:
             missing = [f"{feature}: {'; '.join(want[feature]) or _ABSENT[feature]}"
                        for feature in FEATURES if feature not in places]
-        for group in {group.path: group for group in places.values()}.values():
+        shown = _shown_places(hierarchies, name, {group.path for group in places.values()}) if places else []
+        for group in [*{group.path: group for group in places.values()}.values(), *shown]:
             LOGGER.debug("cgroups: run group %s (v%d)", group.path, group.version)
-        return cls(name, places, missing)
+        return cls(name, places, missing, shown)
 
     def create(self, name: str, limits: CgroupLimits) -> BotCgroup:
         """Make the groups of one bot process tree, with its limits for the features the run has (limits for
@@ -123,6 +133,8 @@ class CgroupRun:
         by_run: dict[str, tuple[ControlGroup, list[str]]] = {}
         for feature, run_group in sorted(self._places.items(), key=lambda item: -item[1].version):
             by_run.setdefault(run_group.path, (run_group, []))[1].append(feature)
+        for run_group in self._shown:
+            by_run[run_group.path] = (run_group, [])
         made: dict[str, ControlGroup] = {}  # run group path -> the bot's group in it
         try:
             for run_group, features in by_run.values():
@@ -172,7 +184,7 @@ def _v2_places(hierarchies: list[Hierarchy], name: str,
     if hierarchy is None:
         return {}, 0
     try:
-        group, served = v2.run_group(hierarchy.own, name, want)
+        group, served = v2.run_group(hierarchy, name, want)
     except OSError as error:
         for feature in FEATURES:
             want[feature].append(f"cannot create a group in {hierarchy.own} ({error.strerror})")
@@ -194,9 +206,26 @@ def _v1_places(hierarchies: list[Hierarchy], name: str, want: dict[str, list[str
             continue
         try:
             if hierarchy.own not in by_own:
-                by_own[hierarchy.own] = v1.run_group(hierarchy.own, hierarchy.controllers, name)
+                by_own[hierarchy.own] = v1.run_group(hierarchy, name)
             places[feature] = by_own[hierarchy.own]
         except OSError as error:
             denied += error.errno in _DENIED
             want[feature].append(f"cannot create a group in {hierarchy.own} ({error.strerror})")
     return places, denied
+
+
+def _shown_places(hierarchies: list[Hierarchy], name: str, used: set[str]) -> list[ControlGroup]:
+    """The run's group in each v1 hierarchy of a :data:`RUNTIME_CONTROLLERS` controller that serves no feature
+    (those in ``used`` do already): on a hybrid machine the cpu and cpuacct hierarchies, say. One that cannot be
+    made is left out (debug log): it costs a runtime its limits, not the bot its game."""
+    shown: list[ControlGroup] = []
+    for hierarchy in hierarchies:
+        if hierarchy.version != 1 or not hierarchy.controllers & RUNTIME_CONTROLLERS:
+            continue
+        if any(path.startswith(hierarchy.own.rstrip("/") + "/") for path in used):
+            continue
+        try:
+            shown.append(v1.run_group(hierarchy, name))
+        except OSError as error:
+            LOGGER.debug("cgroups: no run group in %s for runtimes to read: %s", hierarchy.own, error.strerror)
+    return shown

@@ -7,7 +7,7 @@ import itertools
 import time
 from collections.abc import Iterable
 
-from referee.bots.sandbox.cgroupfs import read_text, write_ok
+from referee.bots.sandbox.cgroupfs import Hierarchy, read_text, write_ok
 from referee.bots.sandbox.cgroups.group import CgroupLimits, ControlGroup
 
 #: The controller that serves each feature. "kill" is SIGKILL to every member of a group frozen by the freezer,
@@ -23,8 +23,8 @@ class V1Group(ControlGroup):
 
     version = 1
 
-    def __init__(self, path: str, controllers: frozenset[str]) -> None:
-        super().__init__(path)
+    def __init__(self, path: str, controllers: frozenset[str], *, mount: str = "") -> None:
+        super().__init__(path, mount=mount)
         self.controllers = controllers
 
     def _prepare(self, parent: ControlGroup) -> None:
@@ -79,7 +79,6 @@ class V1Group(ControlGroup):
         return int(text) if text and text.strip().isdigit() else 0
 
 
-def run_group(own: str, controllers: frozenset[str], name: str) -> V1Group:
-    """The run's group ``name`` in the v1 hierarchy of ``controllers`` where the referee's own group is ``own``;
-    raises OSError."""
-    return V1Group(own, controllers).child(name, exist_ok=True)
+def run_group(hierarchy: Hierarchy, name: str) -> V1Group:
+    """The run's group ``name`` in a v1 hierarchy, inside the referee's own group there; raises OSError."""
+    return V1Group(hierarchy.own, hierarchy.controllers, mount=hierarchy.mount).child(name, exist_ok=True)

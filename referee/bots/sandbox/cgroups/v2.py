@@ -11,7 +11,7 @@ import select
 import time
 from collections.abc import Iterable
 
-from referee.bots.sandbox.cgroupfs import keyed, read_text, rmdir, write_ok, write_text
+from referee.bots.sandbox.cgroupfs import Hierarchy, keyed, read_text, rmdir, write_ok, write_text
 from referee.bots.sandbox.cgroups.group import CgroupLimits, ControlGroup
 
 #: Features served by core files of every v2 group, with no controller to enable.
@@ -66,11 +66,12 @@ class V2Group(ControlGroup):
         return (keyed(read_text(self.file("cpu.stat")), "usage_usec") or 0) * 1000
 
 
-def run_group(own: str, name: str, want: dict[str, list[str]]) -> tuple[V2Group, frozenset[str]]:
-    """The run's group ``name`` in the v2 hierarchy where the referee's own group is ``own``, and the features it
+def run_group(hierarchy: Hierarchy, name: str, want: dict[str, list[str]]) -> tuple[V2Group, frozenset[str]]:
+    """The run's group ``name`` in the v2 hierarchy, inside the referee's own group there, and the features it
     serves (none: the group is removed again); why a controller could not be had goes to ``want``. Raises
     OSError if the group cannot be made."""
-    run = V2Group(os.path.join(own, name))
+    own = hierarchy.own
+    run = V2Group(os.path.join(own, name), mount=hierarchy.mount)
     with contextlib.suppress(FileExistsError):
         os.mkdir(run.path, 0o755)
     served = {feature for feature, file in CORE_FILES.items() if run.has(file)}
