@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots.sandbox.isolation import Bind, with_cgroups
 from referee.bots.sandbox.cgroups import (
     BotCgroup,
     CgroupLimits,
@@ -22,6 +21,7 @@ from referee.bots.sandbox.cgroups import (
     V2Group,
     own_hierarchies,
 )
+from referee.bots.sandbox.isolation import Bind, with_cgroups
 
 _MIB = 1 << 20
 _V1 = {"freezer": "freezer", "memory": "memory", "pids": "pids", "cpuset": "cpuset", "cpu,cpuacct": "cpu,cpuacct"}
@@ -218,7 +218,8 @@ def test_a_sandbox_shows_the_bot_its_own_groups_at_their_mount_points_and_nothin
     assert {Path(mount).name for mount in shown.values()} == BOT_MOUNTS[layout]
     for group, mount in shown.items():
         assert group.startswith(mount + os.sep) and Path(group).name == "bot"
-    memory = _value(os.path.join(run.where["memory"], "bot", "memory.max" if layout == "v2" else "memory.limit_in_bytes"))
+    cap = "memory.max" if layout == "v2" else "memory.limit_in_bytes"
+    memory = _value(os.path.join(run.where["memory"], "bot", cap))
     assert memory == str(256 * _MIB)  # what a runtime reads from the group shown at the memory mount
     base = (Bind("tmpfs", None, "/tmp"), Bind("remount-ro", None, "/"))
     view = with_cgroups(base, bot.shown())

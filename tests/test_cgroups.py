@@ -415,6 +415,7 @@ def test_a_v2_mount_of_a_subtree_with_an_escaped_path_is_followed_and_outside_it
     mounts = "30 23 0:26 /docker/c1 /run/my\\040cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n"
     assert parse_hierarchies(mounts, "0::/docker/c1/bots\n") == [
         Hierarchy(2, frozenset(), "/run/my cgroup/bots", "/run/my cgroup")]
-    assert parse_hierarchies(mounts, "0::/docker/c1\n") == [Hierarchy(2, frozenset(), "/run/my cgroup", "/run/my cgroup")]
+    assert parse_hierarchies(mounts, "0::/docker/c1\n") == [
+        Hierarchy(2, frozenset(), "/run/my cgroup", "/run/my cgroup")]
     assert parse_hierarchies(mounts, "0::/docker/c10/x\n") == []
     assert parse_hierarchies("", "0::/\n") == []

@@ -414,9 +414,10 @@ def test_the_sandbox_shows_neither_the_database_nor_the_checkout(bot: Start, bot
         fault_matrix.record("read the results database (bwrap)", "none: blocked", "the database is not in the sandbox")
         top = ask(p, "list", "/")
         assert isinstance(top, list)
-        shown = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "var"}
+        shown = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "var", "sys"}
         shown |= {Path(path).parts[1] for path in sandbox_roots(BWRAP, str(bots_dir))}
         assert set(top) <= shown
+        assert ask(p, "list", "/sys") in (["fs"], "ENOENT")  # only the bot's own control groups, if any
         checkout = checkout_root()
         if checkout is not None:
             assert ask(p, "read", f"{checkout}/pyproject.toml") == "ENOENT"

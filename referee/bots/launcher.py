@@ -156,8 +156,12 @@ def _start_bwrap(plan: LaunchPlan, head: list[str], lease: UidLease | None, cgro
 
 def _last_exec(plan: LaunchPlan, extra: Mapping[str, str]) -> list[str]:
     """The end of every chain, run as the bot's uid: ``env`` clears the wrappers' environment, sets the bot's
-    (and ``extra``, the referee's TMPDIR), then execs the bot's program."""
-    env = {**dict(plan.env), **extra}
+    (and ``extra``, the referee's TMPDIR), then execs the bot's program. HOME is that TMPDIR, the bot's private
+    writable folder, unless its settings name another: the same in play, check-bot and tournaments."""
+    env = dict(plan.env)
+    if "TMPDIR" in extra:
+        env.setdefault("HOME", extra["TMPDIR"])
+    env.update(extra)
     return [_env_program(), "-i", "--", *(f"{name}={value}" for name, value in env.items()), plan.program,
             *plan.args]
 

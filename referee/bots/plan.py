@@ -17,6 +17,7 @@ from typing import Literal
 from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.limits import ResourceLimits, mib_bytes
 from referee.bots.sandbox.isolation import (
+    PRIVATE_TMPFS,
     Bind,
     Isolation,
     Level,
@@ -27,6 +28,7 @@ from referee.bots.sandbox.isolation import (
     sandbox_roots,
     sandbox_view,
     with_interpreter,
+    within,
 )
 from referee.bots.sandbox.uids import typical_uid
 
@@ -45,6 +47,13 @@ REFUSED_ENV = frozenset({"GLIBC_TUNABLES", "GCONV_PATH", "GETCONF_DIR", "HOSTALI
 #: Prefixes of refused variables: the loader's (``LD_PRELOAD``, ``LD_AUDIT``...), malloc's (glibc tunables,
 #: ``MALLOC_TRACE`` writes a file) and bash's exported functions.
 REFUSED_ENV_PREFIXES = ("LD_", "MALLOC_", "BASH_FUNC_")
+
+#: Options whose value is a ``:``-joined list of paths that a runtime loads code from (the JVM's class path).
+CLASS_PATH_OPTIONS = ("-cp", "-classpath", "--class-path")
+#: Variables of a bot's env that list paths a runtime loads code from, ``:``-joined.
+PATH_LIST_VARIABLES = ("CLASSPATH", "PYTHONPATH", "NODE_PATH")
+#: What a bwrap sandbox makes of its own at these places: a path there names the sandbox's, never the host's.
+_MADE_BY_SANDBOX = ("/proc", "/dev")
 
 #: Who a planned bot runs as: the referee's own uid (not root, or level none), a uid of its own leased at
 #: launch (root), or root (``process`` level, files out of an unprivileged uid's reach, ``allow_root``).
@@ -166,8 +175,58 @@ def _sandbox_dir(command: BotCommand, program: str, interpreter: str, isolation:
     if bot_dir is not None:
         check_exposure([bot_dir], isolation)
     isolation = with_interpreter(isolation, interpreter, bot_dir)
-    _check_reach(command, program, os.geteuid() if uid is None else uid, sandbox_roots(isolation, bot_dir))
+    roots = sandbox_roots(isolation, bot_dir)
+    check_shown(command, roots)
+    _check_reach(command, program, os.geteuid() if uid is None else uid, roots)
     return isolation, bot_dir, chdir
+
+
+def named_paths(command: BotCommand) -> list[tuple[str, str]]:
+    """(what, path) for every path a bot's command and env name, as the bot would resolve them: each command word
+    (the value of a ``--option=value`` word), each part of a class path option's value (:data:`CLASS_PATH_OPTIONS`)
+    and of the :data:`PATH_LIST_VARIABLES` in its env; relative ones against its working directory."""
+    cwd = os.path.abspath(command.cwd if command.cwd is not None else os.getcwd())
+    named: list[tuple[str, str]] = []
+    words = list(command.argv[1:])
+    for before, word in zip(["", *words], words, strict=False):
+        option, equals, value = word.partition("=")
+        if before in CLASS_PATH_OPTIONS or (equals and option in CLASS_PATH_OPTIONS):
+            named += [("class path part", part) for part in (value if equals else word).split(":")]
+        elif equals and option.startswith("-"):
+            named.append(("command word", value))
+        elif not word.startswith("-"):
+            named.append(("command word", word))
+    env = command.env or {}
+    named += [(f"{name} part", part) for name in PATH_LIST_VARIABLES for part in env.get(name, "").split(":")]
+    return [(what, os.path.join(cwd, path)) for what, path in named if path]
+
+
+def check_shown(command: BotCommand, roots: list[str]) -> None:
+    """Refuse, before launch, a bot whose command or env names an existing path that its sandbox will not show
+    (``roots``: what it binds), so that a class folder outside the bot's folder is one line naming the path
+    rather than a ``ClassNotFoundException`` at the handshake.
+
+    :raises BotLaunchError: naming the first such path.
+    """
+    for what, path in named_paths(command):
+        if not os.path.lexists(path) or _shown(path, roots):
+            continue
+        private = next((tmp for tmp in PRIVATE_TMPFS if within(os.path.realpath(path), tmp)), None)
+        why = f"its {private} is a private, empty tmpfs" if private else "it shows the bot only its own folder, "\
+            "the system and its interpreter"
+        raise BotLaunchError(f"bot {what} {path} is hidden by the sandbox ({why}): put it in the bot's folder and "
+                             "name that folder (durak play and check-bot: --dir DIR; a tournament: the bot's dir)")
+
+
+def _shown(path: str, roots: list[str]) -> bool:
+    """Whether ``path`` (as written and resolved) is inside a bound root, or is what the sandbox makes itself
+    (``/dev/stderr`` is the sandbox's, wherever the referee's own stderr leads)."""
+    if any(within(os.path.abspath(path), made) for made in _MADE_BY_SANDBOX):
+        return True
+    for candidate in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+        if not (any(within(candidate, root) for root in roots) or candidate in PRIVATE_TMPFS):
+            return False
+    return True
 
 
 @functools.cache

@@ -15,6 +15,7 @@ from referee.cli.app import app
 from referee.cli.errors import reported_errors
 from referee.cli.exitcodes import ExitCode
 from referee.cli.options import (
+    AllCoresOption,
     HtmlOption,
     RootOption,
     SandboxOption,
@@ -24,7 +25,7 @@ from referee.cli.options import (
     parse_set_options,
 )
 from referee.cli.rules_summary import SUMMARIES
-from referee.games.botargs import parse_bot_arg, seat_env
+from referee.games.botargs import parse_bot_arg, seat_dirs, seat_env
 from referee.games.checkbot import CheckPlan, check_bot, format_report, rules_to_check
 from referee.games.play import PlayOptions, prepare_isolation, run_play
 from referee.games.selfplay import selfplay
@@ -109,6 +110,11 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="Give the bots an environment variable, NAME=VALUE, or to one seat SEAT:NAME=VALUE (a seat "
                       "number or bot name); repeatable. Bots get nothing else of this environment.")] = None,
+    dirs: Annotated[list[str] | None, typer.Option(
+        "--dir", help="A bot's own folder, [SEAT:]DIR (a seat number or a NAME= name; without it the first bot's; "
+                      "repeatable): its command runs there and the sandbox shows it that folder, as a tournament's "
+                      "dir does. Its name defaults to the folder's.")] = None,
+    all_cores: AllCoresOption = False,
     html: HtmlOption = None,
     sandbox: SandboxOption = None,
     bots_as_root: RootOption = False,
@@ -125,6 +131,7 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
             bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, move_time=move_time,
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
             sandbox=sandbox or "bwrap", bots_as_root=bots_as_root, stderr=tuple(stderr or ()), env=tuple(env or ()),
+            dirs=tuple(dirs or ()), all_cores=all_cores,
         )
         if html is not None:
             check_writable(html)
@@ -150,6 +157,10 @@ def check_bot_command(  # noqa: PLR0913 (a typer command: a parameter per option
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="Give the bot an environment variable, NAME=VALUE; repeatable. It gets nothing else of "
                       "this environment.")] = None,
+    folder: Annotated[str | None, typer.Option(
+        "--dir", help="The bot's own folder: its command runs there and the sandbox shows it that folder, as a "
+                      "tournament's dir does.")] = None,
+    all_cores: AllCoresOption = False,
     sandbox: SandboxOption = None,
     bots_as_root: RootOption = False,
 ) -> None:
@@ -163,9 +174,10 @@ def check_bot_command(  # noqa: PLR0913 (a typer command: a parameter per option
         _, argv = parse_bot_arg(command)
         checked = rules_to_check(variants or [], decks or [], parse_set_options(set_ or []))
         plan = CheckPlan(rules=checked, players=players, games_per_seat=games, seed=seed,
-                         clock=TimeControl(move_time=move_time, startup_time=startup_time))
+                         clock=TimeControl(move_time=move_time, startup_time=startup_time), all_cores=all_cores)
         (settings,) = seat_env(env or [], ["bot"])
-        report = check_bot(BotCommand(argv, env=scrubbed_env(settings)), plan,
+        (cwd,) = seat_dirs([folder] if folder is not None else [], [None])
+        report = check_bot(BotCommand(argv, cwd=cwd, env=scrubbed_env(settings)), plan,
                            prepare_isolation(sandbox or "bwrap", [], allow_root=bots_as_root))
     for line in format_report(report):
         typer.echo(line)

@@ -22,6 +22,9 @@ PrivateOption = Annotated[bool, typer.Option(
 RootOption = Annotated[bool, typer.Option(
     "--bots-as-root", help="Trusted bots only: at the process level, run a bot as root (with a warning) where "
                            "its own uid cannot reach its files, instead of refusing it.")]
+AllCoresOption = Annotated[bool, typer.Option(
+    "--all-cores", help="Let the bots use every core of this machine. By default they are held to one core of "
+                        "their own, as in a tournament, so that a bot is tested as it will play.")]
 VariantArg = Annotated[str, typer.Option("--variant", "-v", help=f"One of {', '.join(VARIANTS)}.")]
 HtmlOption = Annotated[str | None, typer.Option(
     "--html", help="Also write the replay viewer: one HTML page (mode 600) that works offline, cards drawn, "

@@ -29,10 +29,13 @@ def parse_bot_arg(text: str) -> tuple[str | None, list[str]]:
     return name, argv
 
 
-def default_name(argv: list[str]) -> str:
-    """A short name from the command: the stem of its last file-like word, else the program's name."""
-    for word in reversed(argv):
-        if not word.startswith("-") and ("/" in word or "." in word):
+def default_name(argv: list[str], folder: str | None = None) -> str:
+    """A short name for a bot: its folder's name, else the stem of its first argument that is an existing file
+    (relative to the working directory), else its program's name."""
+    if folder is not None:
+        return os.path.basename(os.path.abspath(folder)) or folder
+    for word in argv[1:]:
+        if not word.startswith("-") and os.path.isfile(word):
             return os.path.splitext(os.path.basename(word))[0] or word
     return os.path.basename(argv[0])
 
@@ -47,13 +50,43 @@ def unique_names(names: list[str]) -> list[str]:
     return unique
 
 
-def bot_commands(args: list[str], env: list[str] | None = None) -> list[tuple[str, BotCommand]]:
-    """Named commands for ``durak play``-style arguments, names made unique; ``env`` as :func:`seat_env`."""
+def bot_commands(args: list[str], env: list[str] | None = None,
+                 dirs: list[str] | None = None) -> list[tuple[str, BotCommand]]:
+    """Named commands for ``durak play``-style arguments, names made unique; ``env`` as :func:`seat_env`, ``dirs``
+    as :func:`seat_dirs` (a bot with a folder runs there, and its sandbox shows it that folder)."""
     parsed = [parse_bot_arg(arg) for arg in args]
-    names = unique_names([name or default_name(argv) for name, argv in parsed])
+    folders = seat_dirs(dirs or [], [name for name, _ in parsed])
+    names = unique_names([name or default_name(argv, folder)
+                          for (name, argv), folder in zip(parsed, folders, strict=True)])
     extra = seat_env(env or [], names)
-    return [(name, BotCommand(argv, env=scrubbed_env(extra[seat])))
-            for seat, (name, (_, argv)) in enumerate(zip(names, parsed, strict=True))]
+    return [(name, BotCommand(argv, cwd=folder, env=scrubbed_env(extra[seat])))
+            for seat, (name, (_, argv), folder) in enumerate(zip(names, parsed, folders, strict=True))]
+
+
+def seat_dirs(options: list[str], given: list[str | None]) -> list[str | None]:
+    """Per seat, the folder of ``--dir`` options: ``SEAT:DIR`` (a seat number, or a name given as ``NAME=``) for
+    one seat, a bare ``DIR`` for the first bot. The folder must exist; it becomes the bot's working directory.
+
+    :raises BotArgError: an unknown seat, a seat given twice, or a folder that does not exist.
+    """
+    folders: list[str | None] = [None] * len(given)
+    for option in options:
+        seat_text, colon, folder = option.partition(":")
+        if colon and seat_text.isdigit():
+            seat = int(seat_text)
+            if seat >= len(given):
+                raise BotArgError(f"--dir {option!r}: no seat {seat} at this table of {len(given)}")
+        elif colon and seat_text in given:
+            seat = given.index(seat_text)
+        else:
+            seat, folder = 0, option
+        if folders[seat] is not None:
+            raise BotArgError(f"--dir {option!r}: seat {seat} has a folder already (one --dir per seat; SEAT:DIR "
+                              "names the seat)")
+        if not os.path.isdir(folder):
+            raise BotArgError(f"--dir {option!r}: no folder {folder!r}")
+        folders[seat] = os.path.abspath(folder)
+    return folders
 
 
 def seat_of_bot(names: list[str], which: str) -> int:

@@ -7,7 +7,9 @@ every reply. Any verdict fails the check. The report says what was played.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import statistics
 import sys
 import time
@@ -17,11 +19,13 @@ from pathlib import Path
 import msgspec
 
 from protocol.rules import VARIANTS, Rules, RulesError, applicable_options, rules_from_options
+from referee.bots.cores import one_core
 from referee.bots.errors import BotError
 from referee.bots.launcher import BotCommand, preflight
-from referee.bots.limits import TimeControl
+from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.sandbox.isolation import PLAIN, Isolation
 from referee.bots.session import BotClient
+from referee.bots.summary import describe_resources
 from referee.games.match import Series, play_series
 from referee.text import visible
 
@@ -37,6 +41,8 @@ class CheckSetupError(RuntimeError):
 STRIKE_SHARE = 0.01
 #: The 99th percentile of a bot's move times above this share of the move time gets a warning.
 WARN_SHARE = 0.5
+#: The subject's limits: a tournament's defaults ([limits] of sample_bots/tournament.toml).
+LIMITS = ResourceLimits()
 
 
 @dataclass
@@ -57,6 +63,7 @@ class CheckReport:
     players: int = 2
     variants: list[VariantCheck] = field(default_factory=list)
     move_time: float | None = None  # the subject's move time in seconds, once the games begin
+    resources: str = ""  # what the bot got: sandbox, core, limits (describe_resources)
 
     @property
     def strike_count(self) -> int:
@@ -110,13 +117,15 @@ def _takes(variant: str, options: dict[str, object]) -> bool:
 class CheckPlan:
     """What a check plays: ``games_per_seat`` games in every seat of a table of ``players`` for each of
     ``rules`` (None: :func:`rules_to_check` of everything), against the sample random bot seeded from ``seed``,
-    under ``clock`` (the subject's; the opponents get its start-up time)."""
+    under ``clock`` (the subject's; the opponents get its start-up time), every bot held to one core of its own and
+    a tournament's default limits, unless ``all_cores``."""
 
     rules: list[Rules] | None = None
     players: int = 2
     games_per_seat: int = 1
     seed: int = 1
     clock: TimeControl = field(default_factory=TimeControl)
+    all_cores: bool = False
 
 
 def check_bot(command: BotCommand, plan: CheckPlan = CheckPlan(), isolation: Isolation = PLAIN) -> CheckReport:
@@ -124,8 +133,16 @@ def check_bot(command: BotCommand, plan: CheckPlan = CheckPlan(), isolation: Iso
     preflight(command, isolation)
     if not SAMPLE_RANDOM_BOT.is_file():
         raise CheckSetupError(f"the sample opponent {SAMPLE_RANDOM_BOT} is missing")
+    with contextlib.ExitStack() as held:
+        cores = os.sched_getaffinity(0) if plan.all_cores else {held.enter_context(one_core())}
+        report = _check(command, plan, isolation)
+        report.resources = describe_resources(isolation, LIMITS, cores)
+    return report
+
+
+def _check(command: BotCommand, plan: CheckPlan, isolation: Isolation) -> CheckReport:
     players, seed, startup_time = plan.players, plan.seed, plan.clock.startup_time
-    subject = BotClient("subject", command, time_control=plan.clock, isolation=isolation)
+    subject = BotClient("subject", command, limits=LIMITS, time_control=plan.clock, isolation=isolation)
     start = time.monotonic()
     try:
         hello = subject.start()
@@ -166,10 +183,11 @@ def _note_times(check: VariantCheck, subject: BotClient, game: str) -> None:
 
 def format_report(report: CheckReport) -> list[str]:
     """The report for a terminal; the bot's name, version and failures are escaped (:func:`visible`)."""
+    checked = [f"checked with {report.resources}"] if report.resources else []
     if report.handshake_error is not None:
-        return [f"FAIL handshake: {visible(report.handshake_error)}"]
+        return [f"FAIL handshake: {visible(report.handshake_error)}", *checked]
     lines = [f"bot '{visible(report.name)}' version '{visible(report.version)}': handshake in "
-             f"{report.startup_seconds or 0:.3f} s"]
+             f"{report.startup_seconds or 0:.3f} s", *checked]
     if report.variants:
         per_seat = report.variants[0].games // report.players
         lines.append(f"played: {per_seat} game(s) in each seat of a {report.players}-player table against the "

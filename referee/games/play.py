@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import statistics
@@ -16,10 +17,12 @@ from protocol.cards import CARD_NAMES, card_list
 from protocol.events import AnyEvent
 from protocol.records import stderr_text
 from protocol.rules import Rules
+from referee.bots.cores import one_core
 from referee.bots.launcher import preflight
-from referee.bots.limits import TimeControl
+from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.sandbox.isolation import Isolation, isolation_for, probe_bwrap
 from referee.bots.session import BotClient
+from referee.bots.summary import describe_resources
 from referee.engine import Game, InvalidDealError, check_table, parse_deal
 from referee.games.botargs import bot_commands, seat_of_bot
 from referee.games.match import Series, play_series
@@ -53,6 +56,8 @@ class PlayOptions:
     bots_as_root: bool = False
     stderr: tuple[str, ...] = ()  # seats (index or bot name, or "all") whose stderr is printed
     env: tuple[str, ...] = ()  # --env NAME=VALUE or SEAT:NAME=VALUE
+    dirs: tuple[str, ...] = ()  # --dir DIR (the first bot's) or SEAT:DIR
+    all_cores: bool = False  # --all-cores: the bots get every core, not one as in a tournament
 
 
 #: Lines of an offender's stderr printed after its forfeit (when its stderr is not printed anyway).
@@ -61,7 +66,7 @@ FORFEIT_STDERR_LINES = 10
 
 def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     """Check the arguments, play the games, report each, and always stop the bots."""
-    named = bot_commands(options.bots, list(options.env))
+    named = bot_commands(options.bots, list(options.env), list(options.dirs))
     names = [name for name, _ in named]
     shown = stderr_seats(options.stderr, names)
     players = len(named)
@@ -78,16 +83,21 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     seed = options.seed if options.seed is not None else secrets.randbits(63)
     clock = TimeControl(move_time=options.move_time, startup_time=options.startup_time,
                         time_bank=options.time_bank)
-    clients = [BotClient(name, command, time_control=clock, isolation=isolation) for name, command in named]
+    limits = ResourceLimits()  # a tournament's defaults ([limits] of sample_bots/tournament.toml)
+    clients = [BotClient(name, command, limits=limits, time_control=clock, isolation=isolation)
+               for name, command in named]
     log = _open_log(options.log)
-    if not options.as_json:
-        echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
-             f"{options.games} game(s), seed {seed}")
     reporter = _Reporter(options, echo, log, clients, shown)
     try:
-        series = Series(options.rules, options.games, seed, deck=deck, dealer=options.dealer)
-        records = play_series(series, clients, on_events=reporter.on_events if options.verbose else None,
-                              on_game=reporter.on_game)
+        with contextlib.ExitStack() as held:
+            cores = os.sched_getaffinity(0) if options.all_cores else {held.enter_context(one_core())}
+            if not options.as_json:
+                echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
+                     f"{options.games} game(s), seed {seed}")
+                echo(f"each bot: {describe_resources(isolation, limits, cores)}")
+            series = Series(options.rules, options.games, seed, deck=deck, dealer=options.dealer)
+            records = play_series(series, clients, on_events=reporter.on_events if options.verbose else None,
+                                  on_game=reporter.on_game)
     finally:
         for client in clients:
             client.stop()

@@ -101,8 +101,9 @@ def play_job(worker: BotProcess, job: bytes) -> bytes:
 
 
 def bot_command(bot: ResolvedBot) -> BotCommand:
-    """The bot's command in its own folder, with a scrubbed environment plus the config's ``env``."""
-    return BotCommand(bot.argv, cwd=bot.dir, env=scrubbed_env({"HOME": str(bot.dir), **bot.env}))
+    """The bot's command in its own folder, with a scrubbed environment plus the config's ``env`` (HOME and TMPDIR
+    are the launcher's: the bot's private writable folder, as in ``durak play``)."""
+    return BotCommand(bot.argv, cwd=bot.dir, env=scrubbed_env(bot.env))
 
 
 class SlotPlayer:

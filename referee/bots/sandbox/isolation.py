@@ -235,7 +235,7 @@ def inaccessible(path: str, uid: int, gid: int, want: int, roots: Sequence[str] 
     for candidate in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
         top = "/"
         if roots is not None:
-            holders = [root for root in roots if _within(candidate, root)]
+            holders = [root for root in roots if within(candidate, root)]
             if not holders:
                 return f"{candidate} is not visible in the sandbox"
             top = max(holders, key=len)
@@ -263,7 +263,8 @@ def _may(path: str, uid: int, gid: int, want: int) -> bool:
     return bits & want == want
 
 
-def _within(path: str, folder: str) -> bool:
+def within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both absolute, as written)."""
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
@@ -289,11 +290,11 @@ def check_exposure(sources: Iterable[str], isolation: Isolation) -> None:
     protected = [os.path.realpath(p) for p in isolation.protected]
     for source in sources:
         real = os.path.realpath(source)
-        if checkout is not None and _within(checkout, real):
+        if checkout is not None and within(checkout, real):
             raise BotLaunchError(f"the sandbox would show the referee's checkout {checkout} (it is inside "
                                  f"{source}): give the bot a folder of its own")
         for path in protected:
-            if _within(path, real) or _within(real, path):
+            if within(path, real) or within(real, path):
                 raise BotLaunchError(f"the sandbox would show {path} (via {source}): keep the results database "
                                      "and replays out of bot folders")
 
@@ -349,8 +350,8 @@ def interpreter_paths() -> tuple[str, ...]:
     candidates |= {os.path.realpath(path) for path in candidates}
     candidates |= {os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
     shown = [path for path in SYSTEM_DIRS if os.path.isdir(path) and not os.path.islink(path)]
-    kept = sorted(path for path in candidates if os.path.isdir(path) and not any(_within(path, s) for s in shown))
-    return tuple(path for path in kept if not any(other != path and _within(path, other) for other in kept))
+    kept = sorted(path for path in candidates if os.path.isdir(path) and not any(within(path, s) for s in shown))
+    return tuple(path for path in kept if not any(other != path and within(path, other) for other in kept))
 
 
 def engine_paths() -> tuple[str, str]:
@@ -364,7 +365,7 @@ def masked_referee() -> str | None:
     """The ``referee`` package's folder when a bound folder shows it whole (a site-packages install): the sandbox
     lays an empty tmpfs over it before showing the engine again, so that the rest of it stays hidden."""
     package = str(_referee_package())
-    return package if any(_within(package, path) for path in interpreter_paths()) else None
+    return package if any(within(package, path) for path in interpreter_paths()) else None
 
 
 def sandbox_roots(isolation: Isolation, bot_dir: str | None) -> list[str]:
@@ -390,7 +391,7 @@ def sandbox_view(isolation: Isolation, *, bot_dir: str | None, chdir: str, tmp_b
     for bind in _shown_binds(isolation, bot_dir):
         view += [*_folders_to(bind.dest, made), bind]
         made.add(bind.dest)
-    if chdir != "/tmp" and not any(_within(chdir, root) for root in roots):
+    if chdir != "/tmp" and not any(within(chdir, root) for root in roots):
         view += _folders_to(chdir, made, itself=True)  # an empty stand-in for the referee's working directory
     masked = masked_referee()
     view += [Bind("remount-ro", None, "/"), *([Bind("remount-ro", None, masked)] if masked else [])]
@@ -430,7 +431,7 @@ def _folders_to(path: str, made: set[str], itself: bool = False) -> list[Bind]:
     folders = []
     for depth in range(2, len(parts) + (1 if itself else 0)):
         folder = os.path.join(*parts[:depth])
-        if folder not in made and not any(_within(folder, shown) for shown in system):
+        if folder not in made and not any(within(folder, shown) for shown in system):
             folders.append(Bind("dir", None, folder, perms="0755"))
             made.add(folder)
     return folders
@@ -469,7 +470,7 @@ def with_interpreter(isolation: Isolation, interpreter: str, bot_dir: str | None
     extra = []
     for path in dict.fromkeys((interpreter, os.path.realpath(interpreter))):
         folder = os.path.dirname(path)
-        if os.path.isabs(path) and os.path.basename(folder) == "bin" and not any(_within(path, r) for r in roots):
+        if os.path.isabs(path) and os.path.basename(folder) == "bin" and not any(within(path, r) for r in roots):
             extra.append(os.path.dirname(folder))
     if not extra:
         return isolation
@@ -483,7 +484,7 @@ def bot_dir_for_sandbox(argv: Sequence[str], program: str, isolation: Isolation)
     not shown anyway (``./bots/x`` shows ``bots``); None if neither."""
     shown = sandbox_roots(isolation, None)
     words = [word for word in argv[1:] if not word.startswith("-")]
-    if "/" in argv[0] and not any(_within(os.path.abspath(program), root) for root in shown):
+    if "/" in argv[0] and not any(within(os.path.abspath(program), root) for root in shown):
         words.append(program)
     for word in words:
         if os.path.isfile(word):

@@ -21,13 +21,11 @@ game is played, never a run of forfeits.
 
 from __future__ import annotations
 
-import fcntl
 import itertools
 import logging
 import os
 import secrets
 import signal
-import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,6 +34,7 @@ from typing import Any
 import msgspec
 
 from referee import __version__
+from referee.bots.cores import claim_core
 from referee.bots.errors import BotError, BotLaunchError, LauncherError
 from referee.bots.launcher import preflight
 from referee.bots.process import BotProcess
@@ -327,7 +326,7 @@ def _pool() -> _RefereePool:
 
 
 def _start_referee(run: ClusterRun) -> _Referee:
-    core, lock = _claim_core()
+    core, lock = claim_core()
     process = start_worker(msgspec.structs.replace(run.worker, core=core))
     return _Referee(run.id, process, lock)
 
@@ -336,28 +335,6 @@ def _close_in_background(referees: list[_Referee], cancel: bool) -> None:
     """Close without holding up the caller (a task thread, or the worker's event loop in ``Client.run``)."""
     for referee in referees:
         threading.Thread(target=referee.close, args=(cancel,), daemon=True).start()
-
-
-def _claim_core() -> tuple[int, int | None]:
-    """A core of this process's for a new referee worker, and the lock file's descriptor that holds it.
-
-    Every referee worker of the machine (of any Dask worker process, any run) takes a lock on
-    ``$TMPDIR/durak-cores-<uid>/<core>``; with every core held, cores are shared (a warning says so), as
-    ``--jobs`` beyond the cores does locally.
-    """
-    cores = sorted(os.sched_getaffinity(0))
-    folder = os.path.join(tempfile.gettempdir(), f"durak-cores-{os.geteuid()}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    for core in cores:
-        fd = os.open(os.path.join(folder, str(core)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return core, fd
-        except BlockingIOError:
-            os.close(fd)
-    core = cores[os.getpid() % len(cores)]
-    LOGGER.warning("every core of this worker holds a referee worker: games will share core %d", core)
-    return core, None
 
 
 def _problem(run: ClusterRun) -> str | None:
