@@ -162,8 +162,9 @@ FAULTS = {  # the fault matrix's words for the behaviours of tests/hostile/bot.p
 }
 
 ANY_REQUEST = r"\d+"
-NO_LINE = (r"^bot sent no line before the deadline \(nothing received: is stdout flushed after each line\?\); "
-           r"(move \d+|the handshake) had \d+ ms \+ 50 ms grace$")
+NO_LINE = (r"^bot sent no line before the deadline \(nothing received\); (move \d+|the handshake) had \d+ ms \+ 50 ms "
+           r"grace; (its processes used \d+ ms of CPU in those \d+ ms: idle, waiting|its CPU time is unknown here) "
+           r"\(is stdout flushed after each line\?\)$")
 HOSTILE = [  # id, behaviour, bot options, verdict, reason (a regex)
     ("crash_at_start", "crash_at_start", {}, "crash", r"^bot exited: exit code 3 \(stderr: bot\.py: crash_at_start\)$"),
     ("crash", "crash", {"after": 2}, "crash", r"^bot exited: exit code 3 \(stderr: bot\.py: crashing on purpose\)$"),
@@ -175,7 +176,9 @@ HOSTILE = [  # id, behaviour, bot options, verdict, reason (a regex)
     ("late", "late", {"after": 1}, "timeout", NO_LINE),
     ("sigstop", "sigstop", {"after": 1}, "timeout", NO_LINE),
     ("no_newline", "no_newline", {"after": 1}, "timeout",
-     r"^bot sent no line before the deadline \(\d+ bytes without a newline\); move \d+ had 500 ms \+ 50 ms grace$"),
+     r"^bot sent no line before the deadline \(\d+ bytes without a newline\); move \d+ had 500 ms \+ 50 ms grace; "
+     r"(its processes used \d+ ms of CPU in those \d+ ms: idle, waiting|its CPU time is unknown here) "
+     r"\(is stdout flushed after each line\?\)$"),
     ("garbage", "garbage", {"after": 1}, "protocol", r"^invalid message 'this is not JSON': "),
     ("wrong_shape", "wrong_shape", {"after": 1}, "protocol",
      r"^invalid message '.*': Expected `str`, got `int` - at `\$\.action`$"),

@@ -9,6 +9,7 @@ time and a 0.5 s grace).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,12 +23,14 @@ from protocol.records import StderrChunk
 from protocol.rules import Rules
 from referee.bots import session
 from referee.bots.errors import BotTimeout
-from referee.bots.launcher import BotCommand
+from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.bots.limits import TimeControl
+from referee.bots.sandbox.isolation import DEFAULT
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
 from referee.games.match import Series, play_game, play_series
 from referee.results.record import GameRecord
+from tests.sandboxes import cgroup_features
 
 SEED = 7
 
@@ -48,13 +51,19 @@ CLOCK = FakeClock()
 class FakeProcess:
     """Stands in for ``BotProcess``: answers the handshake, and each request with its first legal action
     after the seconds its command names, one per move of each game (``["fake", "1.02", "0.5"]``: 1.02 s for
-    a game's first move, 0.5 s for every later one). A reply that would come after the deadline is a
+    a game's first move, 0.5 s for every later one), computing all along (its tree's CPU time grows as the
+    clock), or asleep for a word written ``z1.06``. A reply that would come after the deadline is a
     ``BotTimeout``, as from a real process."""
 
     def __init__(self, command: BotCommand, *_: object, **__: object) -> None:
-        self.delays = [float(word) for word in command.argv[1:]] or [0.0]
+        self.delays = [float(word.lstrip("z")) for word in command.argv[1:]] or [0.0]
+        self.asleep = [word.startswith("z") for word in command.argv[1:]] or [False]
         self.moves = 0
+        self.cpu_ns = 0
         self.request: Request | None = None
+
+    def tree_cpu_ns(self) -> int:
+        return self.cpu_ns
 
     def exchange(self, request: bytes, timeout: float) -> tuple[bytes, float]:
         return encoder.encode(BotHello(protocol=PROTOCOL_VERSION, name="fake")), 0.0
@@ -68,10 +77,13 @@ class FakeProcess:
 
     def read_line(self, deadline: float) -> bytes:
         assert self.request is not None
-        delay = self.delays[min(self.moves, len(self.delays) - 1)]
+        move = min(self.moves, len(self.delays) - 1)
+        delay = self.delays[move]
         self.moves += 1
-        CLOCK.time += delay
-        if CLOCK.time > deadline:
+        spent = min(delay, deadline - CLOCK.time)  # judged at the deadline: it computed (or slept) until then
+        CLOCK.time += spent
+        self.cpu_ns += 0 if self.asleep[move] else round(spent * 1e9)
+        if spent < delay:
             raise BotTimeout("bot sent no line before the deadline")
         return encoder.encode(Reply(id=self.request.id, action=self.request.legal[0]))
 
@@ -96,7 +108,7 @@ def fake_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "BotProcess", FakeProcess)
 
 
-def fake(name: str, *delays: float, clock: TimeControl | None = None) -> BotClient:
+def fake(name: str, *delays: float | str, clock: TimeControl | None = None) -> BotClient:
     command = BotCommand(["fake", *map(str, delays)])
     return BotClient(name, command, time_control=clock or TimeControl(move_time=1.0, grace=0.05), now=CLOCK)
 
@@ -167,8 +179,19 @@ def test_the_strike_limit_is_part_of_the_time_control() -> None:
 @pytest.mark.usefixtures("fake_processes")
 def test_a_reply_after_the_grace_is_still_a_plain_timeout() -> None:
     record = play([fake("hung", 1.06), fake("prompt", 0.0)])
-    assert the_verdict(record, 0) == "bot sent no line before the deadline; move 1 had 1000 ms + 50 ms grace"
+    assert the_verdict(record, 0) == ("bot sent no line before the deadline; move 1 had 1000 ms + 50 ms grace; its "
+                                      "processes used 1050 ms of CPU in those 1050 ms: busy, still computing at "
+                                      "the deadline")
     assert record.strikes == [0, 0]
+
+
+@pytest.mark.usefixtures("fake_processes")
+def test_a_timeout_says_whether_the_bot_was_computing_or_waiting() -> None:
+    """The CPU time of the bot's tree over the missed move tells a JIT compiling from an unflushed reply."""
+    waiting = play([fake("asleep", "z1.06"), fake("prompt", 0.0)])
+    assert the_verdict(waiting, 0) == ("bot sent no line before the deadline; move 1 had 1000 ms + 50 ms grace; its "
+                                       "processes used 0 ms of CPU in those 1050 ms: idle, waiting (is stdout "
+                                       "flushed after each line?)")
 
 
 # -- a real process --------------------------------------------------------------------------------------
@@ -215,3 +238,41 @@ def test_a_real_bot_replying_inside_the_grace_is_judged_at_its_third_move(sluggi
     assert reason.endswith(" ms of 50 ms allowed)"), reason
     times = record.times[0]
     assert times is not None and times.moves == 3 and 200 <= times.median_ms < 550
+
+
+BUSY_OR_IDLE = """\
+import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "hello", "protocol": message["protocol"], "name": "stuck"}), flush=True)
+    elif message["type"] == "request":
+        if sys.argv[1] == "busy":
+            while True:
+                pass
+        time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(("how", "said"), [("busy", r"busy, still computing at the deadline|partly idle.*"),
+                                           ("idle", r"idle, waiting \(is stdout flushed after each line\?\)")])
+def test_a_real_timeout_says_how_much_cpu_the_bots_tree_used(how: str, said: str, open_tmp: Path) -> None:
+    """The control group's CPU time over the missed move: a spinning bot is busy, a sleeping one idle (a loaded
+    machine may give the spinner less than half a core: then it is at least partly busy)."""
+    if "cpu" not in cgroup_features():
+        pytest.skip("no CPU accounting by control group here")
+    (open_tmp / "stuck.py").write_text(BUSY_OR_IDLE)
+    stuck = BotClient("stuck", BotCommand([sys.executable, "-S", "stuck.py", how], cwd=open_tmp, env=scrubbed_env()),
+                      time_control=TimeControl(move_time=0.3, startup_time=5.0), isolation=DEFAULT)
+    correct = BotClient("correct", BotCommand([sys.executable, "-S", str(Path(__file__).parent / "hostile" / "bot.py"),
+                                               "play"]), time_control=TimeControl(move_time=3.0, startup_time=5.0))
+    try:
+        record = play([stuck, correct])
+    finally:
+        stuck.stop()
+        correct.stop()
+    used = re.search(r"its processes used (\d+) ms of CPU in those (\d+) ms: (.*)$", the_verdict(record, 0))
+    assert used is not None and re.fullmatch(said, used.group(3)), the_verdict(record, 0)
+    cpu, wall = int(used.group(1)), int(used.group(2))
+    assert 340 <= wall < 1000
+    assert cpu >= 0.25 * wall if how == "busy" else cpu <= 0.1 * wall

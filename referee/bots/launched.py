@@ -182,6 +182,13 @@ class LaunchedBot:
         except OSError:
             return None
 
+    def tree_cpu_ns(self) -> int | None:
+        """CPU nanoseconds of the bot's whole tree from its control group (one read of a kept-open file, cheap
+        enough for every move), or None where the run has no CPU accounting by group."""
+        if self.cgroup is not None and self.cgroup.can("cpu"):
+            return self.cgroup.cpu_ns()
+        return None
+
     def cpu_seconds(self) -> float:
         """CPU seconds of the bot: its whole tree's with a control group, else its own threads' while it runs;
         0.0 if it cannot be seen."""

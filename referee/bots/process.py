@@ -92,6 +92,10 @@ class BotProcess:
         """What the launcher set up for this bot: its uid, TMPDIR, PID namespace."""
         return self._bot
 
+    def tree_cpu_ns(self) -> int | None:
+        """CPU nanoseconds of the bot's whole tree so far (its control group's), or None where not accounted."""
+        return self._bot.tree_cpu_ns()
+
     @property
     def returncode(self) -> int | None:
         """The exit code, or minus the number of the signal that killed the bot; None while it runs."""
@@ -328,8 +332,7 @@ class BotProcess:
         return self._memory_or(BotCrashed(message, tail))
 
     def _no_reply(self) -> BotError:
-        detail = (f"{len(self._out)} bytes without a newline" if self._out
-                  else "nothing received: is stdout flushed after each line?")
+        detail = f"{len(self._out)} bytes without a newline" if self._out else "nothing received"
         return self._memory_or(BotTimeout(f"bot sent no line before the deadline ({detail})"))
 
     def _memory_or(self, error: BotError) -> BotError:

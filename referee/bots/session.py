@@ -38,6 +38,10 @@ from referee.bots.sandbox.isolation import PLAIN, Isolation
 
 _GAME_OVER_WRITE_TIME = 1.0  # seconds a bot gets to accept its game-over line
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
+#: A bot whose tree used at least this share of a core over a missed deadline was busy computing (a JIT compiling,
+#: a search too deep); at most :data:`IDLE_SHARE`, it was waiting (on a reply stuck in its stdout buffer, say).
+BUSY_SHARE = 0.5
+IDLE_SHARE = 0.1
 
 
 class BotClient:
@@ -102,10 +106,12 @@ class BotClient:
         try:
             hello = Hello(protocol=PROTOCOL_VERSION, referee=f"durak-referee {__version__}",
                           time_ms=int(self.clock.startup_time * 1000))
+            started = time.monotonic()
             try:
                 line, _ = self._process.exchange(encoder.encode(hello), self.clock.startup_time + self.clock.grace)
             except BotTimeout as exc:
-                raise BotTimeout(f"{exc.reason}; the handshake {self._allowed(self.clock.startup_time)}") from None
+                raise BotTimeout(f"{exc.reason}; the handshake {self._allowed(self.clock.startup_time)}"
+                                 f"{self._cpu_spent(0, time.monotonic() - started)}") from None
             reply = self._decode(line)
             if not isinstance(reply, BotHello):
                 raise BotProtocolError("expected a hello reply to the handshake, got an action")
@@ -145,12 +151,14 @@ class BotClient:
         process = self._running()
         allowed = self.time_for_move()
         self._set_paused(False)
+        cpu_before = process.tree_cpu_ns()  # a timeout's reason says how busy the bot was meanwhile
         unasked = process.drain_pending()  # which also takes in what waits on its stderr
         if stderr_mark is not None:
             process.mark_stderr(stderr_mark, drain=False)
         if unasked:
             raise BotProtocolError(f"sent a line nobody asked for: {_quote(unasked[0])}")
-        deadline = self._now() + allowed + self.clock.grace
+        sent = self._now()
+        deadline = sent + allowed + self.clock.grace
         try:
             for line in self._queue:
                 process.write_line(line, deadline)
@@ -160,7 +168,8 @@ class BotClient:
             process.write_line(payload, sent + allowed + self.clock.grace)
             answer = process.read_line(sent + allowed + self.clock.grace)
         except BotTimeout as exc:
-            raise BotTimeout(f"{exc.reason}; move {len(self.move_times) + 1} {self._allowed(allowed)}") from None
+            raise BotTimeout(f"{exc.reason}; move {len(self.move_times) + 1} {self._allowed(allowed)}"
+                             f"{self._cpu_spent(cpu_before, self._now() - sent)}") from None
         elapsed = self._now() - sent
         self._set_paused(True)
         self.move_times.append(elapsed)
@@ -177,6 +186,23 @@ class BotClient:
     def _allowed(self, seconds: float) -> str:
         """"had 1000 ms + 50 ms grace": the limit a timeout reason names."""
         return f"had {seconds * 1000:.0f} ms + {self.clock.grace * 1000:.0f} ms grace"
+
+    def _cpu_spent(self, before_ns: int | None, wall: float) -> str:
+        """"; its processes used 312 ms of CPU in those 1050 ms: busy, still computing": the CPU time of the bot's
+        tree (its control group's) over the ``wall`` seconds of a missed move or handshake that began at
+        ``before_ns``, and whether that is a bot still computing or one waiting; a hint to flush where it cannot be
+        told (no CPU accounting by group here)."""
+        now = self._process.tree_cpu_ns() if self._process is not None else None
+        if now is None or before_ns is None:
+            return "; its CPU time is unknown here (is stdout flushed after each line?)"
+        used = max(0, now - before_ns) / 1e9
+        figure = f"; its processes used {used * 1000:.0f} ms of CPU in those {wall * 1000:.0f} ms"
+        share = used / wall if wall > 0 else 0.0
+        if share >= BUSY_SHARE:
+            return f"{figure}: busy, still computing at the deadline"
+        if share <= IDLE_SHARE:
+            return f"{figure}: idle, waiting (is stdout flushed after each line?)"
+        return f"{figure}: partly idle (slowed down, or waiting on something?)"
 
     def _strike(self, elapsed: float, allowed: float) -> None:
         """A reply after the time allowed but inside the grace is a strike; the ``clock.strikes``-th in

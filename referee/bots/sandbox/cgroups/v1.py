@@ -4,6 +4,7 @@ freezer.state, memory, pids and cpuset limits through their controllers, CPU tim
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections.abc import Iterable
 
@@ -75,8 +76,12 @@ class V1Group(ControlGroup):
         return self._pread_keyed("memory.oom_control", "oom_kill") or 0
 
     def cpu_ns(self) -> int:
-        text = read_text(self.file("cpuacct.usage"))
-        return int(text) if text and text.strip().isdigit() else 0
+        fd = self._fd("cpuacct.usage", os.O_RDONLY)  # kept open: read at every move
+        try:
+            text = os.pread(fd, 64, 0).strip() if fd is not None else b""
+        except OSError:
+            return 0
+        return int(text) if text.isdigit() else 0
 
 
 def run_group(hierarchy: Hierarchy, name: str) -> V1Group:

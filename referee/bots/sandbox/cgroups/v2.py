@@ -63,7 +63,7 @@ class V2Group(ControlGroup):
         return self._pread_keyed("memory.events", "oom_kill") or 0
 
     def cpu_ns(self) -> int:
-        return (keyed(read_text(self.file("cpu.stat")), "usage_usec") or 0) * 1000
+        return (self._pread_keyed("cpu.stat", "usage_usec") or 0) * 1000  # kept open: read at every move
 
 
 def run_group(hierarchy: Hierarchy, name: str, want: dict[str, list[str]]) -> tuple[V2Group, frozenset[str]]:
