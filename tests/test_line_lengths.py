@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 import random
+import re
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -35,6 +37,7 @@ from referee.games.line_bound import (
 )
 from referee.games.match import play_game
 
+DOC = Path(__file__).resolve().parent.parent / "protocol" / "PROTOCOL.md"
 MALFORMED = "\x7f" * (BOT_LINE_CAP - len(encoder.encode(Reply(id=0, action=""))))  # one whole line's worth
 
 
@@ -176,8 +179,13 @@ def test_a_quoted_byte_costs_at_most_five_bytes() -> None:
     assert (worst, worst_code) == (5.0, 0x7F)
 
 
-def test_the_bound_is_the_constant() -> None:
+def test_the_bound_is_the_constant_and_protocol_md_states_it() -> None:
     assert max_referee_line() == MAX_REFEREE_LINE
+    doc = DOC.read_text(encoding="utf-8")
+    section = doc[doc.index("## 2. Framing"):doc.index("## 3.")]
+    bullet = re.search(r"- \*\*Length\.\*\*(.*?)\n- \*\*", section, re.DOTALL)
+    assert bullet is not None
+    assert f"{MAX_REFEREE_LINE:,} bytes" in bullet.group(1)
 
 
 def test_the_bot_line_cap_is_the_bot_processes() -> None:
