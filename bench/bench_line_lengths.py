@@ -132,6 +132,9 @@ class RecordingProcess:
     def drain_pending(self) -> list[bytes]:
         return []
 
+    def tree_cpu_ns(self) -> None:
+        return None  # no CPU accounting: no timeout is ever judged here
+
     def pause(self) -> None: ...
 
     def resume(self) -> None: ...
