@@ -190,6 +190,7 @@ def replay(
 ) -> None:
     """Tell a stored or logged game as a person would read it, every hand shown; --seat BOT shows that bot's view
     and its own stderr (no other bot's), --stderr every bot's (a database keeps it; a log file does not).
+    A number stays its game's: a superseded game's number tells that game, from the history.
 
     With --html FILE, write the replay viewer instead: with --seat it holds only what that bot saw and its own
     stderr, never another hand; all-seeing, bots' stderr only with --stderr.
@@ -216,8 +217,10 @@ def replay(
             write_private(html, viewer_page(shown))
             typer.echo(f"wrote {html}")
             return
-        for line in tell(data, seat_index, stored.stderr if stored is not None and (seat is not None or stderr)
-                         else None):
+        told = tell(data, seat_index, stored.stderr if stored is not None and (seat is not None or stderr) else None)
+        if stored is not None and stored.superseded:
+            told.insert(1, f"superseded (history, not rated): {visible(stored.superseded)}")
+        for line in told:
             typer.echo(line)
 
 

@@ -101,7 +101,8 @@ class StoredGameRow:
 @dataclass(frozen=True)
 class StoredReplay:
     """A stored game to replay: its replay (JSON lines), each seat's stderr, its result record (strikes) and
-    per-move times; ``number`` is its number in its tournament where the lookup knows it."""
+    per-move times; ``number`` is its number in its tournament where the lookup knows it, ``superseded`` why
+    the game was moved to history (empty for a game of the tournament)."""
 
     id: int
     replay: bytes
@@ -109,12 +110,14 @@ class StoredReplay:
     record: ResultRecord
     move_us: list[list[int]] | None
     number: int | None = None
+    superseded: str = ""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StoredReplay:
-        """From a row of a game's ``id``, ``replay``, ``stderr``, ``record`` and ``move_us``."""
+        """From a row of a game's ``id``, ``replay``, ``stderr``, ``record``, ``move_us`` and ``number`` (NULL:
+        not stored)."""
         return cls(row["id"], zlib.decompress(row["replay"]), decode_stderr(zlib.decompress(row["stderr"])),
-                   decode_record(row["record"]), decode_move_us(row["move_us"]))
+                   decode_record(row["record"]), decode_move_us(row["move_us"]), row["number"])
 
 
 @dataclass(frozen=True)
