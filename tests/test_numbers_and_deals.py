@@ -1,16 +1,21 @@
-"""A stored game keeps its number for good (``--changed-bots replay`` included)."""
+"""A stored game keeps its number for good (``--changed-bots replay`` included); ``durak play`` takes the seat that
+moves first and the bots' seeds, to play a game again."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from clirun import run
+from clirun import invoke, run
 from configs import Bot, write_toml
 from test_organizer import own_bot
 
 from referee.report.tournament_data import report_data
 from referee.results.store import Store
+
+ROOT = Path(__file__).parent.parent
+RANDOM_BOT = ROOT / "sample_bots" / "python" / "random_bot.py"
 
 
 def listed(db: Path) -> dict[int, str]:
@@ -50,3 +55,13 @@ def test_numbers_stay_with_their_games_through_a_changed_bots_replay(tmp_path: P
     with Store(db, create=False) as store:  # the report numbers the games as durak games does
         rows = report_data(store).page["games"]["rows"]
     assert {row[0]: row[1] for row in rows} == after
+
+
+def test_leader_and_bot_seeds_are_checked_against_the_table() -> None:
+    bots = [f"{sys.executable} {RANDOM_BOT}"] * 2
+    for options, code, message in ((["--bot-seeds", "1"], 3, "--bot-seeds gives 1 seed(s) for a table of 2"),
+                                   (["--bot-seeds", "1,x"], 2, "--bot-seeds takes seeds separated by commas"),
+                                   (["--bot-seeds", f"1,{1 << 63}"], 2, "a seed is 0 to 2^63 - 1"),
+                                   (["--leader", "2"], 3, "--leader 2 is not a seat at this table of 2")):
+        done = invoke("play", *bots, *options, "--sandbox", "none")
+        assert done.code == code and message in done.output, (options, done.output)
