@@ -5,6 +5,7 @@ its own for good (schema 3), migrated from the numbers schema 2 computed."""
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from protocol.records import ResultRecord, StderrChunk
 from referee.rating.outcomes import outcome_players, outcome_text, parse_outcome
+from referee.results.rows import SlotSeeds
 from referee.results.store import SCHEMA_VERSION, BotRow, Store, StoredGame, StoreError
 
 
@@ -56,7 +58,9 @@ def test_what_is_saved_reads_back_by_every_path(db: Path) -> None:
         assert [(g.number, g.record.game, g.move_us) for g in games] == [
             (1, "s1-g", [[100, 250], [300]]), (2, "s2-g", [[100, 250], [300]]), (3, "s3-g", [[100, 250], [300]])]
         assert [r.game for r in store.records()] == ["s1-g", "s2-g", "s3-g"]
-        assert next(store.records_with_stderr()).stderr == [[StderrChunk(2, "a thinks\n")], []]
+        first = next(store.deals(stderr=True))
+        assert first.stderr == [[StderrChunk(2, "a thinks\n")], []] and next(store.deals()).stderr is None
+        assert (first.seeds, first.replay) == (SlotSeeds(7, 1, 0), zlib.compress(b"replay of s1\n", 6))
         second = store.replay("2")
         assert (second.number, second.replay, second.record.players) == (2, b"replay of s2\n", ["b", "c"])
         assert store.replay("s3-g").number == 3
@@ -76,7 +80,7 @@ READS: dict[str, Callable[[Store], Any]] = {
     "games": lambda s: list(s.games()),
     "records": lambda s: list(s.records()),
     "record_texts": lambda s: list(s.record_texts(1)),
-    "records_with_stderr": lambda s: list(s.records_with_stderr(1)),
+    "deals": lambda s: list(s.deals(1, stderr=True)),
     "outcomes": lambda s: s.outcomes(1),
     "replay": lambda s: s.replay("1", 1),
     "replays_by_id": lambda s: list(s.replays_by_id([1])),

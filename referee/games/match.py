@@ -91,6 +91,7 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
         strikes=[len(client.strikes) for client in clients],
         stderr=[client.take_stderr() for client in clients],
         move_us=[[round(seconds * 1e6) for seconds in client.move_times] for client in clients],
+        bot_seeds=list(bot_seeds) if bot_seeds is not None else [0] * game.players,
     )
 
 

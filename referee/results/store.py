@@ -8,13 +8,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sqlite3
-import zlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
-
-import msgspec
 
 from protocol.records import ResultRecord
 from referee.rating.outcomes import Outcomes, outcome_players, outcomes_from_rows
@@ -22,6 +19,7 @@ from referee.results.rows import (
     GAME_COLUMNS,
     TOURNAMENT_COLUMNS,
     BotRow,
+    StoredDeal,
     StoredGame,
     StoredGameRow,
     StoredReplay,
@@ -40,7 +38,7 @@ from referee.results.schema import (
 )
 
 #: The columns :meth:`StoredReplay.from_row` reads besides ``move_us`` and ``number``.
-_REPLAY_COLUMNS = "id, replay, stderr, record"
+_REPLAY_COLUMNS = "id, replay, stderr, record, deal_seed, rotation, game_index"
 
 # What the rest of the code imports from here (the row types and file helpers moved out of this module).
 __all__ = [
@@ -49,6 +47,7 @@ __all__ = [
     "BotRow",
     "Store",
     "StoreError",
+    "StoredDeal",
     "StoredGame",
     "StoredGameRow",
     "StoredReplay",
@@ -249,13 +248,6 @@ class Store:
                                 (self._chosen(tournament_id),)):
             yield row["record"]
 
-    def records_with_stderr(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
-        """The result records of a tournament (default: the active one), each with its seats' stderr."""
-        for row in self._stream("SELECT record, stderr FROM games WHERE tournament_id = ? ORDER BY id",
-                                (self._chosen(tournament_id),)):
-            stderr = decode_stderr(zlib.decompress(row["stderr"]))
-            yield msgspec.structs.replace(decode_record(row["record"]), stderr=stderr)
-
     def records(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
         """The result records of a tournament (default: the active one), in the order stored."""
         return (decode_record(text) for text in self.record_texts(tournament_id))
@@ -345,6 +337,16 @@ class Store:
             rows = self._query(f"SELECT {_REPLAY_COLUMNS}, {self._move_us_column}, {self._number_column} FROM games "
                                f"WHERE id IN ({','.join('?' * len(batch))}) ORDER BY id", tuple(batch))
             yield from (StoredReplay.from_row(row) for row in rows)
+
+    def deals(self, tournament_id: int | None = None, *, stderr: bool = False) -> Iterator[StoredDeal]:
+        """A tournament's games (default: the active one's) for ``durak export``, in the order stored: each
+        record as stored (with each seat's stderr, if asked for), its compressed replay (for its deal) and what
+        its bots' seeds derive from."""
+        stderr_column = "stderr" if stderr else "NULL AS stderr"
+        rows = self._stream(f"SELECT record, replay, deal_seed, rotation, game_index, {stderr_column} FROM games "
+                            "WHERE tournament_id = ? ORDER BY id", (self._chosen(tournament_id),))
+        for row in rows:
+            yield StoredDeal.from_row(row)
 
     # -- plumbing ------------------------------------------------------------------------
 
