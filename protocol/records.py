@@ -65,3 +65,11 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     strikes: list[int] | None = None
     #: per seat, what its bot wrote to stderr, by move: only in the organizer's ``durak export --stderr``
     stderr: list[list[StderrChunk]] | None = None
+    #: The game's deal, to play it again (``durak export`` only, the organizer's: it is every card of the game;
+    #: stored records and ``durak play --json`` leave it null): the deck order, top first, as ``durak play
+    #: --deal`` takes it; the dealer's seat; the seat that moved first (``--leader``); per seat, the seed its
+    #: ``game`` message carried (``--bot-seeds``), where known.
+    deck: str | None = None
+    dealer: int | None = None
+    leader: int | None = None
+    bot_seeds: list[int] | None = None

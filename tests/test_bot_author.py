@@ -147,10 +147,10 @@ def test_export_has_stderr_only_when_the_organizer_asks(arena: tuple[Path, str],
     code, out, _ = durak("export", str(db))
     assert code == 0 and "saw " not in out and out.count('"stderr":null') == 2
     code, out, _ = durak("export", str(db), "--stderr")
-    records = [msgspec.json.decode(line, type=ResultRecord) for line in out.splitlines()]
+    records = [msgspec.json.decode(line, type=ResultRecord) for line in out.splitlines()]  # with their deals
     assert code == 0 and len(records) == 2
     for record in records:
-        assert record.stderr is not None
+        assert record.stderr is not None and record.deck is not None and len(record.deck.split()) == 36
         alice, bob = (record.players.index(name) for name in ("alice", "bob"))
         assert SAW.match(record.stderr[alice][0].text.splitlines()[0])
         assert "crashing on purpose" in stderr_text(record.stderr[bob])

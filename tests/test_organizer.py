@@ -395,8 +395,9 @@ def test_a_schema_1_database_is_read_and_resumed_after_migration(tmp_path: Path)
     quiet(config, db)
     with sqlite3.connect(db) as con:  # back to what schema 1 held
         con.execute("DROP TABLE superseded_games")
+        con.execute("DROP INDEX games_by_number")
         for table, column in (("bots", "settings"), ("bots", "files"), ("bots", "reason"), ("games", "move_us"),
-                              ("games", "bot_files")):
+                              ("games", "bot_files"), ("games", "number")):
             con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         con.execute("UPDATE bots SET sha256 = ?", (_legacy_sha(),))
         con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
@@ -407,6 +408,7 @@ def test_a_schema_1_database_is_read_and_resumed_after_migration(tmp_path: Path)
     assert more.played == 2  # type: ignore[attr-defined]
     with Store(db, create=False) as store:
         assert store.schema_version == SCHEMA_VERSION and store.bots(1)["a"].settings
+        assert [g.number for g in store.games()] == [1, 2, 3, 4]  # numbered as schema 1 numbered them, then on
     with sqlite3.connect(db) as con:
         con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     newer = invoke("leaderboard", str(db))

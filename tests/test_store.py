@@ -1,9 +1,11 @@
 """The results store on its own: what is saved reads back by name, every read path fails with one line, a
-schema-1 database reads with its defaults, and superseding moves only the named bots' games."""
+schema-1 database reads with its defaults, superseding moves only the named bots' games, and a game's number is
+its own for good (schema 3), migrated from the numbers schema 2 computed."""
 
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,8 @@ import pytest
 
 from protocol.records import ResultRecord, StderrChunk
 from referee.rating.outcomes import outcome_players, outcome_text, parse_outcome
-from referee.results.store import BotRow, Store, StoredGame, StoreError
+from referee.results.rows import SlotSeeds
+from referee.results.store import SCHEMA_VERSION, BotRow, Store, StoredGame, StoreError
 
 
 def record(game: str, players: list[str], fool: str) -> ResultRecord:
@@ -55,7 +58,9 @@ def test_what_is_saved_reads_back_by_every_path(db: Path) -> None:
         assert [(g.number, g.record.game, g.move_us) for g in games] == [
             (1, "s1-g", [[100, 250], [300]]), (2, "s2-g", [[100, 250], [300]]), (3, "s3-g", [[100, 250], [300]])]
         assert [r.game for r in store.records()] == ["s1-g", "s2-g", "s3-g"]
-        assert next(store.records_with_stderr()).stderr == [[StderrChunk(2, "a thinks\n")], []]
+        first = next(store.deals(stderr=True))
+        assert first.stderr == [[StderrChunk(2, "a thinks\n")], []] and next(store.deals()).stderr is None
+        assert (first.seeds, first.replay) == (SlotSeeds(7, 1, 0), zlib.compress(b"replay of s1\n", 6))
         second = store.replay("2")
         assert (second.number, second.replay, second.record.players) == (2, b"replay of s2\n", ["b", "c"])
         assert store.replay("s3-g").number == 3
@@ -75,7 +80,7 @@ READS: dict[str, Callable[[Store], Any]] = {
     "games": lambda s: list(s.games()),
     "records": lambda s: list(s.records()),
     "record_texts": lambda s: list(s.record_texts(1)),
-    "records_with_stderr": lambda s: list(s.records_with_stderr(1)),
+    "deals": lambda s: list(s.deals(1, stderr=True)),
     "outcomes": lambda s: s.outcomes(1),
     "replay": lambda s: s.replay("1", 1),
     "replays_by_id": lambda s: list(s.replays_by_id([1])),
@@ -137,3 +142,70 @@ def test_outcome_players_are_the_players_the_outcome_text_parses_to() -> None:
     for players in (["a", "b"], ["alice", "bob", "carol", "dave"]):
         text = outcome_text(record("g", players, players[-1]))
         assert outcome_players(text) == parse_outcome(text)[0] == players
+
+
+def numbers(store: Store) -> dict[str, int]:
+    return {g.record.game: g.number for g in store.games()}
+
+
+def test_a_games_number_is_given_once_when_stored_and_kept_when_superseded(db: Path) -> None:
+    with Store(db) as store:
+        assert numbers(store) == {"s1-g": 1, "s2-g": 2, "s3-g": 3}
+        store.supersede(1, ["b"], "bot b replaced")  # s1 and s2 move to history: s3 keeps 3
+        assert numbers(store) == {"s3-g": 3}
+        assert store.save_slots(1, [[stored("s1", ["a", "b"], "a")], [stored("s3", ["a", "c"], "a")],
+                                    [stored("s2", ["b", "c"], "b")]]) == [True, False, True]
+        assert numbers(store) == {"s3-g": 3, "s1-g": 4, "s2-g": 5}  # the replays: new numbers, none reused
+        store.supersede(1, ["b"], "bot b replaced again")
+        store.save_slot(1, [stored("s2", ["b", "c"], "c")])
+        assert numbers(store) == {"s3-g": 3, "s2-g": 6}
+        assert store.replay("6").record.fools == ["c"] and store.replay("s2-g").number == 6
+        old = store.replay("2")  # a superseded game's number finds it in the history, not its replacement
+        assert (old.number, old.record.game, old.record.fools, old.superseded) == (2, "s2-g", ["c"], "bot b replaced")
+        assert store.replay("5").superseded == "bot b replaced again" and not store.replay("3").superseded
+        other = store.create_tournament("u", "u.toml", "name = 'u'", "f", 43)  # numbers are per tournament
+        store.save_slot(other.id, [stored("s1", ["a", "b"], "a")])
+        assert numbers(store) == {"s1-g": 1}
+        with pytest.raises(StoreError, match="no game '7' in tournament 1"):
+            store.replay("7", 1)
+    with sqlite3.connect(db) as con:
+        assert sorted(con.execute("SELECT number FROM superseded_games").fetchall()) == [(1,), (2,), (4,), (5,)]
+
+
+def as_schema_2(path: Path) -> None:
+    """The database as schema 2 left it: no number columns (a game's number was its place by id)."""
+    with sqlite3.connect(path) as con:
+        con.execute("DROP INDEX games_by_number")
+        con.execute("DROP INDEX superseded_by_number")
+        con.execute("ALTER TABLE games DROP COLUMN number")
+        con.execute("ALTER TABLE superseded_games DROP COLUMN number")
+        con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+
+
+def test_a_schema_2_database_keeps_its_numbers_read_only_and_through_the_migration(db: Path) -> None:
+    with Store(db) as store:
+        store.supersede(1, ["c"], "bot c replaced")  # s2, s3 to history; schema 2 numbered s1 1 and nothing else
+        store.save_slots(1, [[stored("s3", ["a", "c"], "c")], [stored("s2", ["b", "c"], "b")]])
+        store.supersede(1, ["a"], "bot a replaced")  # s1, s3 to history: s2 stays, the first of the games left
+        store.save_slot(1, [stored("s1", ["a", "b"], "a")])
+        other = store.create_tournament("u", "u.toml", "name = 'u'", "f", 43)
+        store.save_slots(other.id, [[stored("x1", ["a", "b"], "a")], [stored("x2", ["a", "b"], "b")]])
+    as_schema_2(db)
+    with Store(db, create=False) as store:  # read-only: not migrated, numbered as schema 2 numbered them
+        assert store.schema_version == 2
+        before = numbers(store), {g.record.game: g.number for g in store.games(1)}
+        assert before == ({"x1-g": 1, "x2-g": 2}, {"s2-g": 1, "s1-g": 2})
+        assert store.replay("2", 1).record.game == "s1-g" and store.replay("2", 1).number == 2
+    with Store(db) as store:  # the writer migrates
+        assert store.schema_version == SCHEMA_VERSION == 3
+        assert (numbers(store), {g.record.game: g.number for g in store.games(1)}) == before
+        assert store.replay("2", 1).record.game == "s1-g"
+        assert [store.replay(str(n), 1).record.game for n in (3, 4, 5, 6)] == ["s2-g", "s3-g", "s1-g", "s3-g"]
+        assert store.replay("3", 1).superseded == "bot c replaced"
+        store.save_slot(1, [stored("s9", ["a", "b"], "a")])  # after every number given, superseded ones too
+        assert {g.record.game: g.number for g in store.games(1)}["s9-g"] == 7
+        store.save_slot(2, [stored("x3", ["a", "b"], "a")])
+        assert numbers(store)["x3-g"] == 3
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert "games_by_number" in {row[0] for row in con.execute("SELECT name FROM sqlite_master")}

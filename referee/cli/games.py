@@ -12,7 +12,7 @@ from protocol.rules import OPTIONS, VARIANT_TITLES, VARIANTS, applicable_options
 from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.bots.limits import TimeControl
 from referee.cli.app import app
-from referee.cli.errors import reported_errors
+from referee.cli.errors import UsageError, reported_errors
 from referee.cli.exitcodes import ExitCode
 from referee.cli.options import (
     AllCoresOption,
@@ -93,6 +93,13 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
                     ] = None,
     deal: Annotated[str | None, typer.Option("--deal", help="A full deck order, top first (one game).")] = None,
     dealer: Annotated[int | None, typer.Option("--dealer", min=0, help="The first dealer's seat.")] = 0,
+    leader: Annotated[int | None, typer.Option(
+        "--leader", min=0, help="The seat that moves first in the first game (default: the lowest trump's "
+                                "holder; fools_fool: the lowest diamond's), as a series' later game has it.")
+                      ] = None,
+    bot_seeds: Annotated[str | None, typer.Option(
+        "--bot-seeds", help="The first game's seeds for the bots, one per seat, comma-separated (default: "
+                            "derived from --seed), as durak replay DB GAME prints them.")] = None,
     set_: SetOption = None,
     move_time: Annotated[float, typer.Option("--move-time", min=0.001, help="Seconds per decision.")] = 1.0,
     startup_time: Annotated[float, typer.Option("--startup-time", min=0.001,
@@ -128,7 +135,8 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
     with reported_errors():
         options = PlayOptions(
             rules=rules_from_options(variant, {"deck": deck, **parse_set_options(set_ or [])}),
-            bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, move_time=move_time,
+            bots=bots, games=games, seed=seed, deal=deal, dealer=dealer, leader=leader,
+            bot_seeds=_seeds(bot_seeds) if bot_seeds is not None else None, move_time=move_time,
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
             sandbox=sandbox or "bwrap", bots_as_root=bots_as_root, stderr=tuple(stderr or ()), env=tuple(env or ()),
             dirs=tuple(dirs or ()), all_cores=all_cores,
@@ -139,6 +147,17 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
         if html is not None:
             pages = [game_data(replay_lines(r), SeatTraces(strikes=r.strikes, move_us=r.move_us)) for r in records]
             write_private(html, viewer_page(pages))
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    """``--bot-seeds 1,2``: each a seed of 0 to 2^63 - 1."""
+    try:
+        seeds = tuple(int(word) for word in text.split(","))
+    except ValueError:
+        raise UsageError(f"--bot-seeds takes seeds separated by commas, one per seat, not {text!r}") from None
+    if any(not 0 <= seed < 1 << 63 for seed in seeds):
+        raise UsageError("--bot-seeds: a seed is 0 to 2^63 - 1")
+    return seeds
 
 
 @app.command(name="check-bot")

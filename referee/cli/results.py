@@ -25,8 +25,9 @@ from referee.report.game_data import NO_TRACES, SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
 from referee.report.tournament_page import PageOptions, ReportWriter
 from referee.results.replay import ReplayError, parse_replay, replays_of_log, seat_of, tell
+from referee.results.reproduce import export_record, play_again, tournament_bot_seeds
 from referee.results.sources import ResultsReadError, load_outcomes, load_stats
-from referee.results.store import Store, StoreError, is_database
+from referee.results.store import Store, StoredReplay, StoreError, is_database
 from referee.text import json_line, visible
 from referee.tournament.secret import write_seed_file
 
@@ -86,12 +87,12 @@ def export(
                          "Each bot's stderr is its author's: do not publish it.")] = False,
     tournament_id: TournamentOption = None,
 ) -> None:
-    """Write the result records of a database's tournament as JSON lines (one game per line)."""
+    """Write the result records of a database's tournament as JSON lines (one game per line), each with its
+    deal: the deck order (deck, as durak play --deal takes it), dealer, leader and bot_seeds. Every card of
+    every game is in it: publish it only once the tournament is over."""
     with reported_errors(), reading(db) as store:
         chosen = store.tournament(tournament_id).id
-        texts = ((msgspec.json.encode(r).decode() for r in store.records_with_stderr(chosen)) if stderr
-                 else store.record_texts(chosen))
-        lines = "".join(json_line(text) + "\n" for text in texts).encode()
+        lines = "".join(json_line(export_record(deal)) + "\n" for deal in store.deals(chosen, stderr=stderr)).encode()
         if output is None:
             sys.stdout.buffer.write(lines)
             sys.stdout.buffer.flush()
@@ -191,6 +192,11 @@ def replay(
     """Tell a stored or logged game as a person would read it, every hand shown; --seat BOT shows that bot's view
     and its own stderr (no other bot's), --stderr every bot's (a database keeps it; a log file does not).
 
+    All-seeing, the second line is the game's deal as the durak play options that play it again, with the
+    same bots in the same seats (--deal, --dealer, --leader where the deal alone would not name who moves
+    first, --set for rules that differ from the variant's defaults, --bot-seeds); a seat's view never has it.
+    A number stays its game's: a superseded game's number tells that game, from the history.
+
     With --html FILE, write the replay viewer instead: with --seat it holds only what that bot saw and its own
     stderr, never another hand; all-seeing, bots' stderr only with --stderr.
     """
@@ -216,9 +222,21 @@ def replay(
             write_private(html, viewer_page(shown))
             typer.echo(f"wrote {html}")
             return
-        for line in tell(data, seat_index, stored.stderr if stored is not None and (seat is not None or stderr)
-                         else None):
+        told = tell(data, seat_index, stored.stderr if stored is not None and (seat is not None or stderr) else None)
+        if stored is not None and stored.superseded:
+            told.insert(1, f"superseded (history, not rated): {visible(stored.superseded)}")
+        if seat_index is None:  # the deal is every card: never in a seat's view
+            told.insert(1, _deal_line(data, stored))
+        for line in told:
             typer.echo(line)
+
+
+def _deal_line(data: bytes, stored: StoredReplay | None) -> str:
+    """The ``durak play`` options that deal the game again, with its bots' seeds (a stored game's from its slot,
+    where its replay predates keeping them)."""
+    header, events, _ = parse_replay(data)
+    fallback = tournament_bot_seeds(stored.seeds, len(header.names)) if stored is not None and stored.seeds else []
+    return play_again(header, events, fallback).line(header.names)
 
 
 def _logged_game(path: str, game: str | None) -> bytes:

@@ -24,6 +24,9 @@ from referee.bots.session import BotClient
 from referee.engine import Game, SeededRng, new_game, next_in_series
 from referee.engine.rng import derive_seed
 from referee.results.record import GameRecord
+from referee.results.reproduce import bot_seed_for, previous_fool
+
+__all__ = ["ActionHook", "Series", "bot_seed_for", "play_game", "play_series"]
 
 ActionHook = Callable[[Game, Sequence[AnyEvent]], None]
 
@@ -88,6 +91,7 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
         strikes=[len(client.strikes) for client in clients],
         stderr=[client.take_stderr() for client in clients],
         move_us=[[round(seconds * 1e6) for seconds in client.move_times] for client in clients],
+        bot_seeds=list(bot_seeds) if bot_seeds is not None else [0] * game.players,
     )
 
 
@@ -142,6 +146,8 @@ class Series:
     ``dealer`` (None: drawn) dealing the first, and is called ``f"{series_id}{i + 1}"``. Its deal key (the
     rating cluster) is ``deal_key``, or ``f"{seed}:{i}"`` without one. The bot at seat s is given
     :func:`bot_seed_for` ``(bot_seed, i, s)``, with ``bot_seed`` by default ``derive_seed(seed, "bots")``.
+    ``leader`` and ``bot_seeds`` replay one game (``durak play --leader``, ``--bot-seeds``): the seat that
+    moves first in the first game (None: as the deal says) and the first game's seeds, one per seat.
     """
 
     rules: Rules
@@ -152,6 +158,8 @@ class Series:
     series_id: str = "g"
     deal_key: str | None = None
     bot_seed: int | None = None
+    leader: int | None = None
+    bot_seeds: Sequence[int] | None = None
 
 
 def play_series(series: Series, clients: Sequence[BotClient], *, on_events: ActionHook | None = None,
@@ -159,23 +167,19 @@ def play_series(series: Series, clients: Sequence[BotClient], *, on_events: Acti
     """Play ``series`` between ``clients`` (seat order); ``on_events`` sees each step's events, ``on_game``
     each finished game's record."""
     records: list[GameRecord] = []
-    fool: int | None = None
+    players = len(clients)
+    fool = None if series.leader is None else previous_fool(series.rules, series.leader, players)
     seed, dealer = series.seed, series.dealer
     bots = series.bot_seed if series.bot_seed is not None else derive_seed(seed, "bots")
     for index in range(series.games):
         rng = SeededRng(derive_seed(seed, "game", index))
-        game = new_game(series.rules, len(clients), rng, deck=series.deck, dealer=dealer, fool=fool)
+        game = new_game(series.rules, players, rng, deck=series.deck, dealer=dealer, fool=fool)
+        seeds = series.bot_seeds if index == 0 and series.bot_seeds is not None else \
+            [bot_seed_for(bots, index, seat) for seat in range(players)]
         record = play_game(game, clients, f"{series.series_id}{index + 1}",
-                           deal=series.deal_key or f"{seed}:{index}", on_events=on_events,
-                           bot_seeds=[bot_seed_for(bots, index, seat) for seat in range(len(clients))])
+                           deal=series.deal_key or f"{seed}:{index}", on_events=on_events, bot_seeds=seeds)
         records.append(record)
         if on_game is not None:
             on_game(record)
-        dealer, fool = next_in_series(record.result, game.dealer, len(clients))
+        dealer, fool = next_in_series(record.result, game.dealer, players)
     return records
-
-
-def bot_seed_for(bot_seed: int, game: int, seat: int) -> int:
-    """The seed in the ``game`` message of game ``game`` of a series, at ``seat``: SHA-256 derived
-    (:func:`derive_seed`), so it reveals neither ``bot_seed`` nor the deal seed it came from."""
-    return derive_seed(bot_seed, "game", game, "seat", seat)

@@ -46,6 +46,8 @@ class PlayOptions:
     seed: int | None = None
     deal: str | None = None
     dealer: int | None = 0
+    leader: int | None = None  # the seat that moves first in the first game (None: as the deal says)
+    bot_seeds: tuple[int, ...] | None = None  # the first game's seeds for the bots, one per seat
     move_time: float = 1.0
     startup_time: float = 10.0
     time_bank: float | None = None
@@ -78,8 +80,12 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     deck = parse_deal(options.deal, options.rules.deck) if options.deal is not None else None
     if deck is not None and options.games != 1:
         raise InvalidDealError("--deal fixes one game's deck; leave out --games")
-    if options.dealer is not None and not 0 <= options.dealer < players:
-        raise InvalidDealError(f"--dealer {options.dealer} is not a seat at this table of {players}")
+    for option, seat in (("--dealer", options.dealer), ("--leader", options.leader)):
+        if seat is not None and not 0 <= seat < players:
+            raise InvalidDealError(f"{option} {seat} is not a seat at this table of {players}")
+    if options.bot_seeds is not None and len(options.bot_seeds) != players:
+        raise InvalidDealError(f"--bot-seeds gives {len(options.bot_seeds)} seed(s) for a table of {players}: "
+                               "one per seat")
     seed = options.seed if options.seed is not None else secrets.randbits(63)
     clock = TimeControl(move_time=options.move_time, startup_time=options.startup_time,
                         time_bank=options.time_bank)
@@ -95,7 +101,8 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
                 echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
                      f"{options.games} game(s), seed {seed}")
                 echo(f"each bot: {describe_resources(isolation, limits, cores)}")
-            series = Series(options.rules, options.games, seed, deck=deck, dealer=options.dealer)
+            series = Series(options.rules, options.games, seed, deck=deck, dealer=options.dealer,
+                            leader=options.leader, bot_seeds=options.bot_seeds)
             records = play_series(series, clients, on_events=reporter.on_events if options.verbose else None,
                                   on_game=reporter.on_game)
     finally:

@@ -4,7 +4,7 @@ The page embeds the report data once; the shown games' viewer data is compressed
 of game numbers (``number // CHUNK_GAMES``, the numbers ``durak games`` shows), inline in the page up to
 ``inline_games`` games, else in ``FILE.files/chunk-K.js`` files the page loads when a game is opened
 (``<script src>`` works from ``file://``, where ``fetch`` does not). A chunk changes only when a game in its
-range is first shown (or the numbers shift, when games are superseded), so a live report, or the next run
+range is first shown or leaves (superseded; the others keep their numbers), so a live report, or the next run
 (:class:`ReportWriter`), packs and rewrites only those.
 """
 

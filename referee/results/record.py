@@ -27,6 +27,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     strikes: list[int] = []  # per seat: replies after the move time, inside the grace (the last may be the verdict)
     stderr: list[list[StderrChunk]] = []  # per seat, what its bot wrote to stderr during the game (capped)
     move_us: list[list[int]] = []  # per seat, each decision's time in microseconds (the referee's clock)
+    bot_seeds: list[int] = []  # per seat, the seed its game message carried (PROTOCOL.md 4.3)
 
     def to_result_record(self) -> ResultRecord:
         """The rating-facing record (``durak play --json``, ``durak export``)."""

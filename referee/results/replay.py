@@ -25,6 +25,7 @@ class ReplayHeader(msgspec.Struct, tag="game", tag_field="type", frozen=True):
     rules: Rules
     dealer: int
     deck: list[str]
+    bot_seeds: list[int] = []  # per seat, the seed its game message carried (empty in older replays)
 
 
 class ReplayResult(msgspec.Struct, tag="result", tag_field="type", frozen=True):
@@ -45,9 +46,17 @@ class ReplayError(ValueError):
 def replay_lines(record: GameRecord) -> bytes:
     """The game as JSON lines, newline-terminated."""
     header = ReplayHeader(game=record.game, deal=record.deal, names=record.names, rules=record.rules,
-                          dealer=record.dealer, deck=record.deck)
+                          dealer=record.dealer, deck=record.deck, bot_seeds=record.bot_seeds)
     result = ReplayResult(result=record.result, verdicts=record.verdicts, times=record.times)
     return _line_encoder.encode_lines([header, *record.events, result])
+
+
+def decode_replay_line(line: bytes) -> ReplayLine:
+    """One line of a replay."""
+    try:
+        return _line_decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raise ReplayError(f"not a replay: {exc}") from None
 
 
 def parse_replay(data: bytes) -> tuple[ReplayHeader, list[AnyEvent], ReplayResult]:

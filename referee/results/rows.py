@@ -99,9 +99,24 @@ class StoredGameRow:
 
 
 @dataclass(frozen=True)
+class SlotSeeds:
+    """What the seeds of a stored game's bots derive from: its slot's deal seed and rotation, and its index in
+    the slot's series (:func:`referee.results.reproduce.tournament_bot_seeds`)."""
+
+    deal_seed: int
+    rotation: int
+    game_index: int
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> SlotSeeds:
+        return cls(row["deal_seed"], row["rotation"], row["game_index"])
+
+
+@dataclass(frozen=True)
 class StoredReplay:
     """A stored game to replay: its replay (JSON lines), each seat's stderr, its result record (strikes) and
-    per-move times; ``number`` is its number in its tournament where the lookup knows it."""
+    per-move times; ``number`` is its number in its tournament where the lookup knows it, ``superseded`` why
+    the game was moved to history (empty for a game of the tournament)."""
 
     id: int
     replay: bytes
@@ -109,12 +124,34 @@ class StoredReplay:
     record: ResultRecord
     move_us: list[list[int]] | None
     number: int | None = None
+    seeds: SlotSeeds | None = None
+    superseded: str = ""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StoredReplay:
-        """From a row of a game's ``id``, ``replay``, ``stderr``, ``record`` and ``move_us``."""
+        """From a row of a game's ``id``, ``replay``, ``stderr``, ``record``, ``move_us``, ``number`` (NULL: not
+        stored) and :class:`SlotSeeds` columns."""
         return cls(row["id"], zlib.decompress(row["replay"]), decode_stderr(zlib.decompress(row["stderr"])),
-                   decode_record(row["record"]), decode_move_us(row["move_us"]))
+                   decode_record(row["record"]), decode_move_us(row["move_us"]), row["number"],
+                   SlotSeeds.from_row(row))
+
+
+@dataclass(frozen=True)
+class StoredDeal:
+    """A stored game as ``durak export`` writes it: its result record (JSON, as stored), its replay still
+    compressed (only its opening is read, for the deal), what its bots' seeds derive from, and each seat's
+    stderr where it was asked for."""
+
+    record: str
+    replay: bytes
+    seeds: SlotSeeds
+    stderr: list[list[StderrChunk]] | None = None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> StoredDeal:
+        """From a row of a game's ``record``, ``replay``, ``stderr`` (or NULL) and :class:`SlotSeeds` columns."""
+        stderr = None if row["stderr"] is None else decode_stderr(zlib.decompress(row["stderr"]))
+        return cls(row["record"], row["replay"], SlotSeeds.from_row(row), stderr)
 
 
 @dataclass(frozen=True)

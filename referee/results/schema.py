@@ -9,7 +9,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -52,13 +52,23 @@ CREATE TABLE IF NOT EXISTS games (
     finished TEXT NOT NULL,
     move_us BLOB,
     bot_files TEXT NOT NULL DEFAULT '[]',
+    number INTEGER NOT NULL DEFAULT 0,
     UNIQUE (tournament_id, slot_key, game_index)
 );
 CREATE INDEX IF NOT EXISTS games_by_key ON games (game_key);
 CREATE TABLE IF NOT EXISTS superseded_games AS SELECT *, '' AS superseded FROM games WHERE 0;
+CREATE UNIQUE INDEX IF NOT EXISTS games_by_number ON games (tournament_id, number);
+CREATE INDEX IF NOT EXISTS superseded_by_number ON superseded_games (tournament_id, number);
 """
+#: Each step turns a database of schema N into one of schema N + 1, as that version's code made it.
 #: Schema 1 -> 2: bot identity beside the file hash, disqualification reasons, per-move times, the files hash
 #: of each game's bots, and the table of superseded games.
+#: Schema 2 -> 3: each game's number in its tournament, given when it is stored and never changed (schema 2
+#: computed it when read: a game's place among the tournament's games by id, so superseding games renumbered
+#: every later one). The games get the numbers schema 2 showed for them, so a number noted before the
+#: migration names the same game after it; superseded games, which schema 2 numbered nowhere, follow the
+#: tournament's games, in the order they were superseded. (A superseded table's columns keep their order of
+#: migration, ``superseded`` before ``number``: the store names the columns it copies.)
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -66,6 +76,21 @@ ALTER TABLE bots ADD COLUMN files TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE bots ADD COLUMN reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE games ADD COLUMN move_us BLOB;
 ALTER TABLE games ADD COLUMN bot_files TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE IF NOT EXISTS superseded_games AS SELECT *, '' AS superseded FROM games WHERE 0;
+""",
+    2: """
+ALTER TABLE games ADD COLUMN number INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE superseded_games ADD COLUMN number INTEGER NOT NULL DEFAULT 0;
+CREATE TEMP TABLE numbered (kind INTEGER NOT NULL, row INTEGER NOT NULL, number INTEGER NOT NULL,
+                            PRIMARY KEY (kind, row)) WITHOUT ROWID;
+INSERT INTO numbered SELECT 0, id, ROW_NUMBER() OVER (PARTITION BY tournament_id ORDER BY id) FROM games;
+INSERT INTO numbered SELECT 1, s.rowid, COALESCE(live.games, 0) + ROW_NUMBER() OVER (PARTITION BY s.tournament_id
+                                                                                     ORDER BY s.rowid)
+    FROM superseded_games s LEFT JOIN (SELECT tournament_id, COUNT(*) AS games FROM games GROUP BY tournament_id)
+    AS live ON live.tournament_id = s.tournament_id;
+UPDATE games SET number = (SELECT number FROM numbered WHERE kind = 0 AND row = games.id);
+UPDATE superseded_games SET number = (SELECT number FROM numbered WHERE kind = 1 AND row = superseded_games.rowid);
+DROP TABLE temp.numbered;
 """,
 }
 

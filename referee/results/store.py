@@ -8,13 +8,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sqlite3
-import zlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
-
-import msgspec
 
 from protocol.records import ResultRecord
 from referee.rating.outcomes import Outcomes, outcome_players, outcomes_from_rows
@@ -22,6 +19,7 @@ from referee.results.rows import (
     GAME_COLUMNS,
     TOURNAMENT_COLUMNS,
     BotRow,
+    StoredDeal,
     StoredGame,
     StoredGameRow,
     StoredReplay,
@@ -39,6 +37,9 @@ from referee.results.schema import (
     schema_version,
 )
 
+#: The columns :meth:`StoredReplay.from_row` reads besides ``move_us`` and ``number``.
+_REPLAY_COLUMNS = "id, replay, stderr, record, deal_seed, rotation, game_index"
+
 # What the rest of the code imports from here (the row types and file helpers moved out of this module).
 __all__ = [
     "DATABASE_SUFFIXES",
@@ -46,6 +47,7 @@ __all__ = [
     "BotRow",
     "Store",
     "StoreError",
+    "StoredDeal",
     "StoredGame",
     "StoredGameRow",
     "StoredReplay",
@@ -70,7 +72,8 @@ class Store:
     rows the result record, the compressed replay, each seat's capped stderr, per-move times and the hash of
     each seat's bot files. Resume plays the slots whose games are not stored; a slot's games (one, unless the
     config plays series) are committed together, so a slot is either wholly stored or not at all. Games of a
-    bot that was replaced and replayed move to ``superseded_games``: kept as history, never rated.
+    bot that was replaced and replayed move to ``superseded_games``: kept as history, never rated. Each game
+    is numbered when stored (per tournament: 1, 2, ...) and keeps its number, superseded or not.
 
     The tournament seed (every deck follows from it) lives here and nowhere else, so the database is private:
     created mode 600, and an existing one (with its ``-wal``, ``-shm`` and ``-journal`` files, which SQLite
@@ -171,9 +174,10 @@ class Store:
         if not slots:
             return 0
         marks = ", ".join("?" * len(slots))
+        columns = ", ".join(self._game_table_columns())  # by name: a migrated table has its own column order
         with self._transaction():
-            self._db.execute(f"INSERT INTO superseded_games SELECT *, ? FROM games WHERE tournament_id = ? AND "
-                             f"slot_key IN ({marks})", (why, tournament_id, *slots))
+            self._db.execute(f"INSERT INTO superseded_games ({columns}, superseded) SELECT {columns}, ? FROM games "
+                             f"WHERE tournament_id = ? AND slot_key IN ({marks})", (why, tournament_id, *slots))
             cursor = self._db.execute(f"DELETE FROM games WHERE tournament_id = ? AND slot_key IN ({marks})",
                                       (tournament_id, *slots))
         return cursor.rowcount
@@ -212,15 +216,27 @@ class Store:
         marks = ", ".join("?" * len(GAME_COLUMNS.split(", ")))
         saved = []
         with self._transaction():
+            number = self._last_number(tournament_id)
             for games, slot_rows in zip(slots, rows, strict=True):
                 if not games or self._db.execute(
                         "SELECT 1 FROM games WHERE tournament_id = ? AND slot_key = ? LIMIT 1",
                         (tournament_id, games[0].slot_key)).fetchone():
                     saved.append(False)
                     continue
-                self._db.executemany(f"INSERT INTO games ({GAME_COLUMNS}) VALUES ({marks})", slot_rows)
+                numbered = [(*values, number + i) for i, values in enumerate(slot_rows, 1)]
+                number += len(numbered)
+                self._db.executemany(f"INSERT INTO games ({GAME_COLUMNS}, number) VALUES ({marks}, ?)", numbered)
                 saved.append(True)
         return saved
+
+    def _last_number(self, tournament_id: int) -> int:
+        """The highest number given in the tournament, to a game stored or superseded (0 for none): new games
+        take the next ones, so none is given twice (read inside the writer's transaction)."""
+        row = self._db.execute(
+            "SELECT MAX((SELECT COALESCE(MAX(number), 0) FROM games WHERE tournament_id = ?), "
+            "(SELECT COALESCE(MAX(number), 0) FROM superseded_games WHERE tournament_id = ?))",
+            (tournament_id, tournament_id)).fetchone()
+        return int(row[0])
 
     def count_games(self, tournament_id: int) -> int:
         row = self._query_one("SELECT COUNT(*) AS games FROM games WHERE tournament_id = ?", (tournament_id,))
@@ -232,28 +248,33 @@ class Store:
                                 (self._chosen(tournament_id),)):
             yield row["record"]
 
-    def records_with_stderr(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
-        """The result records of a tournament (default: the active one), each with its seats' stderr."""
-        for row in self._stream("SELECT record, stderr FROM games WHERE tournament_id = ? ORDER BY id",
-                                (self._chosen(tournament_id),)):
-            stderr = decode_stderr(zlib.decompress(row["stderr"]))
-            yield msgspec.structs.replace(decode_record(row["record"]), stderr=stderr)
-
     def records(self, tournament_id: int | None = None) -> Iterator[ResultRecord]:
         """The result records of a tournament (default: the active one), in the order stored."""
         return (decode_record(text) for text in self.record_texts(tournament_id))
 
     def games(self, tournament_id: int | None = None) -> Iterator[StoredGameRow]:
-        """A tournament's games (default: the active one's) with their numbers and per-move times."""
-        rows = self._stream(f"SELECT id, record, {self._move_us_column} FROM games WHERE tournament_id = ? "
-                            "ORDER BY id", (self._chosen(tournament_id),))
-        for number, row in enumerate(rows, 1):
-            yield StoredGameRow.from_row(row, number)
+        """A tournament's games (default: the active one's) with their numbers and per-move times, in the
+        order stored (by id, which is also the order of their numbers)."""
+        rows = self._stream(f"SELECT id, record, {self._move_us_column}, {self._number_column} FROM games "
+                            "WHERE tournament_id = ? ORDER BY id", (self._chosen(tournament_id),))
+        for place, row in enumerate(rows, 1):
+            yield StoredGameRow.from_row(row, row["number"] or place)
 
     @property
     def _move_us_column(self) -> str:
         """The ``move_us`` column, NULL in a database of schema 1 (which kept no per-move times)."""
         return "move_us" if self.schema_version >= 2 else "NULL AS move_us"
+
+    @property
+    def _number_column(self) -> str:
+        """The stored ``number``; NULL before schema 3, read unmigrated (only a writer migrates): there a game's
+        number is what those schemas computed, its place among the tournament's games by id (:meth:`games`,
+        :meth:`replay`), as its own referee showed it; its superseded games have none."""
+        return "number" if self.schema_version >= 3 else "NULL AS number"
+
+    def _game_table_columns(self) -> list[str]:
+        """The columns of the ``games`` table, by name."""
+        return [row["name"] for row in self._query("PRAGMA table_info(games)")]
 
     def disqualified(self, tournament_id: int | None = None) -> dict[str, str]:
         """The disqualified bots of a tournament (default: the active one) and why."""
@@ -275,27 +296,57 @@ class Store:
 
     def replay(self, game: str, tournament_id: int | None = None) -> StoredReplay:
         """A stored game, by game key or by its number in its tournament (default: the active one), as
-        ``durak games`` shows them."""
+        ``durak games`` shows them. A number stays its game's for good: a superseded game's number finds that
+        game in the history (:attr:`StoredReplay.superseded` says why it was), never its replacement."""
         tournament_id = self._chosen(tournament_id)
         row = self._query_one("SELECT id FROM games WHERE tournament_id = ? AND game_key = ?", (tournament_id, game))
-        if row is None and game.isdigit() and int(game) > 0:
-            row = self._query_one("SELECT id FROM games WHERE tournament_id = ? ORDER BY id LIMIT 1 OFFSET ?",
-                                  (tournament_id, int(game) - 1))
+        number = int(game) if game.isdigit() and 0 < int(game) < 1 << 62 else None
+        if row is None and number is not None:
+            if self.schema_version >= 3:
+                row = self._query_one("SELECT id FROM games WHERE tournament_id = ? AND number = ?",
+                                      (tournament_id, number))
+                if row is None:
+                    return self._superseded_replay(game, tournament_id, number)
+            else:
+                row = self._query_one("SELECT id FROM games WHERE tournament_id = ? ORDER BY id LIMIT 1 OFFSET ?",
+                                      (tournament_id, number - 1))
         if row is None:
-            raise StoreError(f"no game {game!r} in tournament {tournament_id} of {str(self.path)!r} (durak games DB "
-                             "lists them)")
+            raise self._no_game(game, tournament_id)
         found, = self.replays_by_id([row["id"]])
+        if found.number is not None:
+            return found
         counted = self._query_one("SELECT COUNT(*) AS number FROM games WHERE tournament_id = ? AND id <= ?",
                                   (tournament_id, row["id"]))
         return dataclasses.replace(found, number=int(counted["number"])) if counted else found
+
+    def _superseded_replay(self, game: str, tournament_id: int, number: int) -> StoredReplay:
+        row = self._query_one(f"SELECT {_REPLAY_COLUMNS}, move_us, number, superseded FROM superseded_games "
+                              "WHERE tournament_id = ? AND number = ?", (tournament_id, number))
+        if row is None:
+            raise self._no_game(game, tournament_id)
+        return dataclasses.replace(StoredReplay.from_row(row), superseded=row["superseded"] or "superseded")
+
+    def _no_game(self, game: str, tournament_id: int) -> StoreError:
+        return StoreError(f"no game {game!r} in tournament {tournament_id} of {str(self.path)!r} (durak games DB "
+                          "lists them)")
 
     def replays_by_id(self, ids: list[int]) -> Iterator[StoredReplay]:
         """The stored games of the given game ids (row ids, as :class:`StoredGameRow` holds them), by id."""
         for start in range(0, len(ids), 500):
             batch = ids[start:start + 500]
-            rows = self._query(f"SELECT id, replay, stderr, record, {self._move_us_column} FROM games WHERE id IN "
-                               f"({','.join('?' * len(batch))}) ORDER BY id", tuple(batch))
+            rows = self._query(f"SELECT {_REPLAY_COLUMNS}, {self._move_us_column}, {self._number_column} FROM games "
+                               f"WHERE id IN ({','.join('?' * len(batch))}) ORDER BY id", tuple(batch))
             yield from (StoredReplay.from_row(row) for row in rows)
+
+    def deals(self, tournament_id: int | None = None, *, stderr: bool = False) -> Iterator[StoredDeal]:
+        """A tournament's games (default: the active one's) for ``durak export``, in the order stored: each
+        record as stored (with each seat's stderr, if asked for), its compressed replay (for its deal) and what
+        its bots' seeds derive from."""
+        stderr_column = "stderr" if stderr else "NULL AS stderr"
+        rows = self._stream(f"SELECT record, replay, deal_seed, rotation, game_index, {stderr_column} FROM games "
+                            "WHERE tournament_id = ? ORDER BY id", (self._chosen(tournament_id),))
+        for row in rows:
+            yield StoredDeal.from_row(row)
 
     # -- plumbing ------------------------------------------------------------------------
 

@@ -24,9 +24,9 @@ from referee.bots.process import BotProcess
 from referee.bots.sandbox.cleanup import MAX_SECONDS
 from referee.bots.sandbox.isolation import Isolation
 from referee.bots.session import BotClient
-from referee.engine.rng import derive_seed
 from referee.games.match import Series, play_series
 from referee.results.record import GameRecord
+from referee.results.reproduce import slot_bot_seed
 from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
 from referee.tournament.schedule import Slot, instance_for
 
@@ -129,7 +129,7 @@ class SlotPlayer:
         clients = [DisqualifiedClient(name, disqualified[name]) if name in disqualified
                    else self.client(name, instance) for name in slot.table]
         series = Series(self.loaded.rules, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
-                        deal_key=slot.deal_key, bot_seed=derive_seed(slot.deal_seed, "bots", slot.rotation))
+                        deal_key=slot.deal_key, bot_seed=slot_bot_seed(slot.deal_seed, slot.rotation))
         records = play_series(series, clients, on_game=(lambda _record: self._stop(clients)) if restart else None)
         return records
 
