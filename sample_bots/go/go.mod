@@ -1,0 +1,3 @@
+module durak-referee/sample_bots/go
+
+go 1.19
