@@ -1,5 +1,6 @@
 """A crash's reason quotes the stderr line that states the error, not whatever came last (issue 25): the tails
-below are what each runtime prints when it dies (the Go, Java and C++ ones as their runtimes print them)."""
+below are what each runtime prints when it dies (the Go, Java, C++ and node ones as their runtimes print them);
+tests/test_sample_bots_sandboxed.py crashes a sample bot of each language for real."""
 
 from __future__ import annotations
 
@@ -45,6 +46,17 @@ Traceback (most recent call last):
 ValueError: no card to beat 7H
 during handling, the bot printed this"""
 
+NODE = """\
+/home/me/jsbot/bot.js:86
+        throw new TypeError('view.hand is undefined');
+        ^
+
+TypeError: view.hand is undefined
+    at Interface.<anonymous> (/home/me/jsbot/bot.js:86:15)
+    at Interface.emit (node:events:524:28)
+
+Node.js v20.20.2"""
+
 
 @pytest.mark.parametrize(("tail", "stated"), [
     (GO_PANIC, "panic: runtime error: index out of range [7] with length 6"),
@@ -53,8 +65,9 @@ during handling, the bot printed this"""
     (JAVA_UNCAUGHT, 'Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()"'),
     (CPP, "what():  vector::_M_range_check: __n (which is 7) >= this->size() (which is 6)"),
     (PYTHON, "ValueError: no card to beat 7H"),
+    (NODE, "TypeError: view.hand is undefined"),
     ("starting\nbot.py: crashing on purpose\n\n", "bot.py: crashing on purpose"),  # no statement: the last line
-], ids=["go-panic", "go-fatal", "java-cause", "java-uncaught", "cpp", "python", "plain"])
+], ids=["go-panic", "go-fatal", "java-cause", "java-uncaught", "cpp", "python", "node", "plain"])
 def test_the_line_that_states_the_error_is_quoted(tail: str, stated: str) -> None:
     assert error_statement(tail.splitlines()) == stated
     log = StderrLog()

@@ -15,6 +15,8 @@ _STATEMENTS = (
     (re.compile(r"^(panic|fatal error): "), "first"),
     (re.compile(r"^\s*what\(\):"), "last"),
     (re.compile(r"^terminate called "), "last"),
+    # node: an uncaught error's first line after the source excerpt, before its stack and "Node.js v20..."
+    (re.compile(r"^(Uncaught )?([A-Za-z_$][\w$]*)?(Error|Exception)( \[\w+\])?: "), "last"),
 )
 
 
@@ -101,7 +103,8 @@ class StderrLog:
 def error_statement(lines: list[str]) -> str | None:
     """The line of a dying bot's stderr that states its error: a Python traceback's exception line, Java's last
     ``Caused by:`` (else its ``Exception in thread``), Go's first ``panic:`` or ``fatal error:``, C++'s
-    ``what():`` (else ``terminate called``); else the last non-blank line. None for no text."""
+    ``what():`` (else ``terminate called``), node's ``Error: ...`` (any ``...Error:`` line); else the last
+    non-blank line. None for no text."""
     shown = [line for line in lines if line.strip()]
     if not shown:
         return None

@@ -3,6 +3,8 @@
  * Build:  gcc -O2 -std=c99 -Wall -Wextra -o bot bot.c
  * Run:    durak play "c=./sample_bots/c/bot" "python sample_bots/python/random_bot.py"
  *         (it reseeds its choices from each game's "seed", so a game replays the same way)
+ * Crash mode, for tests: with the environment variable DURAK_SAMPLE_CRASH=1 it aborts at its first
+ *         request, after saying why on stderr.
  *
  * Protocol: one JSON object per line each way. The bot needs only four fields of what it reads:
  * "type" (hello, game, request, game_over, shutdown), of a game its "seed", and of a request its "id"
@@ -131,6 +133,8 @@ int main(void) {
     Message m = {0};
     char *line = NULL;
     size_t line_cap = 0;
+    const char *crash_mode = getenv("DURAK_SAMPLE_CRASH");
+    int crash = crash_mode != NULL && !strcmp(crash_mode, "1");
     while (getline(&line, &line_cap, stdin) != -1) {
         if (scan(line, &m) != 0) {
             fprintf(stderr, "bot.c: ignoring a line it cannot scan\n");
@@ -138,6 +142,9 @@ int main(void) {
         }
         if (!strcmp(m.type, "hello")) {
             printf("{\"type\":\"hello\",\"protocol\":2,\"name\":\"c-random\",\"version\":\"1.0\"}\n");
+        } else if (!strcmp(m.type, "request") && crash) {
+            fprintf(stderr, "bot.c: sample crash: DURAK_SAMPLE_CRASH=1 crashes the bot at its first request\n");
+            abort();
         } else if (!strcmp(m.type, "request") && m.n_legal > 0) {
             /* The legal strings hold no quotes or backslashes, so they are copied out as they are. */
             printf("{\"type\":\"action\",\"id\":%lld,\"action\":\"%s\"}\n", m.id, m.legal[(size_t)rand() % m.n_legal]);

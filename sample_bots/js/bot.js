@@ -7,6 +7,9 @@
 // trump), and play the cheapest; "take" and "pass" have fixed costs, so the bot takes rather than
 // beat with a high trump and passes rather than throw in a trump. The bot only ever answers one
 // of the strings in "legal". Debug output must go to stderr: stdout is the protocol.
+//
+// Crash mode, for tests: with the environment variable DURAK_SAMPLE_CRASH=1 it throws at its first
+// request (node prints "Error: sample crash: ..." and the stack on stderr, and exits 1).
 'use strict';
 
 const readline = require('readline');
@@ -79,6 +82,9 @@ input.on('line', (line) => {
       send({ type: 'hello', protocol: 2, name: 'js-cheapest', version: '1.0' });
       break;
     case 'request':
+      if (process.env.DURAK_SAMPLE_CRASH === '1') {
+        throw new Error('sample crash: DURAK_SAMPLE_CRASH=1 crashes the bot at its first request');
+      }
       send({ type: 'action', id: message.id, action: choose(message.legal, message.view) });
       break;
     case 'shutdown':

@@ -7,9 +7,13 @@ and ``view`` of a request, and it always answers one of the ``legal`` strings: i
 and never builds an action of its own.
 
     durak play "python sample_bots/python/heuristic_bot.py" "python sample_bots/python/random_bot.py"
+
+Crash mode, for tests: with the environment variable DURAK_SAMPLE_CRASH=1 it raises at its first request
+(a traceback on stderr, whose last line the referee quotes in the crash verdict).
 """
 
 import json
+import os
 import random
 import sys
 
@@ -125,6 +129,8 @@ def main() -> None:
             variant, moves = message["rules"]["variant"], 0
             rng.seed(message["seed"])
         elif kind == "request":
+            if os.environ.get("DURAK_SAMPLE_CRASH") == "1":
+                raise RuntimeError("sample crash: DURAK_SAMPLE_CRASH=1 crashes the bot at its first request")
             moves += 1
             action = choose(message["view"], message["legal"], variant, moves, rng)
             send({"type": "action", "id": message["id"], "action": action})
