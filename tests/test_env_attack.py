@@ -156,9 +156,9 @@ def test_with_the_refusal_off_the_library_loads_only_in_the_bot_under_its_own_ui
 
 @needs_bwrap
 def test_under_bwrap_the_bot_gets_exactly_its_env(attack: Attack) -> None:
-    """The last exec clears what bwrap and setpriv had and sets the bot's env, plus the referee's TMPDIR (as
-    the kernel gave it: Python itself may add LC_CTYPE to os.environ)."""
+    """The last exec clears what bwrap and setpriv had and sets the bot's env, plus the referee's TMPDIR and HOME
+    there (as the kernel gave it: Python itself may add LC_CTYPE to os.environ)."""
     code = "print(sorted(open('/proc/self/environ').read().split(chr(0))[:-1]))"
     command = BotCommand([sys.executable, "-S", "-c", code], cwd=attack.folder, env={"ONLY": "1"})
     with BotProcess(command, isolation=BWRAP) as bot:
-        assert bot.read_line(time.monotonic() + 10) == b"['ONLY=1', 'TMPDIR=/tmp']"
+        assert bot.read_line(time.monotonic() + 10) == b"['HOME=/tmp', 'ONLY=1', 'TMPDIR=/tmp']"

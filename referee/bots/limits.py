@@ -12,10 +12,12 @@ def mib_bytes(mib: int | None) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class ResourceLimits:
-    """Per-process rlimits applied at launch; ``None`` leaves a limit as the referee's own."""
+    """What a bot may use, applied at launch; ``None`` leaves a limit as the referee's own."""
 
-    #: RLIMIT_DATA in MiB: heap and private mappings. Not RLIMIT_AS, which counts address space
-    #: that runtimes reserve but never touch (node dies at 256 MiB of it).
+    #: MiB for the bot's whole process tree, its tmpfs included: its memory control group's cap (bots at the
+    #: ``process`` and ``bwrap`` levels, where the machine has one). Otherwise RLIMIT_DATA per process: heap and
+    #: private mappings; not RLIMIT_AS, which counts address space that runtimes reserve but never touch (node
+    #: dies at 256 MiB of it).
     memory_mb: int | None = 1024
     #: RLIMIT_NPROC. The kernel counts every task (threads included) of the bot's real uid, the
     #: referee's and other bots' too, and exempts root; so it bounds a fork bomb only once bots run

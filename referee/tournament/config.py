@@ -114,7 +114,8 @@ class TimeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 
 class LimitsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """``[limits]``: per-process rlimits (see :class:`ResourceLimits`); 0 means no limit."""
+    """``[limits]``: what each bot may use (see :class:`ResourceLimits`: ``memory_mb`` is its process tree's, the
+    others are per-process rlimits); 0 means no limit."""
 
     memory_mb: Limit | None = 1024
     max_processes: Limit | None = None
