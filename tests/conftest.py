@@ -67,9 +67,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # --- markers: which tests are slow, start a sandbox, a browser or a cluster, or time themselves ----------
 # One table rather than decorators spread over files that others edit. A key is a module, or a module and a
-# test name prefix ("module.py::test_prefix"). "timing" and "audit" are not markers but xdist groups, each run
-# on one worker, in file order (`-n 2 --dist loadgroup`): tests that time themselves, pin cores or read CPU
-# counters never run beside each other, and the audit's totals test runs after the audits in the same process.
+# test name prefix ("module.py::test_prefix"). "timing", "audit" and "compiled" are not markers but xdist groups,
+# each run on one worker, in file order (`-n 2 --dist loadgroup`): tests that time themselves, pin cores or read
+# CPU counters never run beside each other, the audit's totals test runs after the audits in the same process,
+# and the compiled sample bots are built once, by one worker.
 
 MARKS: dict[str, tuple[str, ...]] = {
     # the heaviest property, audit and fuzz tests (`scripts/test --quick` leaves them out)
@@ -94,7 +95,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_checkbot.py": ("sandbox",),
     "test_play_like_a_tournament.py": ("sandbox",),
     "test_runtime_limits.py": ("sandbox",),
-    "test_sample_bots_sandboxed.py": ("sandbox",),
+    "test_sample_bots_sandboxed.py": ("sandbox", "compiled"),
     "test_botfiles.py::test_a_huge_sparse_file": ("sandbox",),
     "test_search_bot.py::test_it_passes_check_bot_under_the_default_sandbox": ("sandbox",),
     "test_seccomp.py::test_without_the_filter": ("sandbox",),
@@ -116,7 +117,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_search_bot.py::test_a_short_deadline_is_kept": ("timing",),
     "test_search_bot.py::test_search_runs_its_playouts_and_none_past_the_stop_time": ("timing",),
 }
-GROUPS = ("timing", "audit")  # xdist groups, not markers
+GROUPS = ("timing", "audit", "compiled")  # xdist groups, not markers
 TESTS = Path(__file__).parent
 
 
