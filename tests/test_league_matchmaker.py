@@ -1,5 +1,6 @@
 """The league's matchmaker: the anchor rules, the rating window, least-met tables, the table constraints, seeds
-and in-flight limits on hand-built states."""
+and in-flight limits on hand-built states, then the stated fairness on simulated leagues (bench/league_model.py:
+20 versions of one speed and known strengths, the board refitted with the project's Bradley-Terry fit)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections import Counter
 
 import pytest
 
+from bench.league_model import Entrant, LeagueSim, spearman, spread, top_meetings
 from referee.engine.rng import derive_seed
 from referee.league.matchmaker import (
     NEVER,
@@ -279,3 +281,43 @@ def test_settings_and_states_are_checked() -> None:
     state = league(version("a"), version("b"))
     with pytest.raises(ValueError, match="unknown"):
         issue(state, Group(0, ("a", "zed"), 1, "a"), 0.0)
+
+
+# ---------------------------------------------------------------------------- fairness on a simulated league
+
+
+def simulated(seed: int) -> LeagueSim:
+    """20 versions 1200-1800 Elo, a 21st (1510 Elo) joining at group 500; sizes 2-6, two
+    groups in flight, the board refitted every 50 groups."""
+    entrants = [Entrant(VersionState(f"v{i:02d}", f"bot{i:02d}", f"ann{i:02d}"), 1200 + 600 * i / 19)
+                for i in range(20)]
+    entrants.append(Entrant(VersionState("late", "late-bot", "late-author"), 1510.0, at=500))
+    sim = LeagueSim(MatchSettings(), entrants, seed=seed, workers=2, refit_every=50)
+    sim.run(1000)
+    return sim
+
+
+@pytest.fixture(scope="module", params=[1, 2, 3])
+def sim(request: pytest.FixtureRequest) -> LeagueSim:
+    return simulated(request.param)
+
+
+def test_games_per_version_stay_within_two_thirds_and_one_and_a_half_of_the_mean(sim: LeagueSim) -> None:
+    games = sim.games()
+    original = [games[f"v{i:02d}"] for i in range(20)]
+    low, high, _ = spread(original)
+    assert low >= 0.67 and high <= 1.5, (low, high, sorted(original))
+
+
+def test_a_late_version_reaches_min_games_before_any_older_one_plays_min_games_more(sim: LeagueSim) -> None:
+    reach = sim.reached["late"]
+    assert reach.older_most < sim.settings.min_games, reach
+
+
+def test_the_top_four_meet_each_other_in_every_hundred_groups(sim: LeagueSim) -> None:
+    fewest = top_meetings(sim, span=100, top=4)
+    assert len(fewest) == 10 and min(fewest) >= 1, fewest
+
+
+def test_the_simulated_board_orders_the_field(sim: LeagueSim) -> None:
+    assert sim.board is not None and spearman(sim.board, sim) > 0.95
