@@ -242,7 +242,8 @@ def _best_set(anchor: VersionState, pool: Sequence[VersionState], k: int, meetin
               rng: SeededRng) -> tuple[VersionState, ...]:
     """The (k-1)-set of ``pool`` with no shared bot or author that minimises (meetings over every pair at the
     table with the anchor, sum of idle ranks); ties by the seeded draw."""
-    met = [[meetings.get(pair(a.id, b.id), 0) for b in pool] for a in pool]
+    # the pool is large only for k = 2, where no pair of others sits at the table
+    met = [[meetings.get(pair(a.id, b.id), 0) for b in pool] for a in pool] if k > 2 else []
     with_anchor = [meetings.get(pair(anchor.id, v.id), 0) for v in pool]
     idle = _idle_ranks(pool)
     best: tuple[int, int] | None = None
