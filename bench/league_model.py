@@ -7,7 +7,8 @@ log units) that adds to the strength of whoever sits there, in every rotation, a
 with probability proportional to ``exp(-strength - luck)`` (the board's fool-mode model, as in
 bench/sprt_model.py). No game is drawn. Every ``refit_every`` finished groups the board is refitted with the
 project's Bradley-Terry fit (:func:`referee.rating.bradley_terry.rate`, fool mode, pool mean 1500) and the
-ratings and standard errors go back into the state through :func:`rerate`.
+ratings and standard errors go back into the state through :func:`rerate`. Versions enter through
+:func:`join`, as they would enter the daemon's league.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from referee.league.matchmaker import (
     VersionState,
     finish,
     issue,
+    join,
     next_group,
     rerate,
-    with_versions,
 )
 from referee.rating.bradley_terry import RatingTable, rate
 from referee.rating.outcomes import Outcomes
@@ -111,7 +112,7 @@ class LeagueSim:
             entrant = self.waiting.pop(0)
             games = {v.id: v.games for v in self.state.versions}
             self.joined[entrant.version.id] = (self.state.issued, games)
-            self.state = with_versions(self.state, entrant.version)
+            self.state = join(self.state, entrant.version)
 
     def _finish_next(self) -> None:
         self.clock, _, group = heapq.heappop(self.running)

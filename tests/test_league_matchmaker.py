@@ -21,6 +21,7 @@ from referee.league.matchmaker import (
     VersionState,
     finish,
     issue,
+    join,
     next_group,
     pair,
     rerate,
@@ -31,9 +32,9 @@ PAIRS = MatchSettings(sizes=(2,))
 
 
 def version(vid: str, games: int = 100, rating: float = 1500.0, error: float = 10.0, last: float = 0.0, *,
-            bot: str | None = None, author: str | None = None) -> VersionState:
+            bot: str | None = None, author: str | None = None, active: bool = True) -> VersionState:
     """A rated version, past min_games, of its own bot by its own author unless told otherwise."""
-    return VersionState(vid, bot or vid, author or vid, rating, error, games, last)
+    return VersionState(vid, bot or vid, author or vid, rating, error, games, last, active)
 
 
 def league(*versions: VersionState, seed: int = 7, meetings: dict[tuple[str, str], int] | None = None) -> LeagueState:
@@ -257,6 +258,20 @@ def test_issue_and_finish_update_seats_meetings_games_and_flight() -> None:
     moved = rerate(done, {"v0": (1612.0, 25.0)})
     assert (moved.version("v0").rating, moved.version("v0").error) == (1612.0, 25.0)
     assert moved.version("v1") == done.version("v1")
+
+
+def test_a_joining_version_starts_with_each_partners_average_meetings() -> None:
+    state = league(version("a"), version("b"), version("c"), version("gone", active=False),
+                   meetings={pair("a", "b"): 6, pair("a", "c"): 2, pair("b", "c"): 1, pair("a", "gone"): 9})
+    joined = join(state, version("new", games=0))
+    # per active partner: a met b 6 and c 2 times (4 on average), b 3.5 (rounded to 4), c 1.5 (to 2)
+    assert {p: n for p, n in joined.meetings.items() if "new" in p} == {
+        pair("new", "a"): 4, pair("new", "b"): 4, pair("new", "c"): 2}
+    assert joined.version("new").games == 0 and dict(state.meetings) == {
+        p: n for p, n in joined.meetings.items() if "new" not in p}
+    assert join(league(), version("first")).meetings == {}
+    with pytest.raises(ValueError, match="already"):
+        join(state, version("a"))
 
 
 def test_a_version_in_flight_waits_unless_max_in_flight_allows_more() -> None:
