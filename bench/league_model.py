@@ -50,11 +50,13 @@ class Entrant:
 
 @dataclass(frozen=True)
 class Reach:
-    """When a version reached ``min_games``: groups issued since it joined, and the most games any version
-    already in the league at its join had played since then."""
+    """When a version reached ``min_games``: groups issued since it joined, the most games any version already
+    in the league at its join had played since then (in groups issued after the join: a group in flight at the
+    join was decided before it), and its own games then."""
 
     groups: int
     older_most: int
+    games: int
 
 
 @dataclass
@@ -70,8 +72,8 @@ class LeagueSim:
     issued: list[tuple[Group, float]] = field(default_factory=list)  # every group and the time it was issued
     reached: dict[str, Reach] = field(default_factory=dict)
     board: RatingTable | None = None
-    call_seconds: float = 0.0  # time spent in next_group
-    calls: int = 0
+    call_seconds: list[float] = field(default_factory=list)  # every next_group call's wall time
+    call_cpu: list[float] = field(default_factory=list)  # and its CPU time (the machine may be shared)
 
     def __post_init__(self) -> None:
         self.state = LeagueState(seed=self.seed)
@@ -79,17 +81,21 @@ class LeagueSim:
         self.waiting = sorted(self.entrants, key=lambda e: e.at)
         self.index: dict[str, int] = {e.version.id: i for i, e in enumerate(self.entrants)}
         self.strength = np.array([e.strength for e in self.entrants]) * NAT_PER_ELO
-        self.joined: dict[str, tuple[int, dict[str, int]]] = {}  # id -> (groups issued, games of the others)
+        self.joined: dict[str, tuple[int, tuple[str, ...]]] = {}  # id -> (groups issued, the versions before it)
+        self.played: dict[str, list[tuple[int, int]]] = {}  # id -> (group number, games) of its finished groups
         self.running: list[tuple[float, int, Group]] = []
         self.finished = 0
         self.seat_bot: list[npt.NDArray[np.int64]] = []
         self.seat_fool: list[npt.NDArray[np.bool_]] = []
         self.game_deal: list[int] = []  # per game, in the order played: its group's number
 
-    def run(self, groups: int) -> None:
-        """Play on until ``groups`` groups have been issued (all of them finished)."""
-        while self.state.issued < groups or self.running:
+    def run(self, groups: int, drain: bool = True) -> None:
+        """Play on until ``groups`` groups have been issued, and (``drain``) all of them finished; without
+        ``drain`` the league stops as it would have gone on, so that stopping to look changes nothing."""
+        while True:
             self._issue_ready(groups)
+            if self.state.issued >= groups and not (drain and self.running):
+                return
             if not self.running:
                 raise RuntimeError(f"the league stalled at group {self.state.issued}")
             self._finish_next()
@@ -97,10 +103,10 @@ class LeagueSim:
     def _issue_ready(self, groups: int) -> None:
         while len(self.running) < self.workers and self.state.issued < groups:
             self._admit()
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             group = next_group(self.state, self.settings)
-            self.call_seconds += time.perf_counter() - start
-            self.calls += 1
+            self.call_seconds.append(time.perf_counter() - start)
+            self.call_cpu.append(time.thread_time() - cpu)
             if group is None:
                 return
             self.state = issue(self.state, group, self.clock)
@@ -110,8 +116,7 @@ class LeagueSim:
     def _admit(self) -> None:
         while self.waiting and self.waiting[0].at <= self.state.issued:
             entrant = self.waiting.pop(0)
-            games = {v.id: v.games for v in self.state.versions}
-            self.joined[entrant.version.id] = (self.state.issued, games)
+            self.joined[entrant.version.id] = (self.state.issued, tuple(v.id for v in self.state.versions))
             self.state = join(self.state, entrant.version)
 
     def _finish_next(self) -> None:
@@ -120,6 +125,7 @@ class LeagueSim:
         self.state = finish(self.state, group)
         self.finished += 1
         for vid in group.table:
+            self.played.setdefault(vid, []).append((group.number, group.size))
             self._check_reach(vid)
         if self.finished % self.refit_every == 0:
             self.refit()
@@ -142,12 +148,12 @@ class LeagueSim:
         if version.games < self.settings.min_games:
             return
         at, before = self.joined[vid]
-        now = self.games()
-        most = max((now[o] - g for o, g in before.items()), default=0)
-        self.reached[vid] = Reach(self.state.issued - at, most)
+        most = max((sum(games for number, games in self.played.get(o, ()) if number >= at) for o in before),
+                   default=0)
+        self.reached[vid] = Reach(self.state.issued - at, most, version.games)
 
-    def refit(self) -> RatingTable:
-        """Fit the board from every game so far and put its ratings into the state."""
+    def refit(self, apply: bool = True) -> RatingTable:
+        """Fit the board from every game so far and (``apply``) put its ratings into the state."""
         bots = np.concatenate(self.seat_bot)
         used = sorted({int(b) for b in np.unique(bots)}, key=lambda b: self.entrants[b].version.id)
         lookup = np.full(len(self.entrants), -1, dtype=np.int64)
@@ -160,10 +166,12 @@ class LeagueSim:
             bot=lookup[bots], place=np.where(fool, np.repeat(sizes, sizes), 1), fool=fool, size=sizes,
             cluster=cluster, drawn=np.zeros(len(sizes), dtype=np.bool_),
         )
-        self.board = rate(outcomes)
-        self.state = rerate(self.state, {b.name: (b.elo, b.sd if b.identified else math.inf)
-                                         for b in self.board.bots})
-        return self.board
+        board = rate(outcomes)
+        if apply:
+            self.board = board
+            self.state = rerate(self.state, {b.name: (b.elo, b.sd if b.identified else math.inf)
+                                             for b in board.bots})
+        return board
 
     def games(self) -> dict[str, int]:
         return {v.id: v.games for v in self.state.versions}
@@ -172,14 +180,24 @@ class LeagueSim:
 # ---------------------------------------------------------------------------- measures
 
 
+def strongest(entrants: list[Entrant], top: int) -> set[str]:
+    """The ``top`` strongest versions that may share a table: a version sharing a bot or an author with a
+    stronger one already taken is passed over (it can never meet it)."""
+    taken: list[VersionState] = []
+    for entrant in sorted(entrants, key=lambda e: -e.strength):
+        v = entrant.version
+        if len(taken) < top and all(v.bot != t.bot and v.author != t.author for t in taken):
+            taken.append(v)
+    return {v.id for v in taken}
+
+
 def top_meetings(sim: LeagueSim, span: int = 100, top: int = 4) -> list[int]:
     """For each span of ``span`` issued groups: the fewest groups any two of the ``top`` strongest versions
-    (true strength, among those in the league when the span began) shared."""
+    (true strength, among those in the league when the span began, :func:`strongest`) shared."""
     joined_at = {vid: at for vid, (at, _) in sim.joined.items()}
     fewest = []
     for start in range(0, len(sim.issued) - span + 1, span):
-        present = [e for e in sim.entrants if joined_at.get(e.version.id, math.inf) <= start]
-        best = {e.version.id for e in sorted(present, key=lambda e: -e.strength)[:top]}
+        best = strongest([e for e in sim.entrants if joined_at.get(e.version.id, math.inf) <= start], top)
         met: dict[frozenset[str], int] = {}
         for group, _ in sim.issued[start:start + span]:
             at = sorted(best.intersection(group.table))
