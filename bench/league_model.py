@@ -7,8 +7,7 @@ log units) that adds to the strength of whoever sits there, in every rotation, a
 with probability proportional to ``exp(-strength - luck)`` (the board's fool-mode model, as in
 bench/sprt_model.py). No game is drawn. Every ``refit_every`` finished groups the board is refitted with the
 project's Bradley-Terry fit (:func:`referee.rating.bradley_terry.rate`, fool mode, pool mean 1500) and the
-ratings and standard errors go back into the state through :func:`rerate`. Versions enter through
-:func:`join`, as they would enter the daemon's league.
+ratings and standard errors go back into the state through :func:`rerate`.
 """
 
 from __future__ import annotations
@@ -28,9 +27,9 @@ from referee.league.matchmaker import (
     VersionState,
     finish,
     issue,
-    join,
     next_group,
     rerate,
+    with_versions,
 )
 from referee.rating.bradley_terry import RatingTable, rate
 from referee.rating.outcomes import Outcomes
@@ -117,7 +116,7 @@ class LeagueSim:
         while self.waiting and self.waiting[0].at <= self.state.issued:
             entrant = self.waiting.pop(0)
             self.joined[entrant.version.id] = (self.state.issued, tuple(v.id for v in self.state.versions))
-            self.state = join(self.state, entrant.version)
+            self.state = with_versions(self.state, entrant.version)
 
     def _finish_next(self) -> None:
         self.clock, _, group = heapq.heappop(self.running)

@@ -21,7 +21,6 @@ from referee.league.matchmaker import (
     VersionState,
     finish,
     issue,
-    join,
     next_group,
     pair,
     rerate,
@@ -170,14 +169,17 @@ def test_each_anchor_sits_with_a_version_it_has_met_least() -> None:
     assert set(state.meetings.values()) <= {3, 4, 5}  # 60 meetings over 15 pairs: 4 each, give or take one
 
 
-def test_a_large_window_is_cut_to_the_versions_that_met_the_anchor_least() -> None:
+def test_a_large_window_is_searched_among_its_longest_idle() -> None:
     anchor = version("A", last=0.0)
-    others = [version(f"v{i:02d}", last=float(1 + i % 3)) for i in range(40)]
-    met = {pair("A", v.id): 1 for v in others[:30]}  # only v30-v39 have never met A
-    settings = MatchSettings(sizes=(6,), max_tables=50)
-    group = next_group(league(anchor, *others, meetings=met), settings)
-    assert group is not None and group.anchor == "A"
-    assert all(vid in {f"v{i}" for i in range(30, 40)} for vid in group.table if vid != "A")
+    others = [version(f"v{i:02d}", last=1.0 if i >= 30 else 2.0 + i) for i in range(40)]  # v30-v39 idle longest
+    met = {pair("A", f"v{i}"): 1 for i in range(30, 37)}  # ... and v37-v39 never met A
+    settings = MatchSettings(sizes=(3,), max_pool=4)
+    group = drawn_group(league(anchor, *others, meetings=met), settings)
+    # the pool: v37-v39 (idle longest, never met A), then one of v30-v36; the least-met pair of them: two of v37-v39
+    assert group.anchor == "A" and set(group.table) - {"A"} < {"v37", "v38", "v39"}
+    # v00-v29, never met either, are left out: the pool holds the longest idle only
+    wide = drawn_group(league(anchor, *others, meetings={}), MatchSettings(sizes=(6,), max_pool=6))
+    assert set(wide.table) - {"A"} < {f"v{i}" for i in range(30, 40)}
 
 
 # ---------------------------------------------------------------------------- who may share a table
@@ -258,20 +260,6 @@ def test_issue_and_finish_update_seats_meetings_games_and_flight() -> None:
     moved = rerate(done, {"v0": (1612.0, 25.0)})
     assert (moved.version("v0").rating, moved.version("v0").error) == (1612.0, 25.0)
     assert moved.version("v1") == done.version("v1")
-
-
-def test_a_joining_version_starts_with_each_partners_average_meetings() -> None:
-    state = league(version("a"), version("b"), version("c"), version("gone", active=False),
-                   meetings={pair("a", "b"): 6, pair("a", "c"): 2, pair("b", "c"): 1, pair("a", "gone"): 9})
-    joined = join(state, version("new", games=0))
-    # per active partner: a met b 6 and c 2 times (4 on average), b 3.5 (rounded to 4), c 1.5 (to 2)
-    assert {p: n for p, n in joined.meetings.items() if "new" in p} == {
-        pair("new", "a"): 4, pair("new", "b"): 4, pair("new", "c"): 2}
-    assert joined.version("new").games == 0 and dict(state.meetings) == {
-        p: n for p, n in joined.meetings.items() if "new" not in p}
-    assert join(league(), version("first")).meetings == {}
-    with pytest.raises(ValueError, match="already"):
-        join(state, version("a"))
 
 
 def test_a_version_in_flight_waits_unless_max_in_flight_allows_more() -> None:

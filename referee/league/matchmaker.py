@@ -14,11 +14,15 @@ every seat once, so the luck of the cards cancels. :func:`next_group` forms one 
 4. *Window*: the others whose rating lies within ``max(window_min, window_sigmas * error)`` Elo of the anchor's
    (100 Elo, 2.0; ``error`` is the anchor's standard error, infinite before it is rated, so a newcomer's
    window holds everyone), widened by ``widen_step`` (50) Elo at a time until a table of k can be filled.
-5. *Seats*: of the fillable (k-1)-sets in the window, the one with the fewest meetings summed over every pair
-   at the table (one meeting per group, counted when the group is issued), then the longest idle (the lowest
-   sum of idle ranks), then a seeded draw. The search is exhaustive over at most ``max_tables`` (200) sets: a
-   larger window is first cut to the N candidates that met the anchor least (ties: longest idle), N the
-   largest with C(N, k-1) <= max_tables. A call costs O(n log n + max_tables * k^2) for n versions.
+5. *Seats*: the window's ``max_pool`` (8) longest idle candidates (ties: those that met the anchor least; more
+   if they cannot fill the table) are searched exhaustively: of their fillable (k-1)-sets, the one with the
+   fewest meetings summed over every pair at the table (one meeting per group, counted when the group is
+   issued), then the longest idle (the lowest sum of idle ranks), then a seeded draw. At most C(8, 4) = 70
+   sets of up to 15 pairs; with the sort and one bot-author matching per widening step a call costs
+   O(n log n) plus O(n) per step for n versions (0.2-0.4 ms at 20-200 versions, bench/bench_matchmaker.py).
+   Cutting by meetings instead, a league growing to 200 versions overplays its newest versions, which have
+   met the fewest (bench: 0.48-3.70 x the mean games over the last 1,000 of 10,000 groups; by idle
+   0.67-2.36).
 6. *Seeds*: the group's ``number`` counts every group issued; its deal seed is
    ``derive_seed(seed, "league", "deal", number)`` (SHA-256, :mod:`referee.engine.rng`) and every draw above,
    and the seat order of rotation 0 (a shuffle), comes from ``derive_seed(seed, "league", "draw", number)``.
@@ -26,15 +30,10 @@ every seat once, so the luck of the cards cancels. :func:`next_group` forms one 
    group, so no deal seed is issued twice and the k rotations of a deal are always issued, and in flight,
    together.
 
-A version joining a running league (:func:`join`) starts with as many meetings with each active version as
-that version has had with an average partner: counted from zero, least-met would mean newest, and a growing
-league would overplay its newest versions long after their first ``min_games`` (bench/bench_matchmaker.py,
-20 to 200 versions: games over the last 1,000 of 10,000 groups spread 0.30-6.55 x the mean from zero).
-
 Ratings are on one scale: each version's rating and error come from one board (all sizes fitted together, or
 the main size's). Boards per size are the leaderboard's business; the matchmaker only needs who is near whom,
-and ``min_games`` counts a version's rated games of every size. :func:`join`, :func:`issue`, :func:`finish`
-and :func:`rerate` are the one way the simulation and the daemon change the state.
+and ``min_games`` counts a version's rated games of every size. :func:`issue`, :func:`finish`, :func:`rerate`
+and :func:`with_versions` are the one way the simulation and the daemon change the state.
 """
 
 from __future__ import annotations
@@ -82,15 +81,15 @@ class MatchSettings:
     window_sigmas: float = 2.0  # the window is at least this many of the anchor's standard errors
     widen_step: float = 50.0  # Elo added to the window until it can fill the table
     max_in_flight: int = 1  # groups in flight a version may sit in at once
-    max_tables: int = 200  # candidate sets searched exhaustively per group
+    max_pool: int = 8  # the window's longest idle candidates searched for the seats
 
     def __post_init__(self) -> None:
         if not self.sizes or not all(MIN_PLAYERS <= k <= MAX_PLAYERS for k in self.sizes):
             raise ValueError(f"table sizes must be {MIN_PLAYERS}-{MAX_PLAYERS}, not {self.sizes}")
         if self.min_games < 0 or self.window_min < 0 or self.window_sigmas < 0 or self.widen_step <= 0:
             raise ValueError("min_games, window_min and window_sigmas must be >= 0 and widen_step > 0")
-        if self.max_in_flight < 1 or self.max_tables < 1:
-            raise ValueError("max_in_flight and max_tables must be >= 1")
+        if self.max_in_flight < 1 or self.max_pool < 1:
+            raise ValueError("max_in_flight and max_pool must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -117,13 +116,12 @@ class Group:
 
 @dataclass(frozen=True)
 class LeagueState:
-    """Everything the matchmaker reads. Change it only through :func:`join`, :func:`issue`, :func:`finish`,
-    :func:`rerate` and :func:`with_versions`, which return a new state (``meetings`` is never changed in
-    place)."""
+    """Everything the matchmaker reads. Change it only through :func:`issue`, :func:`finish`, :func:`rerate`
+    and :func:`with_versions`, which return a new state (``meetings`` is never changed in place)."""
 
     seed: int  # the league's seed: deal seeds and draws derive from it
     versions: tuple[VersionState, ...] = ()
-    meetings: Mapping[Pair, int] = field(default_factory=dict)  # groups issued with both at the table (+ join's)
+    meetings: Mapping[Pair, int] = field(default_factory=dict)  # groups issued with both at the table
     in_flight: tuple[Group, ...] = ()  # issued, not finished
     issued: int = 0  # groups issued so far: the next group's number
 
@@ -156,7 +154,7 @@ def next_group(state: LeagueState, settings: MatchSettings) -> Group | None:
             continue
         k = sizes[rng.randbelow(len(sizes))]
         window = _window(anchor, others, k, settings)
-        pool = _pool(anchor, window, k, state.meetings, settings.max_tables)
+        pool = _pool(anchor, window, k, state.meetings, settings.max_pool)
         table = [anchor.id, *(v.id for v in _best_set(anchor, pool, k, state.meetings, rng))]
         rng.shuffle(table)
         deal_seed = derive_seed(state.seed, "league", "deal", state.issued)
@@ -228,17 +226,15 @@ def _idle_ranks(versions: Sequence[VersionState]) -> list[int]:
 
 
 def _pool(anchor: VersionState, window: Sequence[VersionState], k: int, meetings: Mapping[Pair, int],
-          max_tables: int) -> list[VersionState]:
-    """The window, cut when its (k-1)-sets exceed ``max_tables`` to the N that met the anchor least (ties:
-    idle longest), N the largest with C(N, k-1) <= max_tables, grown again until it can fill the table."""
-    if math.comb(len(window), k - 1) <= max_tables:
+          max_pool: int) -> list[VersionState]:
+    """The window's ``max_pool`` longest idle (ties: those that met the anchor least), more until they can fill
+    the table. Gating by idleness keeps games even where a window holds many never-met (new) versions."""
+    if len(window) <= max_pool:
         return list(window)
-    size = k - 1
-    while math.comb(size + 1, k - 1) <= max_tables:
-        size += 1
     idle = _idle_ranks(window)
-    order = sorted(range(len(window)), key=lambda i: (meetings.get(pair(anchor.id, window[i].id), 0), idle[i]))
+    order = sorted(range(len(window)), key=lambda i: (idle[i], meetings.get(pair(anchor.id, window[i].id), 0)))
     ranked = [window[i] for i in order]
+    size = max(max_pool, k - 1)
     while _largest_table(ranked[:size]) < k - 1:
         size += 1
     return ranked[:size]
@@ -248,8 +244,7 @@ def _best_set(anchor: VersionState, pool: Sequence[VersionState], k: int, meetin
               rng: SeededRng) -> tuple[VersionState, ...]:
     """The (k-1)-set of ``pool`` with no shared bot or author that minimises (meetings over every pair at the
     table with the anchor, sum of idle ranks); ties by the seeded draw."""
-    # the pool is large only for k = 2, where no pair of others sits at the table
-    met = [[meetings.get(pair(a.id, b.id), 0) for b in pool] for a in pool] if k > 2 else []
+    met = [[meetings.get(pair(a.id, b.id), 0) for b in pool] for a in pool]
     with_anchor = [meetings.get(pair(anchor.id, v.id), 0) for v in pool]
     idle = _idle_ranks(pool)
     best: tuple[int, int] | None = None
@@ -312,31 +307,8 @@ def rerate(state: LeagueState, board: Mapping[str, tuple[float, float]]) -> Leag
     return replace(state, versions=versions)
 
 
-def join(state: LeagueState, version: VersionState) -> LeagueState:
-    """The state with a new version, which starts with as many meetings with each active version as that version
-    has had with an average partner (rounded): counted from zero, least-met would mean newest, and the newest
-    versions would be overplayed long after their first ``min_games``.
-
-    :raises ValueError: the league already holds a version of that id.
-    """
-    if any(v.id == version.id for v in state.versions):
-        raise ValueError(f"the league already holds a version {version.id!r}")
-    active = [v.id for v in state.versions if v.active]
-    total = dict.fromkeys(active, 0)
-    for (a, b), count in state.meetings.items():
-        if a in total and b in total:
-            total[a] += count
-            total[b] += count
-    meetings = dict(state.meetings)
-    for vid, count in total.items():
-        if count:
-            meetings[pair(version.id, vid)] = round(count / (len(active) - 1))
-    return replace(state, versions=(*state.versions, version), meetings=meetings)
-
-
 def with_versions(state: LeagueState, *versions: VersionState) -> LeagueState:
-    """The state with ``versions`` added, or replacing the versions of the same id (to retire one, say). A version
-    joining a running league should :func:`join` instead."""
+    """The state with ``versions`` added, or replacing the versions of the same id (to retire one, say)."""
     new = {v.id: v for v in versions}
     kept = tuple(new.pop(v.id, v) for v in state.versions)
     return replace(state, versions=(*kept, *new.values()))
