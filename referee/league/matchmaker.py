@@ -5,8 +5,9 @@ every seat once, so the luck of the cards cancels. :func:`next_group` forms one 
 
 1. *Eligible*: active versions in fewer than ``max_in_flight`` groups in flight (default 1, so a version plays
    one group at a time and a newcomer does not pile up groups before its first games are rated).
-2. *Anchor*: while any eligible version has fewer than ``min_games`` rated games (30), the one with the fewest;
-   otherwise the one idle longest (``last_seated``: when its latest group was issued; never is idle longest).
+2. *Anchor*: while any eligible version has fewer than ``min_games`` rated games (30), the one with the fewest
+   (ties: idle longest); otherwise the one idle longest (``last_seated``: when its latest group was issued;
+   never is idle longest). Remaining ties go to the seeded draw.
    An anchor with whom no size can be filled gives way to the next in that order.
 3. *Size*: k is drawn uniformly from ``sizes`` (repeat a size to weight it) among the sizes that can be filled
    around the anchor: k-1 eligible others, no two versions of one bot nor two bots of one author at the table
@@ -19,10 +20,10 @@ every seat once, so the luck of the cards cancels. :func:`next_group` forms one 
    fewest meetings summed over every pair at the table (one meeting per group, counted when the group is
    issued), then the longest idle (the lowest sum of idle ranks), then a seeded draw. At most C(8, 4) = 70
    sets of up to 15 pairs; with the sort and one bot-author matching per widening step a call costs
-   O(n log n) plus O(n) per step for n versions (0.2-0.4 ms at 20-200 versions, bench/bench_matchmaker.py).
-   Cutting by meetings instead, a league growing to 200 versions overplays its newest versions, which have
-   met the fewest (bench: 0.48-3.70 x the mean games over the last 1,000 of 10,000 groups; by idle
-   0.67-2.36).
+   O(n log n) plus O(n) per step for n versions (bench/bench_matchmaker.py, 20-200 versions: 0.24 ms CPU on
+   average). Cut by meetings instead, a league growing to 200 versions overplays its newest versions, which
+   have met the fewest: games over the last 1,000 of 10,000 groups 0.30-6.55 x the mean, against 0.67-2.36
+   (the rest is sparse rating regions, where each anchoring seats the same few neighbours).
 6. *Seeds*: the group's ``number`` counts every group issued; its deal seed is
    ``derive_seed(seed, "league", "deal", number)`` (SHA-256, :mod:`referee.engine.rng`) and every draw above,
    and the seat order of rotation 0 (a shuffle), comes from ``derive_seed(seed, "league", "draw", number)``.
