@@ -396,8 +396,11 @@ def test_a_schema_1_database_is_read_and_resumed_after_migration(tmp_path: Path)
     with sqlite3.connect(db) as con:  # back to what schema 1 held
         con.execute("DROP TABLE superseded_games")
         con.execute("DROP INDEX games_by_number")
+        for table in ("league_versions", "league_groups", "league_requests"):
+            con.execute(f"DROP TABLE {table}")
         for table, column in (("bots", "settings"), ("bots", "files"), ("bots", "reason"), ("games", "move_us"),
-                              ("games", "bot_files"), ("games", "number")):
+                              ("games", "bot_files"), ("games", "number"), ("tournaments", "kind"),
+                              ("tournaments", "parent")):
             con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         con.execute("UPDATE bots SET sha256 = ?", (_legacy_sha(),))
         con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
@@ -435,8 +438,13 @@ def test_the_readme_rows_name_every_option_and_its_exit_code_table_every_code() 
 
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     rows = {line.split("`")[1].split()[1]: line for line in readme.splitlines() if line.startswith("| `durak ")}
+    rows |= {" ".join(line.split("`")[1].split()[1:3]): line for line in readme.splitlines()
+             if line.startswith("| `durak league ")}
     group = typer.main.get_command(app)
-    for name, command in group.commands.items():  # type: ignore[attr-defined]
+    commands = {f"{name} {sub}" if hasattr(command, "commands") else name: one
+                for name, command in group.commands.items()  # type: ignore[attr-defined]
+                for sub, one in (command.commands.items() if hasattr(command, "commands") else [("", command)])}
+    for name, command in commands.items():
         assert name in rows, name
         for param in command.params:
             flags = [flag for flag in param.opts if flag.startswith("-")]

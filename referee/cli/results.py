@@ -24,10 +24,11 @@ from referee.rating.leaderboard import LEGEND, render
 from referee.report.game_data import NO_TRACES, SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
 from referee.report.tournament_page import PageOptions, ReportWriter
+from referee.results.league_store import LeagueStore
 from referee.results.replay import ReplayError, parse_replay, replays_of_log, seat_of, tell
 from referee.results.reproduce import export_record, play_again, tournament_bot_seeds
 from referee.results.sources import ResultsReadError, load_outcomes, load_stats
-from referee.results.store import Store, StoredReplay, StoreError, is_database
+from referee.results.store import StoredReplay, StoreError, is_database
 from referee.text import json_line, visible
 from referee.tournament.secret import write_seed_file
 
@@ -67,12 +68,13 @@ def leaderboard(  # noqa: PLR0913 (a typer command: a parameter per option)
 
 
 @contextmanager
-def reading(db: str) -> Iterator[Store]:
-    """A results database opened read-only; what cannot be read is a ResultsReadError."""
+def reading(db: str) -> Iterator[LeagueStore]:
+    """A results database (a tournament's or a league's) opened read-only; what cannot be read is a
+    ResultsReadError."""
     if not is_database(db):
         raise ResultsReadError(f"{db!r} is not a results database")
     try:
-        with Store(db, create=False) as store:
+        with LeagueStore(db, create=False) as store:
             yield store
     except StoreError as exc:
         raise ResultsReadError(str(exc)) from None
@@ -167,7 +169,9 @@ def seed(
     with reported_errors():
         with reading(db) as store:
             chosen = store.tournament(tournament_id)
-        if output is None:
+            if chosen.kind == "league" and not store.finals(chosen):
+                raise ResultsReadError(f"{db!r} holds league {chosen.name!r}, which can still run: its seed gives "
+                                       "the decks of groups it has not played yet (durak league finals ends it)")
             typer.echo(str(chosen.seed))
             return
         try:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 
+from protocol.records import stderr_text
 from protocol.rules import VARIANTS, Rules, RulesError, applicable_options, rules_from_options
 from referee.bots.cores import one_core
 from referee.bots.errors import BotError
@@ -43,6 +44,8 @@ STRIKE_SHARE = 0.01
 WARN_SHARE = 0.5
 #: The subject's limits: a tournament's defaults ([limits] of sample_bots/tournament.toml).
 LIMITS = ResourceLimits()
+#: Lines of the bot's stderr shown where it failed.
+STDERR_LINES = 10
 
 
 @dataclass
@@ -52,6 +55,7 @@ class VariantCheck:
     verdicts: list[str] = field(default_factory=list)
     move_times: list[float] = field(default_factory=list)
     strikes: list[tuple[str, int]] = field(default_factory=list)  # (game, move) of each reply inside the grace
+    stderr_tail: list[str] = field(default_factory=list)  # the last stderr lines of the first game with a verdict
 
 
 @dataclass
@@ -64,6 +68,12 @@ class CheckReport:
     variants: list[VariantCheck] = field(default_factory=list)
     move_time: float | None = None  # the subject's move time in seconds, once the games begin
     resources: str = ""  # what the bot got: sandbox, core, limits (describe_resources)
+    handshake_stderr: list[str] = field(default_factory=list)  # the last stderr lines of a failed handshake
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        """The end of the bot's stderr where it first failed: its handshake, or its first game with a verdict."""
+        return self.handshake_stderr or next((v.stderr_tail for v in self.variants if v.stderr_tail), [])
 
     @property
     def strike_count(self) -> int:
@@ -147,7 +157,8 @@ def _check(command: BotCommand, plan: CheckPlan, isolation: Isolation) -> CheckR
     try:
         hello = subject.start()
     except BotError as exc:
-        return CheckReport("?", "?", None, handshake_error=f"{exc.verdict}: {exc.reason}")
+        return CheckReport("?", "?", None, handshake_error=f"{exc.verdict}: {exc.reason}",
+                           handshake_stderr=_tail(stderr_text(subject.take_stderr())))
     report = CheckReport(hello.name, hello.version, time.monotonic() - start, players=players,
                          move_time=plan.clock.move_time)
     opponents = [BotClient(f"random{i}", BotCommand([sys.executable, str(SAMPLE_RANDOM_BOT), str(seed + i)]),
@@ -171,8 +182,16 @@ def _check_variant(rules: Rules, subject: BotClient, opponents: list[BotClient],
         records = play_series(series, clients, on_game=lambda record: _note_times(check, subject, record.game))
         for record in records:
             check.games += 1
-            check.verdicts += [f"{v.kind}: {v.reason}" for v in record.verdicts if v.seat == seat]
+            failed = [f"{v.kind}: {v.reason}" for v in record.verdicts if v.seat == seat]
+            if failed and not check.verdicts:
+                check.stderr_tail = _tail(stderr_text(record.stderr[seat]))
+            check.verdicts += failed
     return check
+
+
+def _tail(text: str) -> list[str]:
+    """The last lines of a bot's stderr that say something (:data:`STDERR_LINES` of them)."""
+    return [line for line in text.splitlines() if line.strip()][-STDERR_LINES:]
 
 
 def _note_times(check: VariantCheck, subject: BotClient, game: str) -> None:
@@ -185,7 +204,7 @@ def format_report(report: CheckReport) -> list[str]:
     """The report for a terminal; the bot's name, version and failures are escaped (:func:`visible`)."""
     checked = [f"checked with {report.resources}"] if report.resources else []
     if report.handshake_error is not None:
-        return [f"FAIL handshake: {visible(report.handshake_error)}", *checked]
+        return [f"FAIL handshake: {visible(report.handshake_error)}", *_stderr_lines(report), *checked]
     lines = [f"bot '{visible(report.name)}' version '{visible(report.version)}': handshake in "
              f"{report.startup_seconds or 0:.3f} s", *checked]
     if report.variants:
@@ -200,9 +219,14 @@ def format_report(report: CheckReport) -> list[str]:
         lines.append(f"{status} {check.rules.variant:<11} {check.rules.deck} cards  {check.games} games, {timing}"
                      f"{_changed_options(check.rules)}")
         lines += [f"       {visible(verdict)}" for verdict in check.verdicts]
+        lines += [f"       stderr| {visible(line)}" for line in check.stderr_tail]
         lines += [f"       strike: game {visible(game)}, move {move}: replied after the move time, inside the grace"
                   for game, move in check.strikes]
     return lines + _timing_summary(report)
+
+
+def _stderr_lines(report: CheckReport) -> list[str]:
+    return [f"       stderr| {visible(line)}" for line in report.stderr_tail]
 
 
 def _timing_summary(report: CheckReport) -> list[str]:

@@ -187,7 +187,11 @@ def footer(meta: Meta, disqualified: Mapping[str, str] | None = None) -> str:
         line += (f"\nThe data alone do not pin every rating: {meta.prior:g} virtual draw(s) per bot against"
                  " the pool mean; '> x' / '< x' are bounds, '~x' is set by that prior only.")
     for name, why in sorted((disqualified or {}).items()):
-        line += f"\ndisqualified: {visible(name)}: {visible(why)}"
+        label, _, reason = why.partition(": ")
+        if label in ("retired", "quarantined"):  # a league's versions that no longer play
+            line += f"\n{label}: {visible(name)}" + (f": {visible(reason)}" if reason else "")
+        else:
+            line += f"\ndisqualified: {visible(name)}: {visible(why)}"
     return line
 
 

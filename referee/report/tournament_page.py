@@ -31,6 +31,7 @@ from referee.rating.bradley_terry import Mode
 from referee.report.game_data import GAME_DATA_VERSION
 from referee.report.page import PageWriteError, page, script_json, write_private
 from referee.report.tournament_data import report_data, viewer_games
+from referee.results.league_store import LeagueStore
 from referee.results.store import Store, StoreError
 
 LOGGER = logging.getLogger("durak")
@@ -126,7 +127,7 @@ class ReportWriter:
     def write(self) -> ReportFiles:
         """Read the database and (re)write the report."""
         by_chunk: dict[int, list[tuple[int, int]]] = {}
-        with Store(self.db, create=False) as store:
+        with LeagueStore(self.db, create=False) as store:
             data = report_data(store, self.tournament, mode=self.mode)
             for number, gid in data.shown:
                 by_chunk.setdefault(number // CHUNK_GAMES, []).append((number, gid))
@@ -204,7 +205,7 @@ def pack_chunk(store: Store, games: list[tuple[int, int]], private: bool) -> str
 
 def write_chunk_file(db: Path, games: list[tuple[int, int]], private: bool, file: Path, k: int) -> int:
     """Pack chunk ``k`` (in a worker process or not) and write it as a script that hands it to the page."""
-    with Store(db, create=False) as store:
+    with LeagueStore(db, create=False) as store:
         write_private(file, f"durakChunk({k},{script_json(pack_chunk(store, games, private))});\n")
     return k
 

@@ -24,16 +24,20 @@ class TournamentRow:
     seed: int  # secret until the tournament is over: `durak seed` prints it
     created: str = ""
     config: str = ""  # the config's text, as stored (it holds no seed)
+    kind: str = "tournament"  # or "league" (schema 4), or "finals" (a league's, its ``parent``)
+    parent: int | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TournamentRow:
         """From a row of :data:`TOURNAMENT_COLUMNS`."""
         return cls(id=row["id"], name=row["name"], config_path=row["config_path"], fingerprint=row["fingerprint"],
-                   seed=row["seed"], created=row["created"], config=row["config"])
+                   seed=row["seed"], created=row["created"], config=row["config"], kind=row["kind"],
+                   parent=row["parent"])
 
 
-#: The columns :meth:`TournamentRow.from_row` reads.
-TOURNAMENT_COLUMNS = "id, name, config_path, fingerprint, seed, created, config"
+#: The columns :meth:`TournamentRow.from_row` reads; before schema 4 (read unmigrated) every row was a tournament.
+TOURNAMENT_COLUMNS = "id, name, config_path, fingerprint, seed, created, config, kind, parent"
+TOURNAMENT_COLUMNS_3 = "id, name, config_path, fingerprint, seed, created, config, 'tournament' AS kind, NULL AS parent"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -20,7 +20,9 @@ CREATE TABLE IF NOT EXISTS tournaments (
     config TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
     seed INTEGER NOT NULL,
-    active INTEGER NOT NULL DEFAULT 1
+    active INTEGER NOT NULL DEFAULT 1,
+    kind TEXT NOT NULL DEFAULT 'tournament',
+    parent INTEGER
 );
 CREATE TABLE IF NOT EXISTS bots (
     tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
@@ -59,6 +61,47 @@ CREATE INDEX IF NOT EXISTS games_by_key ON games (game_key);
 CREATE TABLE IF NOT EXISTS superseded_games AS SELECT *, '' AS superseded FROM games WHERE 0;
 CREATE UNIQUE INDEX IF NOT EXISTS games_by_number ON games (tournament_id, number);
 CREATE INDEX IF NOT EXISTS superseded_by_number ON superseded_games (tournament_id, number);
+CREATE TABLE IF NOT EXISTS league_versions (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    name TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    author TEXT NOT NULL,
+    command TEXT NOT NULL,
+    env TEXT NOT NULL,
+    dir TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    added TEXT NOT NULL,
+    retired TEXT,
+    quarantined TEXT,
+    PRIMARY KEY (tournament_id, name),
+    UNIQUE (tournament_id, bot, number)
+);
+CREATE TABLE IF NOT EXISTS league_groups (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    number INTEGER NOT NULL,
+    deal_key TEXT NOT NULL,
+    deal_seed INTEGER NOT NULL,
+    seats TEXT NOT NULL,
+    anchor TEXT NOT NULL,
+    issued TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open',
+    reason TEXT NOT NULL DEFAULT '',
+    finished TEXT,
+    PRIMARY KEY (tournament_id, number),
+    UNIQUE (tournament_id, deal_key)
+);
+CREATE TABLE IF NOT EXISTS league_requests (
+    id INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    kind TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    result TEXT NOT NULL DEFAULT '',
+    done TEXT
+);
 """
 #: Each step turns a database of schema N into one of schema N + 1, as that version's code made it.
 #: Schema 1 -> 2: bot identity beside the file hash, disqualification reasons, per-move times, the files hash
@@ -69,6 +112,9 @@ CREATE INDEX IF NOT EXISTS superseded_by_number ON superseded_games (tournament_
 #: migration names the same game after it; superseded games, which schema 2 numbered nowhere, follow the
 #: tournament's games, in the order they were superseded. (A superseded table's columns keep their order of
 #: migration, ``superseded`` before ``number``: the store names the columns it copies.)
+#: Schema 3 -> 4: leagues. A tournament row's ``kind`` ("tournament", "league", "finals") and a finals' ``parent``
+#: league; the league's versions, deal groups and lifecycle requests have tables of their own (made by the
+#: schema), its games are rows of ``games`` like a tournament's.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -91,6 +137,10 @@ INSERT INTO numbered SELECT 1, s.rowid, COALESCE(live.games, 0) + ROW_NUMBER() O
 UPDATE games SET number = (SELECT number FROM numbered WHERE kind = 0 AND row = games.id);
 UPDATE superseded_games SET number = (SELECT number FROM numbered WHERE kind = 1 AND row = superseded_games.rowid);
 DROP TABLE temp.numbered;
+""",
+    3: """
+ALTER TABLE tournaments ADD COLUMN kind TEXT NOT NULL DEFAULT 'tournament';
+ALTER TABLE tournaments ADD COLUMN parent INTEGER;
 """,
 }
 

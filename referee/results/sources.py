@@ -18,6 +18,7 @@ import msgspec
 from protocol.records import ResultRecord
 from referee.rating.outcomes import Outcomes, outcomes_from_records
 from referee.rating.stats import BotStats, bot_stats
+from referee.results.league_store import LeagueStore
 from referee.results.store import Store, StoredGameRow, StoreError, is_database
 
 LOGGER = logging.getLogger("durak")
@@ -33,7 +34,7 @@ def load_outcomes(source: str | Path, tournament: int | None = None) -> Outcomes
     path = _existing(source, tournament)
     try:
         if is_database(path):
-            with Store(path, create=False) as store:
+            with LeagueStore(path, create=False) as store:
                 return store.outcomes(store.tournament(tournament).id)
         with _no_gc():
             return outcomes_from_records(_read_json_lines(path))
@@ -51,7 +52,7 @@ def load_stats(source: str | Path, tournament: int | None = None) -> list[BotSta
     path = _existing(source, tournament)
     try:
         if is_database(path):
-            with Store(path, create=False) as store:
+            with LeagueStore(path, create=False) as store:
                 return database_stats(store, store.tournament(tournament).id)
         return bot_stats((record, None) for record in _read_json_lines(path))
     except StoreError as exc:

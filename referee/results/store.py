@@ -11,13 +11,14 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
 from protocol.records import ResultRecord
 from referee.rating.outcomes import Outcomes, outcome_players, outcomes_from_rows
 from referee.results.rows import (
     GAME_COLUMNS,
     TOURNAMENT_COLUMNS,
+    TOURNAMENT_COLUMNS_3,
     BotRow,
     StoredDeal,
     StoredGame,
@@ -95,7 +96,7 @@ class Store:
             raise StoreError(f"{str(self.path)!r} was made by a newer durak-referee (database schema "
                              f"{self.schema_version}; this one knows schema {SCHEMA_VERSION} and older)")
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -107,8 +108,8 @@ class Store:
     # -- tournaments and bots ------------------------------------------------------------
 
     def active_tournament(self) -> TournamentRow | None:
-        row = self._query_one(f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE active = 1 ORDER BY id DESC "
-                              "LIMIT 1")
+        row = self._query_one(f"SELECT {self._tournament_columns()} FROM tournaments WHERE active = 1 AND "
+                              f"{self._kind_is('tournament', 'league')} ORDER BY id DESC LIMIT 1")
         return None if row is None else TournamentRow.from_row(row)
 
     def tournament(self, tournament_id: int | None = None) -> TournamentRow:
@@ -121,7 +122,7 @@ class Store:
             if active is None:
                 raise StoreError(f"{str(self.path)!r} holds no tournament")
             return active
-        row = self._query_one(f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE id = ?", (tournament_id,))
+        row = self._query_one(f"SELECT {self._tournament_columns()} FROM tournaments WHERE id = ?", (tournament_id,))
         if row is None:
             ids = ", ".join(str(t.id) for t in self.tournaments()) or "none"
             raise StoreError(f"{str(self.path)!r} holds no tournament {tournament_id} (its tournaments: {ids}; "
@@ -244,7 +245,7 @@ class Store:
 
     def record_texts(self, tournament_id: int | None = None) -> Iterator[str]:
         """The result records of a tournament (default: the active one) as stored JSON, in the order stored."""
-        for row in self._stream("SELECT record FROM games WHERE tournament_id = ? ORDER BY id",
+        for row in self._stream(f"SELECT record FROM games WHERE tournament_id = ? {self._in_groups()} ORDER BY id",
                                 (self._chosen(tournament_id),)):
             yield row["record"]
 
@@ -256,7 +257,7 @@ class Store:
         """A tournament's games (default: the active one's) with their numbers and per-move times, in the
         order stored (by id, which is also the order of their numbers)."""
         rows = self._stream(f"SELECT id, record, {self._move_us_column}, {self._number_column} FROM games "
-                            "WHERE tournament_id = ? ORDER BY id", (self._chosen(tournament_id),))
+                            f"WHERE tournament_id = ? {self._in_groups()} ORDER BY id", (self._chosen(tournament_id),))
         for place, row in enumerate(rows, 1):
             yield StoredGameRow.from_row(row, row["number"] or place)
 
@@ -264,6 +265,26 @@ class Store:
     def _move_us_column(self) -> str:
         """The ``move_us`` column, NULL in a database of schema 1 (which kept no per-move times)."""
         return "move_us" if self.schema_version >= 2 else "NULL AS move_us"
+
+    def _in_groups(self, *only: str) -> str:
+        """A condition on games (``AND ...``): a league's games only once their deal group is over, complete or
+        void (a game of a group in flight shows what a later rotation of its deal will be dealt), or with
+        ``only``, of groups in those states (ratings: ``complete``). Nothing for a tournament's games (they have
+        no group) nor before schema 4."""
+        if self.schema_version < 4:
+            return ""
+        hidden = f"lg.status NOT IN ({', '.join(repr(status) for status in only)})" if only else "lg.status = 'open'"
+        return ("AND NOT EXISTS (SELECT 1 FROM league_groups lg WHERE lg.tournament_id = games.tournament_id AND "
+                f"lg.deal_key = games.deal_key AND {hidden})")
+
+    def _tournament_columns(self) -> str:
+        return TOURNAMENT_COLUMNS if self.schema_version >= 4 else TOURNAMENT_COLUMNS_3
+
+    def _kind_is(self, *kinds: str) -> str:
+        """A condition on a tournament row's kind (always true before schema 4, which had tournaments only)."""
+        if self.schema_version < 4:
+            return "1" if "tournament" in kinds else "0"
+        return f"kind IN ({', '.join(repr(kind) for kind in kinds)})"
 
     @property
     def _number_column(self) -> str:
@@ -290,8 +311,8 @@ class Store:
         # Straight from the cursor, not through _stream: its generator costs 3% more here, where rows are cheap
         # (20,000 games: 70 ms as tuples, 73 ms as rows by name, 75 ms by name through _stream; CPU time).
         with self._failing("read"):
-            rows = self._db.execute("SELECT deal_key, outcome FROM games WHERE tournament_id = ? ORDER BY id",
-                                    (tournament_id,))
+            rows = self._db.execute(f"SELECT deal_key, outcome FROM games WHERE tournament_id = ? "
+                                    f"{self._in_groups('complete')} ORDER BY id", (tournament_id,))
             return outcomes_from_rows(((row["deal_key"], row["outcome"]) for row in rows), disqualified)
 
     def replay(self, game: str, tournament_id: int | None = None) -> StoredReplay:
@@ -299,12 +320,13 @@ class Store:
         ``durak games`` shows them. A number stays its game's for good: a superseded game's number finds that
         game in the history (:attr:`StoredReplay.superseded` says why it was), never its replacement."""
         tournament_id = self._chosen(tournament_id)
-        row = self._query_one("SELECT id FROM games WHERE tournament_id = ? AND game_key = ?", (tournament_id, game))
+        row = self._query_one(f"SELECT id FROM games WHERE tournament_id = ? AND game_key = ? {self._in_groups()}",
+                              (tournament_id, game))
         number = int(game) if game.isdigit() and 0 < int(game) < 1 << 62 else None
         if row is None and number is not None:
             if self.schema_version >= 3:
-                row = self._query_one("SELECT id FROM games WHERE tournament_id = ? AND number = ?",
-                                      (tournament_id, number))
+                row = self._query_one(f"SELECT id FROM games WHERE tournament_id = ? AND number = ? "
+                                      f"{self._in_groups()}", (tournament_id, number))
                 if row is None:
                     return self._superseded_replay(game, tournament_id, number)
             else:
@@ -344,7 +366,7 @@ class Store:
         its bots' seeds derive from."""
         stderr_column = "stderr" if stderr else "NULL AS stderr"
         rows = self._stream(f"SELECT record, replay, deal_seed, rotation, game_index, {stderr_column} FROM games "
-                            "WHERE tournament_id = ? ORDER BY id", (self._chosen(tournament_id),))
+                            f"WHERE tournament_id = ? {self._in_groups()} ORDER BY id", (self._chosen(tournament_id),))
         for row in rows:
             yield StoredDeal.from_row(row)
 

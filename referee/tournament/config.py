@@ -319,11 +319,22 @@ def load_config(path: str | Path, *, sandbox: str | None = None, text: str | Non
         raise ConfigError(f"{label}: {one_line(describe(str(exc), data, _SCHEMA))}") from None
     except msgspec.DecodeError as exc:
         raise ConfigError(f"{label}: not valid TOML: {one_line(str(exc))}") from None
+    return check_config(config, path, sandbox=sandbox, label=label)
+
+
+def check_config(config: TournamentConfig, path: str | Path, *, sandbox: str | None = None, label: str | None = None,
+                 table_only: bool = False) -> LoadedConfig:
+    """The checks of a decoded config (:func:`load_config`); ``path`` anchors its bots' folders, ``label`` names it
+    in errors (default: ``path``). ``table_only``: only what a game's table needs (name, rules, time, bots), not
+    the schedule's field or the ``[sprt]`` table: a league's table, whose bots come and go.
+
+    :raises ConfigError: one line naming the key.
+    """
     if sandbox is not None:
         if sandbox not in CHOICES["sandbox"]:
             raise ConfigError(f"--sandbox must be one of {', '.join(CHOICES['sandbox'])}, not {sandbox!r}")
         config = msgspec.structs.replace(config, sandbox=sandbox)
-    return _Checker(config, path, label).check()
+    return _Checker(config, Path(path), label or str(path)).check(table_only=table_only)
 
 
 # --- checks --------------------------------------------------------------------------------------------
@@ -342,7 +353,7 @@ class _Checker:
         where = f" (bot {bot!r})" if bot else ""
         return ConfigError(f"{self.label}: key {key!r}{where}: {one_line(message)}")
 
-    def check(self) -> LoadedConfig:
+    def check(self, *, table_only: bool = False) -> LoadedConfig:
         config = self.config
         if not config.name.strip():
             raise self.error("name", "must not be empty")
@@ -354,8 +365,9 @@ class _Checker:
         rules = self.check_rules()
         self.check_time()
         bots = [self.resolve_bot(index, bot) for index, bot in enumerate(config.bots)]
-        self.check_field()
-        self.check_sprt()
+        if not table_only:
+            self.check_field()
+            self.check_sprt()
         return LoadedConfig(config=config, path=self.path, rules=rules, bots=bots)
 
     def check_rules(self) -> Rules:

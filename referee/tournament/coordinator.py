@@ -21,7 +21,7 @@ from referee.tournament.executors import SlotExecutor
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import Slot
 from referee.tournament.stop_signals import deferred_stop_signals, stop_name
-from referee.tournament.worker import Job, SlotDone
+from referee.tournament.worker import SlotDone
 
 
 @dataclass
@@ -84,7 +84,7 @@ class Coordinator:
                         return False
                     while len(in_flight) < executor.capacity and (batch := _next_batch(waiting, deals_in_flight,
                                                                                        _share(left, executor))):
-                        jobs = [Job(slot=slot, disqualified=dict(self.disqualified)) for slot in batch]
+                        jobs = [self.course.job(slot, self.disqualified) for slot in batch]
                         in_flight[executor.submit(jobs)] = batch
                         deals_in_flight.update(slot.deal_key for slot in batch)
                         left -= sum(slot.games for slot in batch)

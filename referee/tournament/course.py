@@ -11,6 +11,7 @@ from referee.tournament.config import LoadedConfig
 from referee.tournament.errors import TournamentError
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import Slot, schedule
+from referee.tournament.worker import Job
 
 
 class TournamentKey(NamedTuple):
@@ -39,8 +40,19 @@ class Course(Protocol):
     def on_stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
         """Called with each batch once stored; True ends the run (the batches in flight are abandoned)."""
 
+    def job(self, slot: Slot, disqualified: dict[str, str]) -> Job:
+        """What a worker is sent to play ``slot``: the slot, the bots whose seats forfeit (``disqualified``) and,
+        for a course whose bots come and go, how to start the table's bots."""
 
-class ScheduleCourse:
+
+class SlotJobs:
+    """A course whose workers know its bots from the config: a job is the slot and the disqualified bots."""
+
+    def job(self, slot: Slot, disqualified: dict[str, str]) -> Job:
+        return Job(slot=slot, disqualified=dict(disqualified))
+
+
+class ScheduleCourse(SlotJobs):
     """A tournament: every slot of the config's schedule not stored yet."""
 
     tournament_key: TournamentKey | None = None

@@ -31,7 +31,7 @@ from referee.rating.sprt import Hypotheses, Placing, ScoreTally, SprtState, arm_
 from referee.results.record import GameRecord
 from referee.results.store import Store, TournamentRow
 from referee.tournament.config import LoadedConfig, SprtConfig, sprt_problem
-from referee.tournament.course import TournamentKey
+from referee.tournament.course import SlotJobs, TournamentKey
 from referee.tournament.errors import TournamentError
 from referee.tournament.progress import Progress
 from referee.tournament.schedule import SCHEDULE_VERSION, Slot
@@ -207,7 +207,7 @@ class SprtProgress(Progress):
         return f"sprt: {format_state(self.state)}  {rate:,.1f} games/s"
 
 
-class SprtCourse:
+class SprtCourse(SlotJobs):
     """The runner's course (:class:`~referee.tournament.course.Course`) of an SPRT."""
 
     def __init__(self, loaded: LoadedConfig, plan: SprtPlan, test: SprtTest) -> None:

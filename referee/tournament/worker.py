@@ -5,6 +5,10 @@ Run as ``python -m referee.tournament.worker``. It speaks JSON lines on stdin/st
 ends it. It keeps its bot processes across slots (``restart = "never"``): instance r of each
 bot plays only rotation r (of one SPRT arm), so no process ever meets the same deal twice. :func:`start_worker` and
 :func:`play_job` drive one from an executor, local or on a cluster's worker.
+
+A league's worker learns its bots from its jobs, not from a config: each job names how to start the bots of its
+table (:class:`BotSpec`) and which bots are gone (their processes are stopped); it keeps at most
+``max_live`` bot processes, stopping the least recently used.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import msgspec
 
@@ -27,7 +32,7 @@ from referee.bots.session import BotClient
 from referee.games.match import Series, play_series
 from referee.results.record import GameRecord
 from referee.results.reproduce import slot_bot_seed
-from referee.tournament.config import LoadedConfig, ResolvedBot, load_config
+from referee.tournament.config import LoadedConfig, ResolvedBot, TournamentConfig, check_config, load_config
 from referee.tournament.schedule import Slot, instance_for
 
 _NO_LIMITS = ResourceLimits(memory_mb=None, file_size_mb=None, open_files=None)
@@ -49,11 +54,25 @@ class WorkerSetup(msgspec.Struct, frozen=True):
     core: int | None = None  # the CPU this worker and every bot of its games run on
     bots_as_root: bool = False  # --bots-as-root
     config_text: str | None = None  # the config itself, when the file may not be on this machine (a cluster)
+    #: A league's table, checked as a config's (its bots come with the jobs); None: the config's
+    table: TournamentConfig | None = None
+    max_live: int | None = None  # bot processes kept at most (a league's); None: every one
+
+
+class BotSpec(msgspec.Struct, frozen=True):
+    """How a worker starts a bot it learns of through a job: a league's version, from its snapshot."""
+
+    name: str
+    argv: list[str]
+    dir: str
+    env: dict[str, str] = {}
 
 
 class Job(msgspec.Struct, frozen=True):
     slot: Slot
     disqualified: dict[str, str] = {}  # bots whose seats forfeit without starting them, and why
+    bots: list[BotSpec] = []  # the table's bots, for a worker that learns them from its jobs (a league's)
+    gone: list[str] = []  # bots whose processes are to be stopped (a league's retired or quarantined versions)
 
 
 class Disqualified(BotError):
@@ -107,27 +126,48 @@ def bot_command(bot: ResolvedBot) -> BotCommand:
 
 
 class SlotPlayer:
-    """Plays slots with persistent bot clients, one per (bot, instance)."""
+    """Plays slots with persistent bot clients, one per (bot, instance), at most ``max_live`` of them running
+    (the least recently used is stopped first; None: no cap)."""
 
-    def __init__(self, loaded: LoadedConfig, isolation: Isolation) -> None:
+    def __init__(self, loaded: LoadedConfig, isolation: Isolation, max_live: int | None = None) -> None:
         self.loaded = loaded
         self.isolation = isolation
+        self.max_live = max_live
         self.bots = {bot.name: bot for bot in loaded.bots}
-        self.clients: dict[tuple[str, tuple[int, int]], BotClient] = {}
+        self.clients: dict[tuple[str, tuple[int, int]], BotClient] = {}  # least recently used first
 
     def client(self, name: str, instance: tuple[int, int]) -> BotClient:
         key = (name, instance)
-        if key not in self.clients:
+        if key in self.clients:
+            self.clients[key] = self.clients.pop(key)  # now the most recently used
+        else:
             self.clients[key] = BotClient(
                 name, bot_command(self.bots[name]), limits=self.loaded.resource_limits(),
                 time_control=self.loaded.time_control(), isolation=self.isolation)
         return self.clients[key]
+
+    def learn(self, job: Job) -> None:
+        """Take in the bots a job names, and stop the processes of those it says are gone."""
+        for spec in job.bots:
+            self.bots[spec.name] = ResolvedBot(name=spec.name, argv=spec.argv, dir=Path(spec.dir), env=spec.env)
+        gone = set(job.gone)
+        for key in [key for key in self.clients if key[0] in gone]:
+            self.clients.pop(key).stop()
+
+    def _evict(self, keep: set[tuple[str, tuple[int, int]]]) -> None:
+        """Stop the least recently used running clients, beyond ``max_live``, that this slot does not use."""
+        if self.max_live is None:
+            return
+        running = [key for key, client in self.clients.items() if client.is_running and key not in keep]
+        for key in running[:max(0, len(running) + len(keep) - self.max_live)]:
+            self.clients.pop(key).stop()
 
     def play(self, slot: Slot, disqualified: dict[str, str]) -> list[GameRecord]:
         restart = self.loaded.config.restart == "game"
         instance = (0, 0) if restart else instance_for(slot)
         clients = [DisqualifiedClient(name, disqualified[name]) if name in disqualified
                    else self.client(name, instance) for name in slot.table]
+        self._evict({(name, instance) for name in slot.table})
         series = Series(self.loaded.rules, slot.games, slot.deal_seed, series_id=f"{slot.key}|g",
                         deal_key=slot.deal_key, bot_seed=slot_bot_seed(slot.deal_seed, slot.rotation))
         records = play_series(series, clients, on_game=(lambda _record: self._stop(clients)) if restart else None)
@@ -158,8 +198,9 @@ def main() -> None:
     setup = msgspec.json.decode(read(), type=WorkerSetup)
     if setup.core is not None:  # before any bot starts: each bot's cpuset is the cores its launcher may use
         os.sched_setaffinity(0, {setup.core})
-    loaded = load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text)
-    player = SlotPlayer(loaded, loaded.isolation(setup.protected, allow_root=setup.bots_as_root))
+    loaded = load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text) if setup.table is None \
+        else check_config(setup.table, setup.config_path, sandbox=setup.sandbox, table_only=True)
+    player = SlotPlayer(loaded, loaded.isolation(setup.protected, allow_root=setup.bots_as_root), setup.max_live)
     job_decoder = msgspec.json.Decoder(Job)
     encoder = msgspec.json.Encoder()
     grace = 0.5
@@ -167,6 +208,7 @@ def main() -> None:
     try:
         while line := read():
             job = job_decoder.decode(line)
+            player.learn(job)
             done = SlotDone(slot_key=job.slot.key, games=player.play(job.slot, job.disqualified))
             out.write(encoder.encode(done) + b"\n")
             out.flush()

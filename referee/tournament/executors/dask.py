@@ -41,7 +41,7 @@ from referee.bots.process import BotProcess
 from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable
 from referee.bots.session import BotClient
 from referee.tournament.botfiles import BotFilesError
-from referee.tournament.config import ConfigError, LoadedConfig, ResolvedBot, load_config
+from referee.tournament.config import ConfigError, LoadedConfig, ResolvedBot, check_config, load_config
 from referee.tournament.worker import (
     WORKER_CLEANUP,
     Job,
@@ -345,7 +345,9 @@ def _problem(run: ClusterRun) -> str | None:
                 "version on every worker")
     setup = run.worker
     try:
-        loaded = load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text)
+        loaded = load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text) \
+            if setup.table is None else check_config(setup.table, setup.config_path, sandbox=setup.sandbox,
+                                                     table_only=True)  # a league's: its bots come with the jobs
         isolation = loaded.isolation(setup.protected, allow_root=setup.bots_as_root)
     except (ConfigError, LauncherError, SandboxUnavailable) as exc:
         return f"{where}: {exc}"

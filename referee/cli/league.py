@@ -1,0 +1,254 @@
+"""``durak league``: the league's daemon (``run``), its lifecycle commands (``add``, ``update``, ``retire``,
+``reinstate``), what it holds (``status``) and its ``finals``.
+
+A lifecycle command checks what it can at once (one line and exit 2 for an unknown bot, a name in use, a folder
+that is missing or holds a link, an update that changed nothing), then writes its request to the database. The
+daemon carries it out between batches; with no daemon running, the command carries it out itself. It waits for
+the outcome (``--wait``) and prints it: an add or update refused by the gate exits 7.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from tabulate import tabulate
+
+from referee.bots.plan import env_refusal
+from referee.bots.sandbox.isolation import probe_bwrap
+from referee.cli.app import app
+from referee.cli.errors import UsageError, reported_errors
+from referee.cli.exitcodes import ExitCode
+from referee.cli.options import ClusterOption, JobsOption, RootOption, RunSandboxOption
+from referee.league.botstore import SnapshotError, folder_problem, folder_sha256
+from referee.league.config import LoadedLeague, load_league
+from referee.league.daemon import DaemonRequest, LeagueError, protected_paths, run_league
+from referee.league.finals import FinalsRequest, run_finals
+from referee.league.lifecycle import LeagueLock, Lifecycle, wait_for
+from referee.results.league_store import LeagueStore, RequestKind, VersionRow
+from referee.results.rows import TournamentRow
+from referee.text import visible
+from referee.tournament.config import NAME_SEPARATORS
+
+league_app = typer.Typer(name="league", help="A league: a competition that runs for weeks and takes new bots as it "
+                         "runs (durak league run CONFIG starts its daemon).", no_args_is_help=True)
+app.add_typer(league_app)
+
+DbArg = Annotated[Path, typer.Argument(help="The league's database (durak league run made it).")]
+NameArg = Annotated[str, typer.Argument(help="The bot's name in the league.")]
+WaitOption = Annotated[float, typer.Option("--wait", min=0, help="Seconds to wait for the daemon to carry the "
+                                           "request out (the gate included); 0: do not wait.")]
+EnvOption = Annotated[list[str] | None, typer.Option("--env", help="An environment variable for the bot, "
+                                                     "NAME=VALUE; repeatable.")]
+_BOT_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+
+
+@league_app.command("run")
+def run_command(
+    config: Annotated[Path, typer.Argument(help="The league config (sample_bots/league.toml is annotated).")],
+    db: Annotated[Path | None, typer.Option("--db", help="The league's database (default: beside CONFIG, its "
+                                            "stem + .db).")] = None,
+    jobs: JobsOption = None,
+    cluster: ClusterOption = None,
+    sandbox: RunSandboxOption = None,
+    bots_as_root: RootOption = False,
+) -> None:
+    """Run the league's daemon: play deal groups until stopped (Ctrl-C, SIGTERM), printing a progress line and
+    the board at every refit; the same command resumes it. The first run keeps the config in the database."""
+    with reported_errors():
+        if jobs is not None and cluster is not None:
+            raise UsageError("--jobs is for a league on this machine; with --cluster the Dask workers' threads "
+                             "set how many games run at once")
+        loaded = load_league(config, sandbox=sandbox)
+        path = Path(os.path.abspath(db)) if db is not None else config.with_suffix(".db").absolute()
+        run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root))
+
+
+@league_app.command("add")
+def add_command(  # noqa: PLR0913 (a typer command: a parameter per option)
+    db: DbArg, name: NameArg,
+    folder: Annotated[Path, typer.Option("--dir", help="The bot's folder: copied into the league's bot store "
+                                         "(no link may be in it); the bot runs from that copy.")],
+    command: Annotated[str, typer.Option("--command", help="The bot's command, run in its folder, split like a "
+                                         "shell ('python3 bot.py', './bot').")],
+    author: Annotated[str | None, typer.Option("--author", help="Who wrote it (no table seats two bots of one "
+                                               "author); default: the bot's name.")] = None,
+    env: EnvOption = None,
+    wait: WaitOption = 300.0,
+) -> None:
+    """Enter a bot: its first version passes the gate (handshake and validation games), then is seated first."""
+    with reported_errors():
+        argv = _argv(command)
+        with LeagueStore(db) as store:
+            league = _league(store)
+            _check_name(name)
+            if any(v.bot == name for v in store.versions(league.id)):
+                raise UsageError(f"the league has a bot {name!r} already: durak league update gives it a new version")
+            _check_folder(folder)
+            payload: dict[str, object] = {"dir": str(folder.absolute()), "command": argv, "env": _env(env),
+                                          "author": author or name}
+            _ask(store, league, "add", name, payload, wait)
+
+
+@league_app.command("update")
+def update_command(
+    db: DbArg, name: NameArg,
+    folder: Annotated[Path, typer.Option("--dir", help="The bot's folder, as for add.")],
+    command: Annotated[str | None, typer.Option("--command", help="A new command (default: the last version's).")
+                       ] = None,
+    env: EnvOption = None,
+    wait: WaitOption = 300.0,
+) -> None:
+    """Give a bot a new version (its files must have changed); the old one is retired, its games and rating kept."""
+    with reported_errors(), LeagueStore(db) as store:
+        league = _league(store)
+        latest = _latest(store, league, name)
+        _check_folder(folder)
+        try:
+            unchanged = folder_sha256(folder) == latest.sha256
+        except SnapshotError as exc:
+            raise UsageError(str(exc)) from None
+        if unchanged:
+            raise UsageError(f"the files in {str(folder)!r} did not change since {latest.name}: no new version")
+        payload: dict[str, object] = {"dir": str(folder.absolute())}
+        if command is not None:
+            payload["command"] = _argv(command)
+        if env:
+            payload["env"] = _env(env)
+        _ask(store, league, "update", name, payload, wait)
+
+
+@league_app.command("retire")
+def retire_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
+    """Retire a bot: no new games; its versions stay on the board, marked."""
+    with reported_errors(), LeagueStore(db) as store:
+        league = _league(store)
+        _latest(store, league, name)
+        _ask(store, league, "retire", name, {}, wait)
+
+
+@league_app.command("reinstate")
+def reinstate_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
+    """Seat a bot's latest version again: lift its retirement or its quarantine."""
+    with reported_errors(), LeagueStore(db) as store:
+        league = _league(store)
+        _latest(store, league, name)
+        _ask(store, league, "reinstate", name, {}, wait)
+
+
+@league_app.command("status")
+def status_command(db: DbArg) -> None:
+    """Every version (its state and rated games) and the requests not carried out yet."""
+    with reported_errors(), LeagueStore(db, create=False) as store:
+        league = _league(store, open_to_entries=False)
+        rows = [[visible(v.name), visible(v.author), "active" if v.active else "retired" if v.retired else
+                 f"quarantined: {visible(v.quarantined or '')}", v.added] for v in store.versions(league.id)]
+        typer.echo(tabulate(rows, headers=["version", "author", "state", "added"]) if rows else "no versions yet")
+        for request in store.pending_requests(league.id):
+            typer.echo(f"pending: request {request.id}: {request.kind} {visible(request.bot)} ({request.created})")
+
+
+@league_app.command("finals")
+def finals_command(
+    db: DbArg,
+    top: Annotated[int, typer.Option("--top", min=2, help="How many versions of the board play the finals.")],
+    max_games: Annotated[int | None, typer.Option("--max-games", min=1, help="The budget (default: the config's "
+                                                  "[league] finals_games).")] = None,
+    jobs: JobsOption = None,
+    bots_as_root: RootOption = False,
+) -> None:
+    """Freeze entries and play the board's top K on fresh duplicate deals, round robin at the largest table size,
+    until every adjacent pair's LOS is at least 0.99 after a round, or the budget is spent."""
+    with reported_errors():
+        request = FinalsRequest(Path(os.path.abspath(db)), top, max_games, jobs, bots_as_root)
+        typer.echo(run_finals(request))
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+
+
+def _league(store: LeagueStore, *, open_to_entries: bool = True) -> TournamentRow:
+    league = store.league()
+    if league is None:
+        raise LeagueError(f"{store.path} holds no league: durak league run CONFIG --db {store.path} makes one")
+    if open_to_entries and store.finals(league):
+        raise LeagueError(f"the finals of league {league.name!r} have begun: entries are frozen")
+    return league
+
+
+def _latest(store: LeagueStore, league: TournamentRow, name: str) -> VersionRow:
+    versions = [v for v in store.versions(league.id) if v.bot == name]
+    if not versions:
+        known = ", ".join(sorted({v.bot for v in store.versions(league.id)})) or "none yet"
+        raise UsageError(f"no bot {name!r} in the league (its bots: {known})")
+    return versions[-1]
+
+
+def _check_name(name: str) -> None:
+    if not _BOT_NAME.fullmatch(name) or any(char in name for char in NAME_SEPARATORS):
+        raise UsageError(f"bad bot name {name!r}: 1-64 letters, digits and . _ + - (no @: versions are NAME@N)")
+
+
+def _check_folder(folder: Path) -> None:
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise UsageError(problem)
+
+
+def _argv(command: str) -> list[str]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"cannot split --command {command!r}: {exc}") from None
+    if not argv:
+        raise UsageError("--command is empty: it needs a program")
+    return argv
+
+
+def _env(options: list[str] | None) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for option in options or []:
+        name, equals, value = option.partition("=")
+        if not equals:
+            raise UsageError(f"--env takes NAME=VALUE, not {option!r}")
+        if (why := env_refusal(name, value)) is not None:
+            raise UsageError(f"--env {option!r}: {why}")
+        env[name] = value
+    return env
+
+
+def _ask(store: LeagueStore, league: TournamentRow, kind: RequestKind, bot: str, payload: dict[str, object],
+         wait: float) -> None:
+    """Write the request; wait for the daemon to carry it out, or carry it out here when none runs."""
+    request_id = store.add_request(league.id, kind, bot, payload)
+    typer.echo(f"request {request_id}: {kind} {visible(bot)}", err=True)
+    if wait <= 0:
+        return
+    done = wait_for(store, request_id, wait, carry_out=lambda: _carry_out_here(store, league))
+    if done.status == "pending":
+        typer.echo(f"request {request_id} is still pending after {wait:g} s: the daemon carries it out between "
+                   "batches (durak league status shows it)", err=True)
+        raise typer.Exit(int(ExitCode.CHECK_FAILED))
+    typer.echo(f"{'refused' if done.status == 'refused' else 'done'}: {visible(done.result)}")
+    if done.status == "refused":
+        raise typer.Exit(int(ExitCode.CHECK_FAILED))
+
+
+def _carry_out_here(store: LeagueStore, league: TournamentRow) -> bool:
+    """Carry out the pending requests if no daemon holds the league's lock; True if it did."""
+    lock = LeagueLock(store.path)
+    if not lock.acquire():
+        return False
+    try:
+        loaded: LoadedLeague = load_league(league.config_path, text=league.config, with_bots=False)
+        isolation = loaded.table.isolation(protected_paths(store.path))
+        if isolation.level == "bwrap":
+            probe_bwrap()
+        Lifecycle(store, league, loaded, isolation).apply()
+        return True
+    finally:
+        lock.release()

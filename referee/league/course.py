@@ -1,0 +1,197 @@
+"""What a league plays: deal groups issued one by one by the matchmaker, handed to the tournament's coordinator as
+slots (:class:`~referee.tournament.course.Course`), with the league's housekeeping between batches.
+
+Between batches (each time the coordinator asks for more): the pending lifecycle requests are carried out
+(:mod:`.lifecycle`), the board is refitted when its interval is up, and groups that can no longer complete (one of
+their versions retired or quarantined meanwhile) are void. A group is stored when it is issued, before any of
+its games starts, so a restart completes it first; its games are stored one by one, and it is complete, and
+rated, once all k are.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TextIO
+
+from referee.league.board import Board, refit
+from referee.league.config import LoadedLeague
+from referee.league.lifecycle import Change, Lifecycle
+from referee.league.matchmaker import finish, issue, next_group, rerate, with_versions
+from referee.league.state import as_row, group_of, group_slots, rebuild_state, version_state
+from referee.results.league_store import LeagueStore, VersionRow
+from referee.results.record import GameRecord
+from referee.results.rows import TournamentRow
+from referee.results.store import Store
+from referee.tournament.course import TournamentKey
+from referee.tournament.progress import Progress
+from referee.tournament.schedule import Slot
+from referee.tournament.worker import BotSpec, Job
+
+#: Seconds between two looks at the lifecycle requests (each a query): bots come and go within this.
+REQUEST_INTERVAL = 0.5
+
+
+class LeagueProgress(Progress):
+    """The daemon's line: games stored, the rate, the versions playing, the last refit."""
+
+    def __init__(self, done: int, stream: TextIO | None) -> None:
+        super().__init__(1 << 62, done, stream)
+        self.active = 0
+        self.refit = "no refit yet"
+
+    def line(self, now: float | None = None) -> str:
+        elapsed = (now or time.monotonic()) - self._start
+        rate = (self.done - self._start_done) / elapsed if elapsed > 0 else 0.0
+        return f"league: {self.done} games, {rate:,.1f} games/s, {self.active} versions active, {self.refit}"
+
+
+class LeagueCourse:
+    """The coordinator's course of a league (open-ended: :meth:`more` issues the next group, or nothing for now)."""
+
+    tournament_key: TournamentKey | None = None  # the daemon opens its league row itself
+
+    def __init__(self, store: LeagueStore, league: TournamentRow, loaded: LoadedLeague, lifecycle: Lifecycle,
+                 disqualified: dict[str, str], *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.store, self.league, self.loaded, self.lifecycle = store, league, loaded, lifecycle
+        self.disqualified = disqualified  # the coordinator's: versions whose seats forfeit without a process
+        self.clock = clock
+        self.versions = {v.name: v for v in store.versions(league.id)}
+        self.board = refit(store, league.id)
+        self.state = rebuild_state(league.seed, list(self.versions.values()), store.groups(league.id),
+                                   self.board.ratings, self.board.rated)
+        self.open = {group.number: group for group in self.state.in_flight}
+        self.stored = {number: store.group_games(league.id, number) for number in self.open}
+        self.progress: LeagueProgress | None = None
+        #: Called with a version reinstated: the coordinator forgets its run of failed games.
+        self.on_reinstated: Callable[[str], None] = lambda name: None
+        self.files = {v.name: v.sha256 for v in self.versions.values()}  # the sink's: each game's bots' digests
+        self._next_requests = self._next_refit = 0.0
+        self._printed = False  # whether the board has been printed
+        for version in self.versions.values():
+            if not version.active:
+                self.disqualified[version.name] = _why_stopped(version)
+
+    # -- the coordinator's course ------------------------------------------------------
+
+    def begin(self, store: Store, tournament: TournamentRow, stored_games: int,
+              stream: TextIO | None) -> tuple[list[Slot], int | None, Progress]:
+        self.progress = LeagueProgress(stored_games, stream)
+        self._void_stopped()
+        return self.resumed(), None, self.progress
+
+    def resumed(self) -> list[Slot]:
+        """The unstored games of the groups in flight (after a restart: what the last run left)."""
+        stored = self.store.stored_slots(self.league.id)
+        return [slot for number in sorted(self.open) for slot in group_slots(self.open[number])
+                if slot.key not in stored]
+
+    def more(self) -> list[Slot]:
+        self.housekeeping()
+        group = next_group(self.state, self.loaded.match_settings())
+        if group is None:
+            return []
+        self.store.issue_group(self.league.id, as_row(group))  # before any of its games starts
+        self.state = issue(self.state, group, now=group.number)
+        self.open[group.number] = group
+        self.stored[group.number] = 0
+        return group_slots(group)
+
+    def on_stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
+        for slot, games in done:
+            number = group_of(slot)
+            if number not in self.open:
+                continue  # a game of a group made void meanwhile: kept, never rated
+            self.stored[number] += len(games)
+            group = self.open[number]
+            if self.stored[number] >= group.size:
+                self.store.close_group(self.league.id, number, "complete")
+                self.state = finish(self.state, group)
+                del self.open[number], self.stored[number]
+        return False
+
+    def job(self, slot: Slot, disqualified: dict[str, str]) -> Job:
+        """The slot, the versions that forfeit, how to start the table's versions (from their snapshots), and
+        which versions are gone (a worker stops their processes)."""
+        specs = [BotSpec(name=v.name, argv=v.command, dir=v.dir, env=v.env)
+                 for name in slot.table if (v := self.versions.get(name)) is not None]
+        return Job(slot=slot, disqualified=dict(disqualified), bots=specs, gone=sorted(disqualified))
+
+    # -- between batches ----------------------------------------------------------------
+
+    def housekeeping(self, *, force: bool = False) -> list[Change]:
+        """Carry out the pending requests and refit the board, each when its interval is up (or ``force``)."""
+        now = self.clock()
+        changes: list[Change] = []
+        if force or now >= self._next_requests:
+            self._next_requests = now + REQUEST_INTERVAL
+            changes = self.lifecycle.apply()
+            for change in changes:
+                self._take(change)
+        if force or now >= self._next_refit:
+            self._next_refit = now + self.loaded.settings.refit_seconds
+            self.refit()
+        return changes
+
+    def refit(self) -> Board:
+        """Fit the board again and seat by its ratings; print it when games were rated since it was last printed."""
+        printed = self.board.outcomes.n_games if self._printed else -1
+        self._printed = True
+        self.board = refit(self.store, self.league.id)
+        self.state = rerate(self.state, self.board.ratings)
+        self.state = replace(self.state, versions=tuple(replace(v, games=self.board.rated.get(v.id, 0))
+                                                        for v in self.state.versions))
+        if self.progress is not None:
+            self.progress.active = sum(v.active for v in self.state.versions)
+            self.progress.refit = (f"last refit {time.strftime('%H:%M:%S')} ({self.board.seconds:.2f} s, "
+                                   f"{self.board.outcomes.n_games} rated games)")
+            if self.board.outcomes.n_games != printed:
+                self.progress.note(self.board.text())
+        return self.board
+
+    def quarantine(self, name: str, reason: str) -> None:
+        """A version that lost too many games in a row by a verdict gets no new games; its open groups are void."""
+        self.store.set_version(self.league.id, name, quarantined=reason)
+        self._stop(name, f"quarantined: {reason}")
+
+    def _take(self, change: Change) -> None:
+        if self.progress is not None:
+            self.progress.note(f"league: request {change.request.id} ({change.request.kind} {change.request.bot}): "
+                               f"{change.result}")
+        if change.added is not None:
+            self._learn(change.added)
+        for name in change.stopped:
+            self._stop(name, "retired")
+        if change.reinstated is not None:
+            self._learn(next(v for v in self.store.versions(self.league.id) if v.name == change.reinstated))
+            self.disqualified.pop(change.reinstated, None)
+            self.on_reinstated(change.reinstated)
+
+    def _learn(self, version: VersionRow) -> None:
+        self.versions[version.name] = version
+        self.files[version.name] = version.sha256
+        old = next((v for v in self.state.versions if v.id == version.name), None)
+        fresh = version_state(version, rating=self.board.ratings.get(version.name),
+                              games=self.board.rated.get(version.name, 0))
+        self.state = with_versions(self.state, fresh if old is None else replace(old, active=version.active))
+
+    def _stop(self, name: str, why: str) -> None:
+        version = next((v for v in self.state.versions if v.id == name), None)
+        if version is not None:
+            self.state = with_versions(self.state, replace(version, active=False))
+        self.disqualified[name] = why
+        self._void_stopped()
+
+    def _void_stopped(self) -> None:
+        """Make void every open group that seats a version no longer playing."""
+        for number, group in list(self.open.items()):
+            stopped = [name for name in group.table if name in self.disqualified]
+            if stopped:
+                self.store.close_group(self.league.id, number, "void", f"{stopped[0]}: {self.disqualified[stopped[0]]}")
+                self.state = finish(self.state, group, games=0)
+                del self.open[number], self.stored[number]
+
+
+def _why_stopped(version: VersionRow) -> str:
+    return "retired" if version.retired is not None else f"quarantined: {version.quarantined}"

@@ -1,0 +1,153 @@
+"""The league's daemon (``durak league run``): one long-running process over one league database, the only one that
+runs bots and writes games. It plays deal groups through the tournament's coordinator, executors and workers
+until stopped, and resumes after Ctrl-C, SIGTERM or kill -9 with nothing lost and nothing played twice (each
+group is stored when issued, each game in its own transaction, and no (group, rotation) can be stored twice).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import msgspec
+
+from referee.bots.sandbox.isolation import Isolation, probe_bwrap
+from referee.league.config import LoadedLeague
+from referee.league.course import LeagueCourse
+from referee.league.lifecycle import LeagueLock, Lifecycle
+from referee.results.league_store import LeagueStore
+from referee.results.rows import TournamentRow
+from referee.results.store import DATABASE_SUFFIXES
+from referee.text import visible
+from referee.tournament.config import draw_seed
+from referee.tournament.coordinator import Coordinator, GameSink, RunSummary
+from referee.tournament.errors import Interrupted, TournamentError
+from referee.tournament.executors import make_executor
+from referee.tournament.stop_signals import sigterm_as_interrupt, stop_signal_number
+from referee.tournament.worker import WorkerSetup
+
+#: Seconds the daemon waits, with nothing it can play, before it looks for new versions again.
+IDLE_WAIT = 0.5
+
+
+class LeagueError(TournamentError):
+    """A league that cannot run: another daemon holds it, or its database holds a league with other games."""
+
+
+@dataclass(frozen=True)
+class DaemonRequest:
+    """Where and how the daemon plays: its database, ``jobs`` workers here (None: one per core) or a Dask
+    cluster, and whether bots no unprivileged uid can reach may run as root (trusted bots only)."""
+
+    db_path: Path
+    jobs: int | None = None
+    cluster: str | None = None
+    bots_as_root: bool = False
+
+
+@dataclass(frozen=True)
+class LeagueSink(GameSink):
+    """The coordinator's store of finished games, for a league: a version that loses ``max_failures`` games in a
+    row by a verdict is quarantined (not disqualified: it may be reinstated)."""
+
+    course: LeagueCourse
+
+    def disqualify(self, name: str, reason: str) -> None:
+        self.course.quarantine(name, reason)
+
+
+def protected_paths(db_path: Path) -> list[str]:
+    """What no bot may see: the database and its journals (the bot store is shown a version at a time)."""
+    return [str(db_path.resolve()) + suffix for suffix in DATABASE_SUFFIXES]
+
+
+def open_league(store: LeagueStore, loaded: LoadedLeague) -> TournamentRow:
+    """The database's league, checked against the config (its games' definition may not change; its matchmaking
+    settings may, and the config's text is kept), or a new one with a drawn seed and the config's bots asked in.
+
+    :raises LeagueError: the database holds a league whose rules, time, limits, pause or restart differ, or a
+        tournament.
+    """
+    league = store.league()
+    if league is None:
+        if store.active_tournament() is not None:
+            raise LeagueError(f"{store.path} holds a tournament, not a league: give the league a database of its own")
+        league = store.create_league(loaded.config.name, str(loaded.table.path), loaded.text, loaded.fingerprint(),
+                                     draw_seed())
+        for bot in loaded.table.bots:
+            store.add_request(league.id, "add", bot.name, {"dir": str(bot.dir), "command": list(bot.argv),
+                                                           "env": bot.env, "author": loaded.authors[bot.name]})
+        return league
+    if store.finals(league):
+        raise LeagueError(f"{store.path}: the finals of league {league.name!r} have begun, so entries are frozen and "
+                          "its daemon does not run again (durak league finals resumes them)")
+    if league.fingerprint != loaded.fingerprint():
+        raise LeagueError(f"{store.path} holds league {league.name!r}, whose games differ from this config's (its "
+                          "rules, time, limits, pause or restart changed; the [league] settings and table sizes may "
+                          "change): use the config it was started with, or another --db")
+    if league.config != loaded.text:
+        store.update_config(league.id, loaded.text)
+    return league
+
+
+def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None = None) -> None:
+    """Play the league until stopped.
+
+    :raises LeagueError: another daemon runs it, or the database holds other games.
+    :raises Interrupted: on Ctrl-C or SIGTERM, once the finished games are stored.
+    :raises StoreError, WorkerFailed, ClusterUnavailable: as a tournament's run.
+    """
+    lock = LeagueLock(request.db_path)
+    if not lock.acquire():
+        raise LeagueError(f"a league daemon runs on {request.db_path} already (it holds {lock.path})")
+    protected = protected_paths(request.db_path)
+    isolation = loaded.table.isolation(protected, allow_root=request.bots_as_root)
+    if isolation.level == "bwrap":
+        probe_bwrap()
+    try:
+        with sigterm_as_interrupt(), LeagueStore(request.db_path) as store:
+            league = open_league(store, loaded)
+            _play(store, league, loaded, request, progress_stream, isolation)
+    except KeyboardInterrupt as stop:
+        raise Interrupted("interrupted before the first game; the same command starts the league",
+                          stop_signal_number(stop)) from None
+    finally:
+        lock.release()
+
+
+def _play(store: LeagueStore, league: TournamentRow, loaded: LoadedLeague, request: DaemonRequest,
+          progress_stream: TextIO | None, isolation: Isolation) -> None:
+    disqualified: dict[str, str] = {}
+    course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, isolation), disqualified)
+    stored = store.count_games(league.id)
+    pending, _, progress = course.begin(store, league, stored, progress_stream)
+    progress.note(f"league {visible(league.name)!r} in {store.path}: {stored} games stored, "
+                  f"{sum(v.active for v in course.versions.values())} versions playing")
+    summary = RunSummary(league, 0, stored)
+    sink = LeagueSink(store, league, course.files, course)
+    coordinator = Coordinator(sink, course, summary, progress, loaded.settings.max_failures, disqualified)
+
+    def forget_failures(name: str) -> None:  # a reinstated version starts afresh: max_failures more to quarantine
+        coordinator.streaks.pop(name, None)
+
+    course.on_reinstated = forget_failures
+    table = msgspec.structs.replace(loaded.table.config, bots=[])  # a worker learns the bots from its jobs
+    setup = WorkerSetup(config_path=str(loaded.table.path), sandbox=loaded.config.sandbox, protected=protected_paths(
+        request.db_path), bots_as_root=request.bots_as_root, table=table, max_live=loaded.settings.max_live_bots)
+    executor = make_executor(request.jobs, request.cluster or loaded.config.cluster, setup, loaded.table, {},
+                             disqualified)
+    try:
+        course.housekeeping(force=True)
+        while True:
+            coordinator.play(pending, executor)
+            time.sleep(IDLE_WAIT)  # nothing to play now: fewer than two versions can meet, or every one is busy
+            course.housekeeping()
+            pending = []
+    except KeyboardInterrupt as stop:
+        raise Interrupted(f"interrupted: {progress.done} games stored, none twice; the same command resumes the "
+                          "league", stop_signal_number(stop)) from None
+    finally:
+        executor.shutdown(True)
+        progress.finish()

@@ -1,0 +1,237 @@
+"""A league's rows in the results database: its versions, its deal groups and its lifecycle requests; its games are
+``games`` rows like a tournament's (slot ``g<group>|r<rotation>``, deal key ``g<group>``).
+
+One league per database, a ``tournaments`` row of kind ``league``; its finals are rows of kind ``finals`` whose
+``parent`` is the league. The daemon is the only writer of games and groups; the lifecycle commands
+(``durak league add`` ...) write requests, which the daemon (or the command itself, when no daemon runs) carries
+out. All SQL of the league is here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+import msgspec
+
+from referee.results.rows import TournamentRow
+from referee.results.store import Store, StoreError
+
+GroupStatus = Literal["open", "complete", "void"]
+RequestKind = Literal["add", "update", "retire", "reinstate"]
+RequestStatus = Literal["pending", "done", "refused"]
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """One version of one bot: ``name`` (``bot@number``) is what its games call it; it runs from ``dir``, its
+    snapshot in the league's bot store, identified by ``sha256`` over its files."""
+
+    name: str
+    bot: str
+    number: int
+    author: str
+    command: list[str]
+    env: dict[str, str]
+    dir: str
+    sha256: str
+    added: str = ""
+    retired: str | None = None  # when it was retired
+    quarantined: str | None = None  # why it gets no new games
+
+    @property
+    def active(self) -> bool:
+        return self.retired is None and self.quarantined is None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> VersionRow:
+        return cls(name=row["name"], bot=row["bot"], number=row["number"], author=row["author"],
+                   command=msgspec.json.decode(row["command"]), env=msgspec.json.decode(row["env"]), dir=row["dir"],
+                   sha256=row["sha256"], added=row["added"], retired=row["retired"], quarantined=row["quarantined"])
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One deal group as issued: its deal at every cyclic rotation of ``seats`` (rotation 0's order)."""
+
+    number: int
+    deal_seed: int
+    seats: tuple[str, ...]
+    anchor: str
+    issued: str = ""
+    status: GroupStatus = "open"
+    reason: str = ""  # why it is void
+
+    @property
+    def deal_key(self) -> str:
+        return f"g{self.number}"
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> GroupRow:
+        return cls(number=row["number"], deal_seed=row["deal_seed"], seats=tuple(msgspec.json.decode(row["seats"])),
+                   anchor=row["anchor"], issued=row["issued"], status=row["status"], reason=row["reason"])
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    """A lifecycle request: what ``durak league add/update/retire/reinstate`` asked, and what came of it."""
+
+    id: int
+    kind: RequestKind
+    bot: str
+    payload: dict[str, object]
+    created: str
+    status: RequestStatus = "pending"
+    result: str = ""
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> RequestRow:
+        return cls(id=row["id"], kind=row["kind"], bot=row["bot"], payload=msgspec.json.decode(row["payload"]),
+                   created=row["created"], status=row["status"], result=row["result"])
+
+
+class LeagueStore(Store):
+    """The results database of a league (:class:`~referee.results.store.Store`, with the league's tables)."""
+
+    # -- the league ---------------------------------------------------------------------
+
+    def league(self) -> TournamentRow | None:
+        """The database's league, if it holds one."""
+        if self.schema_version < 4:
+            return None
+        row = self._query_one("SELECT id FROM tournaments WHERE kind = 'league' ORDER BY id DESC LIMIT 1")
+        return None if row is None else self.tournament(row["id"])
+
+    def create_league(self, name: str, config_path: str, config_text: str, fingerprint: str,
+                      seed: int) -> TournamentRow:
+        """The database's league (the active row: ``durak leaderboard DB`` rates it)."""
+        return self._insert_row("league", (name, config_path, config_text, fingerprint, seed), None)
+
+    def create_finals(self, league: TournamentRow, name: str, seed: int, config_text: str) -> TournamentRow:
+        """A finals phase of ``league``: a row of its own (its seed, its games, ``config_text``: who plays), the
+        league staying active."""
+        return self._insert_row("finals", (name, league.config_path, config_text, league.fingerprint, seed),
+                                league.id)
+
+    def finals(self, league: TournamentRow) -> list[TournamentRow]:
+        rows = self._query("SELECT id FROM tournaments WHERE kind = 'finals' AND parent = ? ORDER BY id",
+                           (league.id,))
+        return [self.tournament(row["id"]) for row in rows]
+
+    def disqualified(self, tournament_id: int | None = None) -> dict[str, str]:
+        """A league's versions that no longer play, as the board marks them (``retired``, ``quarantined: why``);
+        a tournament's disqualified bots as :class:`~referee.results.store.Store` has them."""
+        chosen = self.tournament(tournament_id) if tournament_id is not None else self.active_tournament()
+        if chosen is None or chosen.kind != "league":
+            return super().disqualified(tournament_id)
+        return {v.name: "retired" if v.retired is not None else f"quarantined: {v.quarantined}"
+                for v in self.versions(chosen.id) if not v.active}
+
+    def update_config(self, league_id: int, config_text: str) -> None:
+        """Keep a newer config's text (its matchmaking settings changed; what defines the games did not)."""
+        with self._transaction():
+            self._db.execute("UPDATE tournaments SET config = ? WHERE id = ?", (config_text, league_id))
+
+    def _insert_row(self, kind: str, values: tuple[str, str, str, str, int], parent: int | None) -> TournamentRow:
+        with self._transaction():
+            if kind == "league":
+                self._db.execute("UPDATE tournaments SET active = 0")
+            cursor = self._db.execute(
+                "INSERT INTO tournaments (name, config_path, config, fingerprint, seed, created, kind, parent, "
+                "active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, _now(), kind, parent, int(kind == "league")))
+        assert cursor.lastrowid is not None
+        return self.tournament(cursor.lastrowid)
+
+    # -- versions -----------------------------------------------------------------------
+
+    def versions(self, league_id: int) -> list[VersionRow]:
+        """Every version of the league, in the order added."""
+        return [VersionRow.from_row(row) for row in self._query(
+            "SELECT * FROM league_versions WHERE tournament_id = ? ORDER BY added, bot, number", (league_id,))]
+
+    def add_version(self, league_id: int, version: VersionRow) -> VersionRow:
+        """Store a new version (added now); StoreError if its name is taken."""
+        added = _now()
+        try:
+            with self._transaction():
+                self._db.execute(
+                    "INSERT INTO league_versions (tournament_id, name, bot, number, author, command, env, dir, "
+                    "sha256, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (league_id, version.name, version.bot, version.number, version.author,
+                     msgspec.json.encode(version.command).decode(), msgspec.json.encode(version.env).decode(),
+                     version.dir, version.sha256, added))
+        except StoreError as exc:
+            raise StoreError(f"cannot add version {version.name!r}: {exc}") from None
+        return VersionRow(**{**version.__dict__, "added": added})
+
+    def set_version(self, league_id: int, name: str, *, retired: bool | None = None,
+                    quarantined: str | Literal[False] | None = False) -> None:
+        """Retire (``retired=True``) or reinstate (``False``) a version; quarantine it with a reason, or lift its
+        quarantine (``quarantined=None``); an argument left out leaves that as it is."""
+        with self._transaction():
+            if retired is not None:
+                self._db.execute("UPDATE league_versions SET retired = ? WHERE tournament_id = ? AND name = ?",
+                                 (_now() if retired else None, league_id, name))
+            if quarantined is not False:
+                self._db.execute("UPDATE league_versions SET quarantined = ? WHERE tournament_id = ? AND name = ?",
+                                 (quarantined, league_id, name))
+
+    # -- deal groups --------------------------------------------------------------------
+
+    def groups(self, league_id: int, *statuses: GroupStatus) -> list[GroupRow]:
+        """The league's groups (of ``statuses``, or all), in the order issued."""
+        where = f"AND status IN ({', '.join('?' * len(statuses))})" if statuses else ""
+        return [GroupRow.from_row(row) for row in self._query(
+            f"SELECT * FROM league_groups WHERE tournament_id = ? {where} ORDER BY number", (league_id, *statuses))]
+
+    def issue_group(self, league_id: int, group: GroupRow) -> None:
+        """Store a group as issued, before any of its games starts; StoreError if its number was issued already
+        (no deal is ever issued twice)."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO league_groups (tournament_id, number, deal_key, deal_seed, seats, anchor, issued) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (league_id, group.number, group.deal_key, group.deal_seed,
+                                                 msgspec.json.encode(list(group.seats)).decode(), group.anchor,
+                                                 _now()))
+
+    def close_group(self, league_id: int, number: int, status: Literal["complete", "void"], reason: str = "") -> None:
+        with self._transaction():
+            self._db.execute("UPDATE league_groups SET status = ?, reason = ?, finished = ? WHERE tournament_id = ? "
+                             "AND number = ? AND status = 'open'", (status, reason, _now(), league_id, number))
+
+    def group_games(self, league_id: int, number: int) -> int:
+        """How many of a group's rotations are stored."""
+        row = self._query_one("SELECT COUNT(*) AS games FROM games WHERE tournament_id = ? AND deal_key = ?",
+                              (league_id, f"g{number}"))
+        return int(row["games"]) if row else 0
+
+    # -- requests -----------------------------------------------------------------------
+
+    def add_request(self, league_id: int, kind: RequestKind, bot: str, payload: dict[str, object]) -> int:
+        with self._transaction():
+            cursor = self._db.execute(
+                "INSERT INTO league_requests (tournament_id, kind, bot, payload, created) VALUES (?, ?, ?, ?, ?)",
+                (league_id, kind, bot, msgspec.json.encode(payload).decode(), _now()))
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def pending_requests(self, league_id: int) -> list[RequestRow]:
+        return [RequestRow.from_row(row) for row in self._query(
+            "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'pending' ORDER BY id", (league_id,))]
+
+    def request(self, request_id: int) -> RequestRow:
+        row = self._query_one("SELECT * FROM league_requests WHERE id = ?", (request_id,))
+        if row is None:
+            raise StoreError(f"no request {request_id} in {str(self.path)!r}")
+        return RequestRow.from_row(row)
+
+    def finish_request(self, request_id: int, status: Literal["done", "refused"], result: str) -> None:
+        with self._transaction():
+            self._db.execute("UPDATE league_requests SET status = ?, result = ?, done = ? WHERE id = ?",
+                             (status, result, _now(), request_id))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")

@@ -1,0 +1,157 @@
+"""The league's parts without a daemon (issue 26): its config, its bot store, and its course driven directly over a
+real database, versions entered without their gate: groups stored when issued, complete once every rotation is,
+void when a version stops, the state rebuilt the same from the store, and only complete groups rated or shown."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from protocol.rules import Rules
+from referee.engine import SeededRng, new_game
+from referee.games.match import play_game
+from referee.league.botstore import SnapshotError, folder_problem, take_snapshot
+from referee.league.config import load_league
+from referee.league.course import LeagueCourse
+from referee.league.daemon import LeagueError, open_league
+from referee.league.lifecycle import Lifecycle
+from referee.league.state import rebuild_state
+from referee.results.league_store import LeagueStore, VersionRow
+from referee.results.record import GameRecord
+from referee.tournament.config import ConfigError
+from referee.tournament.coordinator import game_row
+from referee.tournament.schedule import Slot
+from tests.scripted import ScriptedBot
+
+CONFIG = """\
+name = "unit league"
+players = [2, 3]
+[league]
+refit_seconds = 1000.0
+"""
+
+
+@pytest.fixture
+def league_config(tmp_path: Path) -> Path:
+    path = tmp_path / "league.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+def test_a_league_config_is_a_tournament_tables_keys_and_a_league_table(league_config: Path, tmp_path: Path) -> None:
+    loaded = load_league(league_config)
+    assert loaded.config.sizes == (2, 3) and loaded.match_settings().sizes == (2, 3)
+    assert loaded.table.rules.variant == "podkidnoy" and loaded.settings.min_games == 30
+    bad = {'format = "sampled"': "key 'format'", "seed = 5": "league seed", "players = [2, 7]": "players",
+           "[league]\nwindow_min = -1": "league.window_min", '[rules]\nnope = 1': "rules.nope",
+           '[[bots]]\nname = "a"\ncommand = "x"': "bots[0].dir"}
+    for line, named in bad.items():
+        broken = tmp_path / "broken.toml"
+        broken.write_text(f'name = "x"\n{line}\n')
+        with pytest.raises(ConfigError, match=named.replace("[", r"\[").replace("]", r"\]")):
+            load_league(broken)
+
+
+def test_a_stored_league_refuses_a_config_whose_games_differ_but_takes_new_matchmaking(league_config: Path,
+                                                                                      tmp_path: Path) -> None:
+    with LeagueStore(tmp_path / "l.db") as store:
+        league = open_league(store, load_league(league_config))
+        league_config.write_text(CONFIG.replace("refit_seconds = 1000.0", "refit_seconds = 5.0\nmin_games = 10"))
+        assert open_league(store, load_league(league_config)).id == league.id  # matchmaking may change
+        assert "min_games = 10" in store.league().config  # type: ignore[union-attr]
+        for changed in ('[rules]\nfirst_bout_limit = 5', '[time]\nmove = 0.5', '[limits]\nmemory_mb = 512',
+                        "pause = false"):
+            league_config.write_text(CONFIG.replace("[league]", f"{changed}\n[league]") if changed.startswith("p")
+                                     else f"{CONFIG}{changed}\n")
+            with pytest.raises(LeagueError, match="games differ"):
+                open_league(store, load_league(league_config))
+
+
+def test_a_snapshot_copies_files_and_refuses_links_and_special_files(tmp_path: Path) -> None:
+    source = tmp_path / "bot"
+    (source / "lib").mkdir(parents=True)
+    (source / "bot.py").write_text("print('hi')\n")
+    (source / "run").write_text("#!/bin/sh\n")
+    (source / "run").chmod(0o700)
+    (source / "lib" / "data.bin").write_bytes(b"\0" * 1000)
+    assert folder_problem(source) is None
+    copy = take_snapshot(source, tmp_path / "store", "alice", 1)
+    assert (copy.dir / "lib" / "data.bin").read_bytes() == b"\0" * 1000
+    assert oct((copy.dir / "run").stat().st_mode & 0o777) == "0o755" and oct(
+        (copy.dir / "bot.py").stat().st_mode & 0o777) == "0o644"
+    (source / "lib" / "secret").symlink_to("/etc/passwd")
+    assert "holds a link" in (folder_problem(source) or "")
+    with pytest.raises(SnapshotError, match="holds a link"):
+        take_snapshot(source, tmp_path / "store", "alice", 2)
+    assert not (tmp_path / "store" / "alice" / "2").exists()  # nothing left behind
+    (source / "lib" / "secret").unlink()
+    os.mkfifo(source / "pipe")
+    with pytest.raises(SnapshotError, match="no file or folder"):
+        take_snapshot(source, tmp_path / "store", "alice", 2)
+    assert folder_problem(tmp_path / "missing") == f"no folder {str(tmp_path / 'missing')!r}"
+
+
+class Played:
+    """Stands in for a worker: a game record whose result the store can rate (the first seat is the fool)."""
+
+    @staticmethod
+    def games(slot: Slot) -> list[GameRecord]:
+        clients = [ScriptedBot(name) for name in slot.table]
+        game = new_game(Rules(), len(slot.table), SeededRng(slot.deal_seed))
+        return [play_game(game, clients, f"{slot.key}|g1", deal=slot.deal_key)]
+
+
+def versions_of(store: LeagueStore, league_id: int, names: dict[str, str], folder: Path) -> None:
+    for name, author in names.items():
+        store.add_version(league_id, VersionRow(name=f"{name}@1", bot=name, number=1, author=author, command=["x"],
+                                                env={}, dir=str(folder), sha256=name))
+
+
+def test_a_course_stores_a_group_when_issued_completes_it_and_voids_it_when_a_version_stops(
+        league_config: Path, tmp_path: Path) -> None:
+    loaded = load_league(league_config)
+    with LeagueStore(tmp_path / "l.db") as store:
+        league = open_league(store, loaded)
+        versions_of(store, league.id, {"a": "x", "b": "y", "c": "z", "d": "w"}, tmp_path)
+        disqualified: dict[str, str] = {}
+        course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, None), disqualified)  # type: ignore[arg-type]
+        course.begin(store, league, 0, None)
+        first = course.more()
+        assert first and {slot.deal_key for slot in first} == {"g0"} and len(first) == len(first[0].table)
+        assert store.groups(league.id, "open")[0].seats == first[0].table  # stored before any game
+        done = [(slot, Played.games(slot)) for slot in first]
+        assert not list(store.games(league.id))
+        for slot, games in done[:-1]:
+            store.save_slots(league.id, [[game_row(slot, 0, games[0], {})]])
+            course.on_stored([(slot, games)])
+        assert not list(store.games(league.id)) and store.outcomes(league.id).n_games == 0  # in flight: hidden
+        slot, games = done[-1]
+        store.save_slots(league.id, [[game_row(slot, 0, games[0], {})]])
+        course.on_stored([(slot, games)])
+        assert store.groups(league.id, "complete")[0].number == 0
+        assert store.outcomes(league.id).n_games == len(first) == len(list(store.games(league.id)))
+
+        second = course.more()
+        seated = second[0].table
+        store.add_request(league.id, "retire", seated[0].split("@")[0], {})
+        course.housekeeping(force=True)
+        (void,) = store.groups(league.id, "void")
+        assert void.number == 1 and void.reason.startswith(f"{seated[0]}: retired")
+        assert disqualified == {seated[0]: "retired"}
+        assert "retired" in store.disqualified(league.id)[seated[0]]
+
+        rebuilt = rebuild_state(league.seed, store.versions(league.id), store.groups(league.id),
+                                course.board.ratings, course.board.rated)
+        assert rebuilt.meetings == course.state.meetings and rebuilt.issued == course.state.issued == 2
+        assert [(v.id, v.active, v.last_seated) for v in rebuilt.versions] == \
+            [(v.id, v.active, v.last_seated) for v in course.state.versions]
+
+
+def test_a_league_config_text_example_decodes(tmp_path: Path) -> None:
+    """sample_bots/league.toml, the annotated reference, loads as it stands."""
+    loaded = load_league(Path(__file__).resolve().parents[1] / "sample_bots" / "league.toml")
+    assert [bot.name for bot in loaded.table.bots] == ["random", "heuristic", "js"]
+    assert loaded.authors["js"] == "samples-js" and textwrap.dedent(loaded.text)
