@@ -10,9 +10,11 @@ rated, once all k are.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TextIO
 
 from referee.league.board import Board, refit
@@ -69,6 +71,7 @@ class LeagueCourse:
         self.files = {v.name: v.sha256 for v in self.versions.values()}  # the sink's: each game's bots' digests
         self._next_requests = self._next_refit = 0.0
         self._printed = False  # whether the board has been printed
+        self._refitting: _Refit | None = None
         for version in self.versions.values():
             if not version.active:
                 self.disqualified[version.name] = _why_stopped(version)
@@ -129,16 +132,22 @@ class LeagueCourse:
             changes = self.lifecycle.apply()
             for change in changes:
                 self._take(change)
-        if force or now >= self._next_refit:
+        if self._refitting is not None and self._refitting.done.is_set():
+            self.take_board(self._refitting.board())
+            self._refitting = None
+        if force:
+            self.take_board(refit(self.store, self.league.id))
             self._next_refit = now + self.loaded.settings.refit_seconds
-            self.refit()
+        elif now >= self._next_refit and self._refitting is None:
+            self._next_refit = now + self.loaded.settings.refit_seconds
+            self._refitting = _Refit(self.store.path, self.league.id)
         return changes
 
-    def refit(self) -> Board:
-        """Fit the board again and seat by its ratings; print it when games were rated since it was last printed."""
+    def take_board(self, board: Board) -> Board:
+        """Seat by a new board's ratings; print it when games were rated since it was last printed."""
         printed = self.board.outcomes.n_games if self._printed else -1
         self._printed = True
-        self.board = refit(self.store, self.league.id)
+        self.board = board
         self.state = rerate(self.state, self.board.ratings)
         self.state = replace(self.state, versions=tuple(replace(v, games=self.board.rated.get(v.id, 0))
                                                         for v in self.state.versions))
@@ -191,6 +200,32 @@ class LeagueCourse:
                 self.store.close_group(self.league.id, number, "void", f"{stopped[0]}: {self.disqualified[stopped[0]]}")
                 self.state = finish(self.state, group, games=0)
                 del self.open[number], self.stored[number]
+
+
+class _Refit:
+    """A refit on a thread of its own, over a connection of its own (the database is in WAL mode: it reads while the
+    coordinator stores): a million games take seconds to read and fit, which the coordinator does not wait for."""
+
+    def __init__(self, path: Path, league_id: int) -> None:
+        self.done = threading.Event()
+        self._board: Board | None = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._run, args=(path, league_id), name="league refit", daemon=True).start()
+
+    def _run(self, path: Path, league_id: int) -> None:
+        try:
+            with LeagueStore(path, create=False) as reader:
+                self._board = refit(reader, league_id)
+        except BaseException as error:  # raised where the board is taken
+            self._error = error
+        finally:
+            self.done.set()
+
+    def board(self) -> Board:
+        if self._error is not None:
+            raise self._error
+        assert self._board is not None
+        return self._board
 
 
 def _why_stopped(version: VersionRow) -> str:
