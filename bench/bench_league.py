@@ -13,8 +13,10 @@ with a bot added every --add-every seconds (copies of the heuristic and random b
 daemon killed with SIGKILL --kills times at random moments (restarted at once); then the time from each add to
 its version's 30th rated game, the games stored against the distinct (group, rotation) slots (equal: none twice)
 and every complete group holding all of its rotations.
-throughput: the daemon's games/s against ``durak tournament`` with the same bots and settings (2 players, the
-default clock, bwrap), each run for --seconds and measured over its middle (the first and last 10% left out).
+throughput: the daemon's games/s against ``durak tournament`` with the same bots and settings (the random,
+heuristic, C and JavaScript bots, 2 players, the default clock, bwrap), each run for --seconds and measured over
+its middle (the first and last 10% left out). Four versions fill two 2-player tables at once: with
+``max_in_flight = 1`` fewer could not keep two workers busy.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def bots_folder(top: Path) -> Path:
     """The bots of the benchmark in a folder every uid can read: the Python samples and the C bot, built."""
     folder = top / "bots"
     shutil.copytree(ROOT / "sample_bots" / "python", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "sample_bots" / "js" / "bot.js", folder / "bot.js")
     subprocess.run(["gcc", "-O2", "-std=c99", "-o", str(folder / "cbot"), str(ROOT / "sample_bots" / "c" / "bot.c")],
                    check=True)
     for path in [top, folder, *folder.iterdir()]:
@@ -55,7 +58,7 @@ def bots_folder(top: Path) -> Path:
     return folder
 
 
-BOTS = {"random": "{python} random_bot.py", "heuristic": "{python} heuristic_bot.py", "c": "./cbot",
+BOTS = {"random": "{python} random_bot.py", "heuristic": "{python} heuristic_bot.py", "c": "./cbot", "js": "node bot.js",
         "search20": "{python} search_bot.py --playouts 20", "search50": "{python} search_bot.py --playouts 50",
         "search100": "{python} search_bot.py --playouts 100"}
 

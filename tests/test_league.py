@@ -21,6 +21,7 @@ from referee.league.lifecycle import Lifecycle
 from referee.league.state import rebuild_state
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
+from referee.report.tournament_data import report_data
 from referee.tournament.config import ConfigError
 from referee.tournament.coordinator import game_row
 from referee.tournament.schedule import Slot
@@ -142,6 +143,16 @@ def test_a_course_stores_a_group_when_issued_completes_it_and_voids_it_when_a_ve
         assert void.number == 1 and void.reason.startswith(f"{seated[0]}: retired")
         assert disqualified == {seated[0]: "retired"}
         assert "retired" in store.disqualified(league.id)[seated[0]]
+
+        report = report_data(store, league.id).page
+        assert report["header"]["format"] == "league" and report["header"]["deals"] == 1
+        versions = {bot["name"]: bot for bot in report["header"]["bots"]}
+        assert set(versions) == {"a@1", "b@1", "c@1", "d@1"} and versions[seated[0]]["disqualified"]
+        assert versions[seated[0]]["version"].startswith("retired; by ")
+        rated = {row["bot"] for row in report["leaderboard"]["rows"]}
+        assert rated == set(first[0].table)  # only the complete group's versions are on the board
+        assert (f"retired: {seated[0]}" in report["footer"]) == (seated[0] in rated)
+        assert len(report["games"]["rows"]) == len(first)  # the void group's games (none stored) and no other
 
         rebuilt = rebuild_state(league.seed, store.versions(league.id), store.groups(league.id),
                                 course.board.ratings, course.board.rated)

@@ -20,12 +20,14 @@ import numpy as np
 
 from protocol.rules import rules_from_options
 from referee import __version__
+from referee.league.config import LeagueConfig
 from referee.rating.bradley_terry import Mode, rate
 from referee.rating.leaderboard import Meta, footer, legend_entries, render
 from referee.rating.outcomes import Outcomes
 from referee.rating.stats import move_time_histogram
 from referee.report.game_data import SeatTraces, game_data
 from referee.results.deals import games_of_deal
+from referee.results.league_store import LeagueStore
 from referee.results.sources import database_stats
 from referee.results.store import BotRow, Store, StoredGameRow, TournamentRow
 from referee.tournament.config import TournamentConfig
@@ -50,13 +52,17 @@ def report_data(store: Store, tournament: int | None = None, *, mode: Mode = "fo
     :raises StoreError: no such tournament.
     """
     chosen = store.tournament(tournament)
-    config = _config(chosen.config)
+    league = chosen.kind == "league" and isinstance(store, LeagueStore)
+    config = _league_table(chosen.config) if league else _config(chosen.config)
     games = list(store.games(chosen.id))  # `durak games`' query: its numbers, records and move times
     deal_games = Counter(g.record.deal for g in games)
-    # a deal's games are known by any one of them (an SPRT's table size and arms are not the config's)
-    shown = [g for g in games if deal_games[g.record.deal] >= games_of_deal(g.record.game, len(g.record.players),
-                                                                             config.rotations, config.series)]
-    bots = store.bots(chosen.id)
+    # a deal's games are known by any one of them (an SPRT's table size and arms are not the config's); a league's
+    # games are there only once their group is complete or void
+    shown = games if league else [g for g in games if deal_games[g.record.deal] >= games_of_deal(
+        g.record.game, len(g.record.players), config.rotations, config.series)]
+    bots = _versions(store, chosen.id) if isinstance(store, LeagueStore) and league else store.bots(chosen.id)
+    if league:  # its deals: the groups shown
+        config = msgspec.structs.replace(config, deals=max(1, len(deal_games)))
     page: dict[str, Any] = {
         "header": _header(chosen, config, bots, len(games), len(shown)),
         "games": _game_rows(shown, sorted(bots)),
@@ -81,13 +87,36 @@ def _config(text: str) -> TournamentConfig:
         raise ReportError(f"the stored tournament config does not decode: {exc}") from None
 
 
+def _league_table(text: str) -> TournamentConfig:
+    """A league's config as the header shows a tournament's: its variant, rules and clock, its largest table, and
+    "league" for the format (every group is one deal at every cyclic rotation of its table)."""
+    try:
+        config = msgspec.toml.decode(text, type=LeagueConfig)
+    except msgspec.DecodeError as exc:
+        raise ReportError(f"the stored league config does not decode: {exc}") from None
+    return TournamentConfig(name=config.name, variant=config.variant, players=max(config.sizes), rules=config.rules,
+                            time=config.time, limits=config.limits, bots=[])
+
+
+def _versions(store: LeagueStore, league_id: int) -> dict[str, BotRow]:
+    """A league's versions as the header lists a tournament's bots: each bot's versions, their state and author,
+    and the digest of their files (never their commands or environments)."""
+    rows = {}
+    for v in store.versions(league_id):
+        state = "active" if v.active else "retired" if v.retired else f"quarantined: {v.quarantined}"
+        rows[v.name] = BotRow(v.name, [], "", v.sha256, f"{state}; by {v.author}; added {v.added[:19]}",
+                              disqualified=not v.active)
+    return rows
+
+
 def _header(tournament: TournamentRow, config: TournamentConfig, bots: dict[str, BotRow], stored: int,
             shown: int) -> dict[str, Any]:
     """What the tournament was: never the seed, nor the bots' commands and environments."""
     rules = rules_from_options(config.variant, dict(config.rules))
     return {
         "id": tournament.id, "name": tournament.name, "created": tournament.created, "variant": config.variant,
-        "players": config.players, "format": config.format, "deals": config.deals, "rotations": config.rotations,
+        "players": config.players, "format": "league" if tournament.kind == "league" else config.format,
+        "deals": config.deals, "rotations": config.rotations,
         "series": config.series, "rules": msgspec.to_builtins(rules), "time": msgspec.to_builtins(config.time),
         "referee": __version__, "games": stored, "shown": shown,
         "bots": [{"name": b.name, "sha256": b.sha256, "files": dict(sorted(b.files.items())), "version": b.version,
