@@ -125,19 +125,20 @@ def update_command(
 @league_app.command("retire")
 def retire_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
     """Retire a bot: no new games; its versions stay on the board, marked."""
-    with reported_errors(), LeagueStore(db) as store:
-        league = _league(store)
-        _latest(store, league, name)
-        _ask(store, league, "retire", name, {}, wait)
+    _ask_of_a_bot(db, name, "retire", wait)
 
 
 @league_app.command("reinstate")
 def reinstate_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
     """Seat a bot's latest version again: lift its retirement or its quarantine."""
+    _ask_of_a_bot(db, name, "reinstate", wait)
+
+
+def _ask_of_a_bot(db: Path, name: str, kind: RequestKind, wait: float) -> None:
     with reported_errors(), LeagueStore(db) as store:
         league = _league(store)
         _latest(store, league, name)
-        _ask(store, league, "reinstate", name, {}, wait)
+        _ask(store, league, kind, name, {}, wait)
 
 
 @league_app.command("status")

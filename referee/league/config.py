@@ -34,8 +34,9 @@ from referee.tournament.config import (
     TimeConfig,
     TournamentConfig,
     check_config,
+    read_config,
 )
-from referee.tournament.toml_errors import TomlSchema, describe, one_line
+from referee.tournament.toml_errors import TomlSchema
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0, description="must not be negative")]
 Positive = Annotated[float, msgspec.Meta(gt=0, description="must be positive")]
@@ -136,16 +137,7 @@ def load_league(path: str | Path, *, sandbox: str | None = None, text: str | Non
     since)."""
     path = Path(path)
     label = str(path)
-    try:
-        data = path.read_bytes() if text is None else text.encode()
-    except OSError as exc:
-        raise ConfigError(f"{label}: cannot read the config: {exc.strerror or exc}") from None
-    try:
-        config = msgspec.toml.decode(data, type=LeagueConfig)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"{label}: {one_line(describe(str(exc), data, _SCHEMA))}") from None
-    except msgspec.DecodeError as exc:
-        raise ConfigError(f"{label}: not valid TOML: {one_line(str(exc))}") from None
+    config, data = read_config(path, text, LeagueConfig, _SCHEMA)
     if not with_bots:
         config = msgspec.structs.replace(config, bots=[])
     if not config.sizes:

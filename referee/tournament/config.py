@@ -38,7 +38,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, Protocol, get_args
+from typing import Annotated, Literal, Protocol, TypeVar, get_args
 
 import msgspec
 
@@ -88,6 +88,9 @@ PYTHON_WORD = "{python}"
 NAME_SEPARATORS = ",|#"
 #: rotations = "all" plays k! seatings per deal; beyond this table size that is absurd (6! = 720).
 MAX_ALL_ROTATIONS_PLAYERS = 4
+
+
+C = TypeVar("C", bound=msgspec.Struct)  # a config's decoded type
 
 
 class ConfigError(ValueError):
@@ -307,19 +310,25 @@ def load_config(path: str | Path, *, sandbox: str | None = None, text: str | Non
     ``sandbox`` (``--sandbox``) overrides the config's ``sandbox`` key. ``text``: the config's content, sent
     to a cluster's workers, where ``path`` need not exist (its folder still anchors the bots' folders).
     """
-    path = Path(path)
-    label = str(path)
+    config, _ = read_config(Path(path), text, TournamentConfig, _SCHEMA)
+    return check_config(config, path, sandbox=sandbox, label=str(path))
+
+
+def read_config(path: Path, text: str | None, kind: type[C], schema: TomlSchema) -> tuple[C, bytes]:
+    """The TOML of a config file (or ``text``, its content) decoded as ``kind``, and the bytes read.
+
+    :raises ConfigError: one line naming the file, and the key where the content is at fault.
+    """
     try:
         data = path.read_bytes() if text is None else text.encode()
     except OSError as exc:
-        raise ConfigError(f"{label}: cannot read the config: {exc.strerror or exc}") from None
+        raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
     try:
-        config = msgspec.toml.decode(data, type=TournamentConfig)
+        return msgspec.toml.decode(data, type=kind), data
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"{label}: {one_line(describe(str(exc), data, _SCHEMA))}") from None
+        raise ConfigError(f"{path}: {one_line(describe(str(exc), data, schema))}") from None
     except msgspec.DecodeError as exc:
-        raise ConfigError(f"{label}: not valid TOML: {one_line(str(exc))}") from None
-    return check_config(config, path, sandbox=sandbox, label=label)
+        raise ConfigError(f"{path}: not valid TOML: {one_line(str(exc))}") from None
 
 
 def check_config(config: TournamentConfig, path: str | Path, *, sandbox: str | None = None, label: str | None = None,
