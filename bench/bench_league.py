@@ -58,9 +58,9 @@ def bots_folder(top: Path) -> Path:
     return folder
 
 
-BOTS = {"random": "{python} random_bot.py", "heuristic": "{python} heuristic_bot.py", "c": "./cbot", "js": "node bot.js",
-        "search20": "{python} search_bot.py --playouts 20", "search50": "{python} search_bot.py --playouts 50",
-        "search100": "{python} search_bot.py --playouts 100"}
+BOTS = {"random": "{python} random_bot.py", "heuristic": "{python} heuristic_bot.py", "c": "./cbot",
+        "js": "node bot.js", "search20": "{python} search_bot.py --playouts 20",
+        "search50": "{python} search_bot.py --playouts 50", "search100": "{python} search_bot.py --playouts 100"}
 
 
 def league_config(top: Path, bots: dict[str, str]) -> Path:

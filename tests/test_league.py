@@ -19,9 +19,9 @@ from referee.league.course import LeagueCourse
 from referee.league.daemon import LeagueError, open_league
 from referee.league.lifecycle import Lifecycle
 from referee.league.state import rebuild_state
+from referee.report.tournament_data import report_data
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
-from referee.report.tournament_data import report_data
 from referee.tournament.config import ConfigError
 from referee.tournament.coordinator import game_row
 from referee.tournament.schedule import Slot
@@ -166,3 +166,38 @@ def test_a_league_config_text_example_decodes(tmp_path: Path) -> None:
     loaded = load_league(Path(__file__).resolve().parents[1] / "sample_bots" / "league.toml")
     assert [bot.name for bot in loaded.table.bots] == ["random", "heuristic", "js"]
     assert loaded.authors["js"] == "samples-js" and textwrap.dedent(loaded.text)
+
+
+class FakeClient:
+    """Stands in for a worker's BotClient: running once asked to start, stopped when told."""
+
+    def __init__(self, name: str, *_: object, **__: object) -> None:
+        self.name = name
+        self.is_running = True
+        self.stops = 0
+
+    def stop(self, grace: float = 0.5) -> None:
+        self.is_running = False
+        self.stops += 1
+
+
+def test_a_worker_learns_bots_from_its_jobs_stops_those_gone_and_keeps_at_most_max_live(
+        league_config: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from referee.bots.sandbox.isolation import PLAIN
+    from referee.tournament import worker
+
+    monkeypatch.setattr(worker, "BotClient", FakeClient)
+    table = load_league(league_config).table
+    player = worker.SlotPlayer(table, PLAIN, max_live=3)
+    slot = Slot(key="g0|r0", table=("a@1", "b@1"), table_key="a@1,b@1", deal=0, deal_key="g0", deal_seed=1,
+                rotation=0, games=1)
+    specs = [worker.BotSpec(name=name, argv=["x"], dir=str(tmp_path)) for name in ("a@1", "b@1", "c@1", "d@1")]
+    player.learn(worker.Job(slot=slot, bots=specs))
+    assert set(player.bots) == {"a@1", "b@1", "c@1", "d@1"} and player.bots["c@1"].dir == tmp_path
+    clients = {name: player.client(name, (0, 0)) for name in ("a@1", "b@1", "c@1", "d@1")}  # d@1 used last
+    player.client("a@1", (0, 0))  # a@1 used again: now the most recently used
+    player._evict({("c@1", (0, 0)), ("d@1", (0, 0))})  # a slot of c@1 and d@1 is about to play
+    assert [name for name, client in clients.items() if client.stops] == ["b@1"]  # the least recently used
+    assert len([c for c in player.clients.values() if c.is_running]) == 3
+    player.learn(worker.Job(slot=slot, gone=["a@1"]))
+    assert clients["a@1"].stops == 1 and ("a@1", (0, 0)) not in player.clients
