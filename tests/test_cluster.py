@@ -303,3 +303,31 @@ def test_a_worker_whose_checks_stall_is_an_error_not_a_wait_for_ever(tmp_path: P
         run_tournament(load_config(config),
                        RunRequest(tmp_path / "t.db", cluster=cluster.scheduler_address), io.StringIO())
     assert _count(tmp_path / "t.db") == (0, 0)
+
+
+def test_a_league_plays_on_a_cluster_and_every_worker_checks_a_new_version(open_tmp: Path, cluster: Any) -> None:
+    """``durak league run --cluster``: the daemon's groups are played on the cluster's workers, and a version added
+    while it runs is checked on every worker (its snapshot at the same path, its start) before it is seated."""
+    from tests.clirun import invoke
+    from tests.test_league_daemon import config_text, query, until
+
+    (open_tmp / "bots").mkdir(mode=0o755)
+    for name in ("random_bot.py", "heuristic_bot.py"):
+        shutil.copy(SAMPLES / "python" / name, open_tmp / "bots" / name)
+    config, db = open_tmp / "league.toml", open_tmp / "league.db"
+    config.write_text(config_text(["random", "heuristic"]))
+    daemon = subprocess.Popen([sys.executable, "-m", "referee", "league", "run", str(config), "--db", str(db),
+                               "--cluster", cluster.scheduler_address], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        until(lambda: (query(db, "SELECT COUNT(*) FROM games") or [(0,)])[0][0] >= 10, why="games on the cluster")
+        added = invoke("league", "add", str(db), "late", "--dir", str(open_tmp / "bots"), "--command",
+                       f"{sys.executable} random_bot.py")
+        assert added.code == 0 and "done: added late@1" in added.out, added.output
+        until(lambda: query(db, "SELECT 1 FROM games WHERE record LIKE '%\"late@1\"%'"), why="the new version plays")
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(60) == 143
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()

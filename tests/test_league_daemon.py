@@ -254,3 +254,27 @@ def test_kill_9_loses_nothing_and_stores_nothing_twice_then_the_finals_decide(le
     ran = subprocess.run([sys.executable, "-m", "referee", "league", "run", str(config), "--db", str(db)],
                          capture_output=True, text=True, timeout=60)
     assert ran.returncode == 3 and "entries are frozen" in ran.stderr
+
+
+def test_a_clusters_worker_refuses_a_version_whose_files_or_start_differ(league: tuple[Path, Path]) -> None:
+    """The check every Dask worker runs on a new version (referee.tournament.executors.dask.check_version), here
+    on this machine: the coordinator's digest and a start pass; another digest (a worker without the league's bot
+    store at the same path) or a program this worker lacks is refused, naming the bot."""
+    import msgspec
+
+    from referee.league.botstore import folder_sha256
+    from referee.league.config import load_league
+    from referee.tournament.executors.dask import ClusterRun, check_version
+    from referee.tournament.worker import BotSpec, WorkerSetup
+
+    config, db = league
+    folder = config.parent / "bots"
+    table = msgspec.structs.replace(load_league(config).table.config, bots=[])
+    setup = WorkerSetup(config_path=str(config), sandbox="bwrap", protected=[str(db)], table=table)
+    payload = msgspec.json.encode(ClusterRun(id="x", worker=setup, bots={}, referee="0"))
+    spec = BotSpec(name="late@1", argv=[sys.executable, "random_bot.py"], dir=str(folder))
+    digest = folder_sha256(folder)
+    assert check_version(payload, msgspec.json.encode(spec), digest) is None
+    assert "not the coordinator's" in (check_version(payload, msgspec.json.encode(spec), "0" * 64) or "")
+    missing = msgspec.structs.replace(spec, argv=["no-such-runtime", "bot"])
+    assert "not found" in (check_version(payload, msgspec.json.encode(missing), digest) or "")

@@ -138,6 +138,7 @@ def _play(store: LeagueStore, league: TournamentRow, loaded: LoadedLeague, reque
         request.db_path), bots_as_root=request.bots_as_root, table=table, max_live=loaded.settings.max_live_bots)
     executor = make_executor(request.jobs, request.cluster or loaded.config.cluster, setup, loaded.table, {},
                              disqualified)
+    course.lifecycle.remote_check = executor.check_version  # on a cluster, every worker checks a new version
     try:
         course.housekeeping(force=True)
         while True:

@@ -26,6 +26,7 @@ from referee.league.botstore import SnapshotError, remove_snapshot, store_root, 
 from referee.league.config import LoadedLeague
 from referee.results.league_store import LeagueStore, RequestRow, VersionRow
 from referee.results.rows import TournamentRow
+from referee.tournament.worker import BotSpec
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ class Lifecycle:
         self.loaded = loaded
         self.isolation = isolation
         self.root = store_root(store.path)
+        #: Every worker's check of a new version (a cluster's), after the gate passed here; None: none needed.
+        self.remote_check: Callable[[BotSpec, str], str | None] | None = None
 
     def apply(self) -> list[Change]:
         changes = []
@@ -123,6 +126,9 @@ class Lifecycle:
         version = VersionRow(name=f"{request.bot}@{number}", bot=request.bot, number=number, author=author,
                              command=command, env=env, dir=str(snapshot.dir), sha256=snapshot.sha256)
         refusal = self.gate(version)
+        if refusal is None and self.remote_check is not None:
+            refusal = self.remote_check(BotSpec(name=version.name, argv=version.command, dir=version.dir,
+                                                env=version.env), version.sha256)
         if refusal is not None:
             remove_snapshot(snapshot.dir)
             return Change(request, False, f"{version.name} failed its gate: {refusal}")

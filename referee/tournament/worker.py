@@ -97,6 +97,16 @@ class SlotDone(msgspec.Struct, frozen=True):
     games: list[GameRecord]
 
 
+def setup_config(setup: WorkerSetup) -> LoadedConfig:
+    """The config a worker plays by: a tournament's (its file, or the text sent), or a league's table.
+
+    :raises ConfigError: it does not load here.
+    """
+    if setup.table is not None:  # a league's: its bots come with the jobs
+        return check_config(setup.table, setup.config_path, sandbox=setup.sandbox, table_only=True)
+    return load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text)
+
+
 def start_worker(setup: WorkerSetup) -> BotProcess:
     """A worker process (``python -m referee.tournament.worker``), set up; it dies with the thread that calls
     this (its parent-death signal), and its bots die with it."""
@@ -198,8 +208,7 @@ def main() -> None:
     setup = msgspec.json.decode(read(), type=WorkerSetup)
     if setup.core is not None:  # before any bot starts: each bot's cpuset is the cores its launcher may use
         os.sched_setaffinity(0, {setup.core})
-    loaded = load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text) if setup.table is None \
-        else check_config(setup.table, setup.config_path, sandbox=setup.sandbox, table_only=True)
+    loaded = setup_config(setup)
     player = SlotPlayer(loaded, loaded.isolation(setup.protected, allow_root=setup.bots_as_root), setup.max_live)
     job_decoder = msgspec.json.Decoder(Job)
     encoder = msgspec.json.Encoder()

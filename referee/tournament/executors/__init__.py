@@ -9,7 +9,7 @@ from typing import Protocol
 from referee.results.store import BotRow
 from referee.tournament.config import LoadedConfig
 from referee.tournament.executors.local import LocalExecutor, worker_cores
-from referee.tournament.worker import Job, SlotDone, WorkerSetup
+from referee.tournament.worker import BotSpec, Job, SlotDone, WorkerSetup
 
 
 class SlotExecutor(Protocol):
@@ -27,6 +27,10 @@ class SlotExecutor(Protocol):
         """Batches worth keeping submitted at once (enough to keep every worker busy)."""
 
     def submit(self, batch: list[Job]) -> Future[list[SlotDone]]: ...
+
+    def check_version(self, spec: BotSpec, sha256: str) -> str | None:
+        """Whether every worker can run a bot that jobs will name (a league's new version), files and start; the
+        first problem (one line), or None."""
 
     def shutdown(self, cancel: bool) -> None:
         """Stop the workers; ``cancel``: the batches in flight are abandoned (Ctrl-C, an error)."""

@@ -29,6 +29,7 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -40,16 +41,18 @@ from referee.bots.launcher import preflight
 from referee.bots.process import BotProcess
 from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable
 from referee.bots.session import BotClient
-from referee.tournament.botfiles import BotFilesError
-from referee.tournament.config import ConfigError, LoadedConfig, ResolvedBot, check_config, load_config
+from referee.tournament.botfiles import BotFilesError, bot_files_sha256
+from referee.tournament.config import ConfigError, LoadedConfig, ResolvedBot
 from referee.tournament.worker import (
     WORKER_CLEANUP,
+    BotSpec,
     Job,
     SlotDone,
     WorkerFailed,
     WorkerSetup,
     bot_command,
     play_job,
+    setup_config,
     start_worker,
 )
 
@@ -162,6 +165,25 @@ class ClusterExecutor:
                                          ) from None
         return 2 * max(1, sum(int(worker["nthreads"]) for worker in workers.values()))
 
+    def check_version(self, spec: BotSpec, sha256: str) -> str | None:
+        """Whether every worker can run a bot it learns of through its jobs (a league's new version): its files at
+        the same path with the same digest, and a start with its handshake in its sandbox; the first problem (one
+        line naming the worker), or None."""
+        workers: dict[str, Any] = self._client.scheduler_info()["workers"]
+        key = f"durak-version-{self._run.id}-{spec.name}-{secrets.token_hex(4)}"
+        checks = [self._client.submit(check_version, self._payload, msgspec.json.encode(spec), sha256,
+                                      workers=[address], allow_other_workers=False, pure=False,
+                                      key=f"{key}-{address}") for address in workers]
+        limit = _CHECK_SECONDS + 2 * self._startup
+        for address, check in zip(workers, checks, strict=True):
+            try:
+                problem = check.result(timeout=limit)
+            except Exception as exc:  # Dask's own, or the time limit: the worker cannot be said to run it
+                return f"Dask worker {address}: the check failed: {type(exc).__name__}: {exc}"
+            if problem is not None:
+                return f"Dask worker {address}: {problem}"
+        return None
+
     def submit(self, batch: list[Job]) -> Future[list[SlotDone]]:
         future: Future[list[SlotDone]] = Future()
         task = self._client.submit(play_batch, self._payload, [msgspec.json.encode(job) for job in batch],
@@ -218,6 +240,29 @@ def play_batch(payload: bytes, jobs: list[bytes]) -> list[bytes]:
 def check_worker(payload: bytes) -> None:
     """A Dask task: check this worker for the run, once per worker process (:class:`WorkerCheckError`)."""
     _pool().check(_RUN.decode(payload))
+
+
+def check_version(payload: bytes, spec: bytes, sha256: str) -> str | None:
+    """A Dask task: whether this worker can run a bot a job would name (a league's new version) as the coordinator
+    does; the problem, or None."""
+    run, bot = _RUN.decode(payload), msgspec.json.decode(spec, type=BotSpec)
+    setup = run.worker
+    try:
+        loaded = setup_config(setup)
+        here = bot_files_sha256(Path(bot.dir))
+        if here != sha256:
+            return (f"the files of {bot.name!r} in {bot.dir} are not the coordinator's (SHA-256 {here[:12]}... here, "
+                    f"{sha256[:12]}... there): every worker needs the league's bot store at the same path")
+        resolved = ResolvedBot(name=bot.name, argv=bot.argv, dir=Path(bot.dir), env=bot.env)
+        return _bot_problem(resolved, None, "start", loaded, loaded.isolation(setup.protected,
+                                                                              allow_root=setup.bots_as_root),
+                            setup.protected)
+    except (BotFilesError, FileNotFoundError, ConfigError, LauncherError, SandboxUnavailable) as exc:
+        return f"{bot.name!r}: {exc}"
+    except BotLaunchError as exc:
+        return f"{bot.name!r}: {exc} (is its runtime installed on every worker?)"
+    except BotError as exc:
+        return f"{bot.name!r} does not start here as on the coordinator: {exc.verdict}: {exc.reason}"
 
 
 def close_run(run_id: str, cancel: bool) -> int:
@@ -345,9 +390,7 @@ def _problem(run: ClusterRun) -> str | None:
                 "version on every worker")
     setup = run.worker
     try:
-        loaded = load_config(setup.config_path, sandbox=setup.sandbox, text=setup.config_text) \
-            if setup.table is None else check_config(setup.table, setup.config_path, sandbox=setup.sandbox,
-                                                     table_only=True)  # a league's: its bots come with the jobs
+        loaded = setup_config(setup)
         isolation = loaded.isolation(setup.protected, allow_root=setup.bots_as_root)
     except (ConfigError, LauncherError, SandboxUnavailable) as exc:
         return f"{where}: {exc}"
@@ -366,11 +409,11 @@ def _problem(run: ClusterRun) -> str | None:
     return None
 
 
-def _bot_problem(bot: ResolvedBot, digest: str, version: str, loaded: LoadedConfig, isolation: Isolation,
+def _bot_problem(bot: ResolvedBot, digest: str | None, version: str, loaded: LoadedConfig, isolation: Isolation,
                  protected: list[str]) -> str | None:
-    """Check one bot's files, program and start; a problem found, or an exception raised."""
-    here = bot.hashed_files(protected).sha256
-    if here != digest:
+    """Check one bot's files (unless ``digest`` is None: checked by the caller), program and start; a problem
+    found, or an exception raised."""
+    if digest is not None and (here := bot.hashed_files(protected).sha256) != digest:
         return (f"its files in {bot.dir} are not the coordinator's (SHA-256 {here[:12]}... here, {digest[:12]}... "
                 "there): every worker needs the same bot files at the same paths (docs/SCALING.md)")
     preflight(bot_command(bot), isolation)

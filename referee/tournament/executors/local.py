@@ -14,7 +14,16 @@ import msgspec
 
 from referee.bots.process import BotProcess
 from referee.tournament.stop_signals import noted_stop_signals
-from referee.tournament.worker import WORKER_CLEANUP, Job, SlotDone, WorkerFailed, WorkerSetup, play_job, start_worker
+from referee.tournament.worker import (
+    WORKER_CLEANUP,
+    BotSpec,
+    Job,
+    SlotDone,
+    WorkerFailed,
+    WorkerSetup,
+    play_job,
+    start_worker,
+)
 
 LOGGER = logging.getLogger("durak")
 #: A worker's answer to one job.
@@ -45,6 +54,10 @@ class LocalExecutor:
         self._threads = [threading.Thread(target=self._drive, args=(w,), daemon=True) for w in self._workers]
         for thread in self._threads:
             thread.start()
+
+    def check_version(self, spec: BotSpec, sha256: str) -> str | None:
+        """Every worker here runs a bot as the coordinator does (one machine, one file system): no problem."""
+        return None
 
     def submit(self, batch: list[Job]) -> Future[list[SlotDone]]:
         future: Future[list[SlotDone]] = Future()
