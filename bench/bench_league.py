@@ -38,7 +38,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import msgspec  # noqa: E402
 
 from referee.league.board import refit  # noqa: E402
 from referee.results.league_store import LeagueStore  # noqa: E402
@@ -159,7 +158,7 @@ def bench_run(minutes: float, add_every: float, kills: int, jobs: int, seed: int
     kill_at = sorted(rng.uniform(60, minutes * 60 - 60) for _ in range(kills))
     began = time.monotonic()
     daemon = start_daemon(config, db, jobs, log)
-    added: dict[str, float] = {}
+    added = 0
     next_add = began + add_every
     while time.monotonic() < end:
         now = time.monotonic()
@@ -171,36 +170,44 @@ def bench_run(minutes: float, add_every: float, kills: int, jobs: int, seed: int
             daemon = start_daemon(config, db, jobs, log)
         if now >= next_add:
             next_add += add_every
-            name = f"late{len(added) + 1}"
+            added += 1
+            name = f"late{added}"
             script = rng.choice(["random_bot.py", "heuristic_bot.py"])
             (top / name).mkdir(mode=0o755)
             shutil.copy(folder / script, top / name / script)
             (top / name / script).chmod(0o644)
             ran = subprocess.run([PYTHON, "-m", "referee", "league", "add", str(db), name, "--dir", str(top / name),
                                   "--command", f"{PYTHON} {script}"], capture_output=True, text=True)
-            added[f"{name}@1"] = time.time()
             print(f"{now - began:7.1f} s: add {name} ({script}): {ran.stdout.strip()} {ran.stderr.strip()[-200:]}")
         time.sleep(0.5)
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(60)
-    report(db, added, top)
+    report(db, top)
 
 
-def report(db: Path, added: dict[str, float], top: Path) -> None:
+def report(db: Path, top: Path) -> None:
+    """Games stored against distinct (group, rotation) slots, complete groups with a rotation missing or extra, and
+    each added version's time from its add request to its 30th rated game (game times are kept to the second)."""
     games, slots = query(db, "SELECT COUNT(*), COUNT(DISTINCT slot_key) FROM games")[0]
-    bad = query(db, "SELECT lg.number FROM league_groups lg LEFT JOIN games g ON g.deal_key = lg.deal_key AND "
-                    "g.tournament_id = lg.tournament_id WHERE lg.status = 'complete' GROUP BY lg.number HAVING "
-                    "COUNT(g.id) != 2")
-    groups = dict(query(db, "SELECT status, COUNT(*) FROM league_groups GROUP BY status"))
-    print(f"games stored {games}, distinct (group, rotation) {slots}, groups {groups}, complete groups missing a "
-          f"rotation: {len(bad)}")
-    records = query(db, "SELECT g.finished, g.record FROM games g JOIN league_groups lg ON lg.deal_key = g.deal_key "
-                        "AND lg.tournament_id = g.tournament_id WHERE lg.status = 'complete' ORDER BY g.id")
-    for version, at in added.items():
-        mine = [datetime.fromisoformat(str(done)).timestamp() for done, record in records
-                if version in msgspec.json.decode(str(record))["players"]]
-        reached = f"{mine[29] - at:.1f} s" if len(mine) >= 30 else f"only {len(mine)} games"
-        print(f"{version}: add to 30th rated game {reached}")
+    per = dict(query(db, "SELECT deal_key, COUNT(*) FROM games GROUP BY deal_key"))
+    groups = query(db, "SELECT deal_key, seats, status FROM league_groups")
+    statuses: dict[str, int] = {}
+    for _, _, status in groups:
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+    bad = [key for key, seats, status in groups
+           if status == "complete" and per.get(key, 0) != len(json.loads(str(seats)))]
+    print(f"games stored {games}, distinct (group, rotation) {slots}, groups {statuses}, complete groups with a "
+          f"rotation missing or extra: {len(bad)}")
+    complete = {key for key, _, status in groups if status == "complete"}
+    asked = query(db, "SELECT v.name, r.created FROM league_versions v JOIN league_requests r ON r.bot = v.bot AND "
+                      "r.kind = 'add' WHERE v.name LIKE 'late%'")
+    for name, created in asked:
+        start = datetime.fromisoformat(str(created)).timestamp()
+        rated = [datetime.fromisoformat(str(done)).timestamp() for done, key in query(
+            db, "SELECT finished, deal_key FROM games WHERE record LIKE ? ORDER BY id", (f'%"{name}"%',))
+            if key in complete]
+        reached = f"{rated[29] - start:.1f} s" if len(rated) >= 30 else f"only {len(rated)} rated games"
+        print(f"{name}: from its add request to its 30th rated game {reached}")
     print(f"(folder {top})")
 
 
