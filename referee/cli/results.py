@@ -172,6 +172,7 @@ def seed(
             if chosen.kind == "league" and not store.finals(chosen):
                 raise ResultsReadError(f"{db!r} holds league {chosen.name!r}, which can still run: its seed gives "
                                        "the decks of groups it has not played yet (durak league finals ends it)")
+        if output is None:
             typer.echo(str(chosen.seed))
             return
         try:
