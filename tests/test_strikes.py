@@ -221,17 +221,22 @@ def sluggish(tmp_path: Path) -> Iterator[BotCommand]:
     assert eventually(lambda: children() == []), "a bot was not reaped"
 
 
+def against_a_correct_bot(subject: BotClient) -> GameRecord:
+    """One game of ``subject`` in seat 0 against a prompt, correct bot in seat 1; both stopped after."""
+    correct = BotClient("correct", BotCommand([sys.executable, "-S", str(Path(__file__).parent / "hostile" / "bot.py"),
+                                               "play"]), time_control=TimeControl(move_time=3.0, startup_time=5.0))
+    try:
+        return play([subject, correct])
+    finally:
+        subject.stop()
+        correct.stop()
+
+
 def test_a_real_bot_replying_inside_the_grace_is_judged_at_its_third_move(sluggish: BotCommand) -> None:
     """A bot that sleeps 0.2 s per move, against a 0.05 s move time and a 0.5 s grace (margins of 0.15 s
     and 0.3 s): strikes at its moves 1, 2 and 3, and a timeout at the third."""
     slow = BotClient("sluggish", sluggish, time_control=TimeControl(move_time=0.05, grace=0.5, startup_time=5.0))
-    correct = BotClient("correct", BotCommand([sys.executable, "-S", str(Path(__file__).parent / "hostile" / "bot.py"),
-                                               "play"]), time_control=TimeControl(move_time=3.0, startup_time=5.0))
-    try:
-        record = play([slow, correct])
-    finally:
-        slow.stop()
-        correct.stop()
+    record = against_a_correct_bot(slow)
     reason = the_verdict(record, 0)
     assert msgspec.json.decode(msgspec.json.encode(record.to_result_record()))["strikes"] == [3, 0]
     assert reason.startswith("third reply inside the grace (strikes at moves 1, 2, 3; move 3 took "), reason
@@ -264,13 +269,7 @@ def test_a_real_timeout_says_how_much_cpu_the_bots_tree_used(how: str, said: str
     (open_tmp / "stuck.py").write_text(BUSY_OR_IDLE)
     stuck = BotClient("stuck", BotCommand([sys.executable, "-S", "stuck.py", how], cwd=open_tmp, env=scrubbed_env()),
                       time_control=TimeControl(move_time=0.3, startup_time=5.0), isolation=DEFAULT)
-    correct = BotClient("correct", BotCommand([sys.executable, "-S", str(Path(__file__).parent / "hostile" / "bot.py"),
-                                               "play"]), time_control=TimeControl(move_time=3.0, startup_time=5.0))
-    try:
-        record = play([stuck, correct])
-    finally:
-        stuck.stop()
-        correct.stop()
+    record = against_a_correct_bot(stuck)
     used = re.search(r"its processes used (\d+) ms of CPU in those (\d+) ms: (.*)$", the_verdict(record, 0))
     assert used is not None and re.fullmatch(said, used.group(3)), the_verdict(record, 0)
     cpu, wall = int(used.group(1)), int(used.group(2))
