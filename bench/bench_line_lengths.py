@@ -40,7 +40,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "sample_bots" / "python")]
 import heuristic_bot  # type: ignore[import-not-found]  # noqa: E402  (sample_bots/python, a script)
 
 from protocol.messages import PROTOCOL_VERSION, BotHello, Reply, encoder  # noqa: E402
-from protocol.records import StderrChunk  # noqa: E402
 from protocol.rules import VARIANTS, rules_from_options  # noqa: E402
 from referee.bots import session  # noqa: E402
 from referee.bots.launcher import BotCommand  # noqa: E402
@@ -48,6 +47,7 @@ from referee.bots.limits import TimeControl  # noqa: E402
 from referee.bots.session import BotClient  # noqa: E402
 from referee.games.line_bound import line_bounds  # noqa: E402
 from referee.games.match import Series, play_series  # noqa: E402
+from tests.scripted import QuietProcess  # noqa: E402  (the idle half of a stand-in BotProcess)
 
 POLICIES = ("random", "heuristic", "mixed")
 TYPES = ("hello", "game", "request", "game_over", "shutdown")
@@ -79,7 +79,7 @@ class Recorder:
 RECORDER = Recorder()
 
 
-class RecordingProcess:
+class RecordingProcess(QuietProcess):
     """Stands in for ``BotProcess``: records each line written to it and answers requests at once.
 
     ``command.argv`` is ``["fake", POLICY, SEAT]``; the policy reseeds from each ``game`` line's seed, as the
@@ -128,23 +128,6 @@ class RecordingProcess:
         assert self.reply is not None
         reply, self.reply = self.reply, None
         return reply
-
-    def drain_pending(self) -> list[bytes]:
-        return []
-
-    def tree_cpu_ns(self) -> None:
-        return None  # no CPU accounting: no timeout is ever judged here
-
-    def pause(self) -> None: ...
-
-    def resume(self) -> None: ...
-
-    def close(self, grace: float = 0.5) -> None: ...
-
-    def take_stderr(self) -> list[StderrChunk]:
-        return []
-
-    def mark_stderr(self, after: int, *, drain: bool = True) -> None: ...
 
 
 def seat_policy(policy: str, seat: int) -> str:

@@ -129,3 +129,27 @@ class ScriptedBot:
 
     def _fault(self, move: int) -> BotError | None:
         return next((f.error for f in self.faults if f.game == self.games and f.move == move), None)
+
+
+class QuietProcess:
+    """The half of ``BotProcess`` that a stand-in process whose bot never strays needs no more of: nothing waits
+    unasked, no CPU is accounted (no timeout is ever judged busy or idle), pausing and closing do nothing, no
+    stderr. A stand-in subclasses it and writes ``exchange``, ``write_line`` and ``read_line``; one place to
+    follow ``BotProcess``'s interface when it grows."""
+
+    def drain_pending(self) -> list[bytes]:
+        return []
+
+    def tree_cpu_ns(self) -> int | None:
+        return None
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def close(self, grace: float = 0.5) -> None: ...
+
+    def take_stderr(self) -> list[StderrChunk]:
+        return []
+
+    def mark_stderr(self, after: int, *, drain: bool = True) -> None: ...

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.messages import PROTOCOL_VERSION, BotHello, Reply, encoder
-from protocol.records import StderrChunk
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, Rules, rules_from_options
 from referee.bots import session
 from referee.bots.launcher import BotCommand
@@ -36,12 +35,13 @@ from referee.games.line_bound import (
     reason_bound,
 )
 from referee.games.match import play_game
+from tests.scripted import QuietProcess
 
 DOC = Path(__file__).resolve().parent.parent / "protocol" / "PROTOCOL.md"
 MALFORMED = "\x7f" * (BOT_LINE_CAP - len(encoder.encode(Reply(id=0, action=""))))  # one whole line's worth
 
 
-class KeepingProcess:
+class KeepingProcess(QuietProcess):
     """Stands in for ``BotProcess``: keeps every line written to it; answers each request with a random legal
     action (``["fake", SEED]``), except its request number MOVE with ACTION (``["fake", SEED, MOVE, ACTION]``)."""
 
@@ -67,23 +67,6 @@ class KeepingProcess:
 
     def read_line(self, deadline: float) -> bytes:
         return self.reply
-
-    def drain_pending(self) -> list[bytes]:
-        return []
-
-    def tree_cpu_ns(self) -> None:
-        return None  # no CPU accounting: no timeout is ever judged here
-
-    def pause(self) -> None: ...
-
-    def resume(self) -> None: ...
-
-    def close(self, grace: float = 0.5) -> None: ...
-
-    def take_stderr(self) -> list[StderrChunk]:
-        return []
-
-    def mark_stderr(self, after: int, *, drain: bool = True) -> None: ...
 
 
 PROCESSES: list[KeepingProcess] = []

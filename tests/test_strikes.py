@@ -19,7 +19,6 @@ import pytest
 from proctools import children, eventually
 
 from protocol.messages import PROTOCOL_VERSION, BotHello, GameStart, Reply, Request, encoder, referee_decoder
-from protocol.records import StderrChunk
 from protocol.rules import Rules
 from referee.bots import session
 from referee.bots.errors import BotTimeout
@@ -31,6 +30,7 @@ from referee.engine import SeededRng, new_game
 from referee.games.match import Series, play_game, play_series
 from referee.results.record import GameRecord
 from tests.sandboxes import cgroup_features
+from tests.scripted import QuietProcess
 
 SEED = 7
 
@@ -48,7 +48,7 @@ class FakeClock:
 CLOCK = FakeClock()
 
 
-class FakeProcess:
+class FakeProcess(QuietProcess):
     """Stands in for ``BotProcess``: answers the handshake, and each request with its first legal action
     after the seconds its command names, one per move of each game (``["fake", "1.02", "0.5"]``: 1.02 s for
     a game's first move, 0.5 s for every later one), computing all along (its tree's CPU time grows as the
@@ -87,20 +87,6 @@ class FakeProcess:
             raise BotTimeout("bot sent no line before the deadline")
         return encoder.encode(Reply(id=self.request.id, action=self.request.legal[0]))
 
-    def drain_pending(self) -> list[bytes]:
-        return []
-
-    def pause(self) -> None: ...
-
-    def resume(self) -> None: ...
-
-    def close(self, grace: float = 0.5) -> None: ...
-
-    def take_stderr(self) -> list[StderrChunk]:
-        return []
-
-    def mark_stderr(self, after: int, *, drain: bool = True) -> None:
-        pass
 
 
 @pytest.fixture
