@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -102,6 +103,52 @@ CREATE TABLE IF NOT EXISTS league_requests (
     result TEXT NOT NULL DEFAULT '',
     done TEXT
 );
+CREATE TABLE IF NOT EXISTS league_board (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    version TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    elo REAL NOT NULL,
+    sd REAL,
+    games INTEGER NOT NULL,
+    fitted TEXT NOT NULL,
+    PRIMARY KEY (tournament_id, version)
+);
+CREATE TABLE IF NOT EXISTS league_rating_history (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    version TEXT NOT NULL,
+    fitted TEXT NOT NULL,
+    elo REAL NOT NULL,
+    sd REAL,
+    games INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, version, fitted)
+);
+CREATE TABLE IF NOT EXISTS arena_authors (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_sha256 TEXT NOT NULL,
+    admin INTEGER NOT NULL DEFAULT 0,
+    created TEXT NOT NULL,
+    revoked TEXT,
+    epoch INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS arena_uploads (
+    id INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    author TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    created TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    archive BLOB,
+    request_id INTEGER,
+    status TEXT NOT NULL DEFAULT 'pending',
+    steps TEXT NOT NULL DEFAULT '[]',
+    build_log TEXT NOT NULL DEFAULT '',
+    gate_log TEXT NOT NULL DEFAULT '',
+    version TEXT,
+    finished TEXT
+);
+CREATE INDEX IF NOT EXISTS arena_uploads_by_author ON arena_uploads (author, created)
 """
 #: Each step turns a database of schema N into one of schema N + 1, as that version's code made it.
 #: Schema 1 -> 2: bot identity beside the file hash, disqualification reasons, per-move times, the files hash
@@ -115,6 +162,10 @@ CREATE TABLE IF NOT EXISTS league_requests (
 #: Schema 3 -> 4: leagues. A tournament row's ``kind`` ("tournament", "league", "finals") and a finals' ``parent``
 #: league; the league's versions, deal groups and lifecycle requests have tables of their own (made by the
 #: schema), its games are rows of ``games`` like a tournament's.
+#: Schema 4 -> 5: the arena (``durak serve``). The league's latest board and its rating history (written by the
+#: daemon at each refit, so that a web page never refits), authors (a token's SHA-256, never the token; ``epoch``
+#: ends their sessions) and uploads (the archive until the daemon has carried it out, each step's outcome and the
+#: build's and gate's output): tables made by the schema, nothing to migrate.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -142,6 +193,7 @@ DROP TABLE temp.numbered;
 ALTER TABLE tournaments ADD COLUMN kind TEXT NOT NULL DEFAULT 'tournament';
 ALTER TABLE tournaments ADD COLUMN parent INTEGER;
 """,
+    4: "",
 }
 
 
@@ -150,15 +202,26 @@ DATABASE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 
 def make_private(path: str | Path) -> None:
-    """Clear the group and other permission bits of a database and its journals, where they are ours."""
+    """Clear the other permission bits of a database and its journals, where they are ours, and the group bits
+    too unless the file was given to a group on purpose (a group other than its owner's own: ``durak serve``
+    shares a league's database with its web server's group that way)."""
     for suffix in DATABASE_SUFFIXES:
         name = f"{path}{suffix}"
         try:
             info = os.stat(name)
-            if info.st_uid == os.geteuid() and info.st_mode & 0o077:
-                os.chmod(name, stat.S_IMODE(info.st_mode) & 0o700)
+            keep = 0o770 if is_shared_with_group(info) else 0o700
+            if info.st_uid == os.geteuid() and info.st_mode & 0o777 & ~keep:
+                os.chmod(name, stat.S_IMODE(info.st_mode) & keep)
         except FileNotFoundError:
             continue
+
+
+def is_shared_with_group(info: os.stat_result) -> bool:
+    """Whether a file's group is another than its owner's primary group (given to that group on purpose)."""
+    try:
+        return pwd.getpwuid(info.st_uid).pw_gid != info.st_gid
+    except KeyError:  # an owner with no name: nothing to compare with, so nothing is shared
+        return False
 
 
 def is_database(path: str | Path) -> bool:
@@ -215,7 +278,7 @@ def _prepare_schema(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for step in range(version, SCHEMA_VERSION) if version else ():
-            for statement in _MIGRATIONS[step].strip().split(";\n"):
+            for statement in filter(None, _MIGRATIONS[step].strip().split(";\n")):
                 db.execute(statement.rstrip(";"))
         for statement in _SCHEMA.strip().split(";\n"):
             db.execute(statement.rstrip(";"))
