@@ -12,6 +12,7 @@ from referee.league.authors import author_of_token, new_author, token_sha256
 from referee.results.arena_store import ArenaStore, BoardRow, UploadStep
 from referee.results.schema import make_private
 from referee.results.store import StoreError
+from tests.clirun import invoke
 
 
 @pytest.fixture
@@ -102,3 +103,36 @@ def test_a_database_given_to_a_group_stays_shared(tmp_path: Path) -> None:
     os.chown(path, -1, 0)  # back to the owner's group: private again
     make_private(path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# --- durak league author ---------------------------------------------------------------------------------------
+
+
+def test_author_add_prints_the_token_once_and_list_never_shows_it(store: ArenaStore) -> None:
+    db = str(store.path)
+    added = invoke("league", "author", "add", db, "alice")
+    assert added.code == 0, added.output
+    token = added.out.strip()
+    assert author_of_token(store, token) == store.author("alice")
+    assert token not in added.err and "shown this once" in added.err
+    admin = invoke("league", "author", "add", db, "organizer", "--admin")
+    assert store.author("organizer") is not None and store.author("organizer").admin  # type: ignore[union-attr]
+    listed = invoke("league", "author", "list", db)
+    assert "alice" in listed.out and "admin" in listed.out and token not in listed.output
+    assert admin.out.strip() not in listed.output
+    revoked = invoke("league", "author", "revoke", db, "alice")
+    assert revoked.code == 0 and author_of_token(store, token) is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("add", "{db}", "bad name"), "bad author name"),
+    (("add", "{db}", "alice"), "cannot add author 'alice'"),
+    (("revoke", "{db}", "nobody"), "no author 'nobody'"),
+    (("add", "{empty}", "carol"), "holds no league"),
+])
+def test_author_commands_refuse_bad_input_in_one_line(store: ArenaStore, tmp_path: Path, args: tuple[str, ...],
+                                                      message: str) -> None:
+    new_author(store, "alice")
+    ran = invoke("league", "author", *(a.format(db=store.path, empty=tmp_path / "empty.db") for a in args))
+    assert ran.code in (2, 6), ran.output
+    assert message in ran.err and len(ran.err.strip().splitlines()) == 1 and "Traceback" not in ran.err

@@ -20,6 +20,7 @@ from referee.league.daemon import LeagueError, open_league
 from referee.league.lifecycle import Lifecycle
 from referee.league.state import rebuild_state
 from referee.report.tournament_data import report_data
+from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
 from referee.tournament.config import ConfigError
@@ -114,7 +115,7 @@ def versions_of(store: LeagueStore, league_id: int, names: dict[str, str], folde
 def test_a_course_stores_a_group_when_issued_completes_it_and_voids_it_when_a_version_stops(
         league_config: Path, tmp_path: Path) -> None:
     loaded = load_league(league_config)
-    with LeagueStore(tmp_path / "l.db") as store:
+    with ArenaStore(tmp_path / "l.db") as store:
         league = open_league(store, loaded)
         versions_of(store, league.id, {"a": "x", "b": "y", "c": "z", "d": "w"}, tmp_path)
         disqualified: dict[str, str] = {}

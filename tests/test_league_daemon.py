@@ -124,6 +124,8 @@ def test_bots_come_and_go_while_the_daemon_runs(league: tuple[Path, Path]) -> No
     folder = config.parent
     daemon = start_daemon(config, db)
     until(lambda: rated_games(db, "heuristic@1") >= 10, why="the first versions play")
+    until(lambda: query(db, "SELECT 1 FROM league_board WHERE version = 'heuristic@1' AND games > 0"),
+          why="the daemon keeps the board for the web server at its refits")
 
     shutil.copytree(folder / "bots", folder / "late", ignore=shutil.ignore_patterns("heuristic_bot.py"))
     added = invoke("league", "add", str(db), "late", "--dir", str(folder / "late"), "--command",
@@ -179,6 +181,8 @@ def test_bots_come_and_go_while_the_daemon_runs(league: tuple[Path, Path]) -> No
     until(lambda: crasher_games(db) >= played + 3, why="the reinstated crasher seated again")
     assert (version_state(db, "crasher@1") or (None, None))[1]  # quarantined again after max_failures more
     assert crasher_games(db) == played + 3
+    history = query(db, "SELECT games FROM league_rating_history WHERE version = 'heuristic@1' ORDER BY fitted")
+    assert len(history) > 1 and [g for (g,) in history] == sorted({g for (g,) in history})  # a point per change
     daemon.send_signal(signal.SIGTERM)
     assert daemon.wait(30) == 143
 

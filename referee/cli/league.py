@@ -29,6 +29,7 @@ from referee.league.config import LoadedLeague, load_league
 from referee.league.daemon import DaemonRequest, LeagueError, protected_paths, run_league
 from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle, wait_for
+from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, RequestKind, VersionRow
 from referee.results.rows import TournamentRow
 from referee.text import visible
@@ -83,7 +84,7 @@ def add_command(  # noqa: PLR0913 (a typer command: a parameter per option)
     """Enter a bot: its first version passes the gate (handshake and validation games), then is seated first."""
     with reported_errors():
         argv = _argv(command)
-        with LeagueStore(db) as store:
+        with ArenaStore(db) as store:
             league = _league(store)
             _check_name(name)
             if any(v.bot == name for v in store.versions(league.id)):
@@ -104,7 +105,7 @@ def update_command(
     wait: WaitOption = 300.0,
 ) -> None:
     """Give a bot a new version (its files must have changed); the old one is retired, its games and rating kept."""
-    with reported_errors(), LeagueStore(db) as store:
+    with reported_errors(), ArenaStore(db) as store:
         league = _league(store)
         latest = _latest(store, league, name)
         _check_folder(folder)
@@ -135,7 +136,7 @@ def reinstate_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None
 
 
 def _ask_of_a_bot(db: Path, name: str, kind: RequestKind, wait: float) -> None:
-    with reported_errors(), LeagueStore(db) as store:
+    with reported_errors(), ArenaStore(db) as store:
         league = _league(store)
         _latest(store, league, name)
         _ask(store, league, kind, name, {}, wait)
@@ -222,7 +223,7 @@ def _env(options: list[str] | None) -> dict[str, str]:
     return env
 
 
-def _ask(store: LeagueStore, league: TournamentRow, kind: RequestKind, bot: str, payload: dict[str, object],
+def _ask(store: ArenaStore, league: TournamentRow, kind: RequestKind, bot: str, payload: dict[str, object],
          wait: float) -> None:
     """Write the request; wait for the daemon to carry it out, or carry it out here when none runs."""
     request_id = store.add_request(league.id, kind, bot, payload)
@@ -239,7 +240,7 @@ def _ask(store: LeagueStore, league: TournamentRow, kind: RequestKind, bot: str,
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
 
 
-def _carry_out_here(store: LeagueStore, league: TournamentRow) -> bool:
+def _carry_out_here(store: ArenaStore, league: TournamentRow) -> bool:
     """Carry out the pending requests if no daemon holds the league's lock; True if it did."""
     lock = LeagueLock(store.path)
     if not lock.acquire():

@@ -22,6 +22,7 @@ import numpy as np
 from referee.rating.bradley_terry import RatingTable, rate
 from referee.rating.leaderboard import render
 from referee.rating.outcomes import Outcomes
+from referee.results.arena_store import BoardRow
 from referee.results.league_store import LeagueStore
 
 
@@ -53,3 +54,13 @@ def refit(store: LeagueStore, league_id: int) -> Board:
     table = rate(outcomes)
     ratings = {bot.name: (bot.elo, bot.sd if bot.identified else math.inf) for bot in table.bots}
     return Board(outcomes, table, ratings, rated, time.perf_counter() - start)
+
+
+def board_rows(board: Board, fitted: str) -> list[BoardRow]:
+    """The board's lines as the web server reads them (:meth:`~referee.results.arena_store.ArenaStore.board`),
+    best first; a version not pinned by its games has no standard error."""
+    if board.table is None:
+        return []
+    return [BoardRow(version=bot.name, rank=rank, elo=bot.elo, sd=bot.sd if bot.identified else None,
+                     games=board.rated.get(bot.name, 0), fitted=fitted)
+            for rank, bot in enumerate(board.table.bots, start=1)]

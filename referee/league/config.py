@@ -1,6 +1,7 @@
 """The league config: a tournament config's table (``variant``, ``players`` as one size or a list of sizes,
 ``restart``, ``pause``, ``sandbox``, ``cluster``, ``[rules]``, ``[time]``, ``[limits]``), a ``[league]`` table of
-matchmaking, quarantine and refit settings, and the bots to start with, if any (each with an ``author``).
+matchmaking, quarantine and refit settings, an ``[arena]`` table of what the web arena allows, and the bots to
+start with, if any (each with an ``author``).
 
 ``sample_bots/league.toml`` is the annotated contract. The table is checked by the tournament config's own checks
 (:func:`referee.tournament.config.check_config`), so each key means the same in both and fails with the same
@@ -61,6 +62,19 @@ class LeagueSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     finals_games: AtLeastOne = 2000
 
 
+class ArenaSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[arena]``: what the web arena (``durak serve``) lets an author do, and what an upload may take. The daemon
+    and the web server both read it from the league's stored config, so it has one home."""
+
+    max_bots_per_author: AtLeastOne = 3
+    uploads_per_hour: AtLeastOne = 10
+    store_mb_per_author: AtLeastOne = 256
+    archive_mb: AtLeastOne = 64
+    build_seconds: Positive = 120.0
+    build_memory_mb: AtLeastOne = 1024
+    build_scratch_mb: AtLeastOne = 256
+
+
 class LeagueBotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One ``[[bots]]`` table: a tournament bot's keys and its ``author`` (no table seats two bots of one author)."""
 
@@ -85,6 +99,7 @@ class LeagueConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     time: TimeConfig = msgspec.field(default_factory=TimeConfig)
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
     league: LeagueSettings = msgspec.field(default_factory=LeagueSettings)
+    arena: ArenaSettings = msgspec.field(default_factory=ArenaSettings)
     bots: list[LeagueBotConfig] = []
 
     @property
@@ -106,6 +121,10 @@ class LoadedLeague:
     @property
     def settings(self) -> LeagueSettings:
         return self.config.league
+
+    @property
+    def arena(self) -> ArenaSettings:
+        return self.config.arena
 
     def match_settings(self) -> MatchSettings:
         league = self.config.league

@@ -14,14 +14,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from referee.league.board import Board, refit
+from referee.league.board import Board, board_rows, refit
 from referee.league.config import LoadedLeague
 from referee.league.lifecycle import Change, Lifecycle
 from referee.league.matchmaker import finish, issue, next_group, rerate, with_versions
 from referee.league.state import as_row, group_of, group_slots, rebuild_state, version_state
+from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
@@ -54,7 +56,7 @@ class LeagueCourse:
 
     tournament_key: TournamentKey | None = None  # the daemon opens its league row itself
 
-    def __init__(self, store: LeagueStore, league: TournamentRow, loaded: LoadedLeague, lifecycle: Lifecycle,
+    def __init__(self, store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, lifecycle: Lifecycle,
                  disqualified: dict[str, str], *, clock: Callable[[], float] = time.monotonic) -> None:
         self.store, self.league, self.loaded, self.lifecycle = store, league, loaded, lifecycle
         self.disqualified = disqualified  # the coordinator's: versions whose seats forfeit without a process
@@ -147,6 +149,8 @@ class LeagueCourse:
         """Seat by a new board's ratings; print it when games were rated since it was last printed."""
         printed = self.board.outcomes.n_games if self._printed else -1
         self._printed = True
+        if board.outcomes.n_games != printed:  # the web server's board (it never refits)
+            self.store.save_board(self.league.id, board_rows(board, datetime.now(UTC).isoformat(timespec="seconds")))
         self.board = board
         self.state = rerate(self.state, self.board.ratings)
         self.state = replace(self.state, versions=tuple(replace(v, games=self.board.rated.get(v.id, 0))

@@ -17,6 +17,7 @@ from referee.bots.sandbox.isolation import Isolation, probe_bwrap
 from referee.league.config import LoadedLeague
 from referee.league.course import LeagueCourse
 from referee.league.lifecycle import LeagueLock, Lifecycle
+from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore
 from referee.results.rows import TournamentRow
 from referee.results.store import DATABASE_SUFFIXES
@@ -107,7 +108,7 @@ def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: Te
     if isolation.level == "bwrap":
         probe_bwrap()
     try:
-        with sigterm_as_interrupt(), LeagueStore(request.db_path) as store:
+        with sigterm_as_interrupt(), ArenaStore(request.db_path) as store:
             league = open_league(store, loaded)
             _play(store, league, loaded, request, progress_stream, isolation)
     except KeyboardInterrupt as stop:
@@ -117,7 +118,7 @@ def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: Te
         lock.release()
 
 
-def _play(store: LeagueStore, league: TournamentRow, loaded: LoadedLeague, request: DaemonRequest,
+def _play(store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, request: DaemonRequest,
           progress_stream: TextIO | None, isolation: Isolation) -> None:
     disqualified: dict[str, str] = {}
     course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, isolation), disqualified)

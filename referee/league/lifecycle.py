@@ -24,6 +24,7 @@ from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable
 from referee.games.checkbot import CheckPlan, check_bot, format_report
 from referee.league.botstore import SnapshotError, remove_snapshot, store_root, take_snapshot
 from referee.league.config import LoadedLeague
+from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, RequestRow, VersionRow
 from referee.results.rows import TournamentRow
 from referee.tournament.worker import BotSpec
@@ -69,7 +70,7 @@ class LeagueLock:
 class Lifecycle:
     """Carries out a league's pending requests (:meth:`apply`), one at a time, in the order asked."""
 
-    def __init__(self, store: LeagueStore, league: TournamentRow, loaded: LoadedLeague, isolation: Isolation) -> None:
+    def __init__(self, store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, isolation: Isolation) -> None:
         self.store = store
         self.league = league
         self.loaded = loaded
