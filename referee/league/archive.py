@@ -101,8 +101,9 @@ def check_archive(source: ArchiveSource, caps: ArchiveCaps = CAPS) -> list[Membe
     back) or zip. If the archive holds a single top-level folder and nothing else (authors archive their
     folder), that folder is stripped: each :attr:`Member.path` is below it, and the folder itself is not listed.
 
-    :param source: a path (opened without following a link) or an open binary stream (copied once, up to
-        ``caps.archive_bytes``, so that both passes read the same bytes).
+    :param source: a path (opened without following a link) or an open binary stream, read from its start: a
+        stream that cannot seek (a build's tar output on a pipe) is first copied, up to ``caps.archive_bytes``,
+        into an unlinked temporary file, so that both passes read the same bytes.
     :raises ArchiveError: the first problem found.
     :raises OSError: ``source`` cannot be opened (the caller's path, not the author's archive).
     """
@@ -141,7 +142,12 @@ def _opened(source: ArchiveSource, caps: ArchiveCaps) -> Iterator[IO[bytes]]:
     """The archive as a seekable file no larger than the cap: a path opened without following a link, a stream
     copied into an anonymous temporary file (it may not seek, and it must not change between the passes)."""
     if not isinstance(source, str | os.PathLike):
-        with tempfile.TemporaryFile() as spool:
+        if source.seekable():  # read from its start, as it is
+            if (size := source.seek(0, os.SEEK_END)) > caps.archive_bytes:
+                raise ArchiveError(_archive_over(size, caps))
+            yield source
+            return
+        with tempfile.TemporaryFile() as spool:  # unlinked: the archive's bytes only, never a member
             _spool(source, spool, caps)
             yield spool
         return
@@ -159,13 +165,16 @@ def _spool(stream: IO[bytes], spool: IO[bytes], caps: ArchiveCaps) -> None:
     while chunk := stream.read(_CHUNK):
         copied += len(chunk)
         if copied > caps.archive_bytes:
-            raise ArchiveError(_archive_over(copied, caps, "over "))
+            raise ArchiveError(_archive_over(None, caps))
         spool.write(chunk)
     spool.seek(0)
 
 
-def _archive_over(size: int, caps: ArchiveCaps, over: str = "") -> str:
-    return f"the archive is {over}{size:,} bytes, over the {caps.archive_bytes:,} an upload may be"
+def _archive_over(size: int | None, caps: ArchiveCaps) -> str:
+    """The archive's size (None: a stream, read only as far as the cap) over the cap."""
+    if size is None:
+        return f"the archive is over the {caps.archive_bytes:,} bytes an upload may be"
+    return f"the archive is {size:,} bytes, over the {caps.archive_bytes:,} an upload may be"
 
 
 # -- pass one and two --------------------------------------------------------------------------------------------
@@ -245,10 +254,10 @@ class _Checker:
 
         :raises ArchiveError: the member count, its name, its type or its size."""
         self.count += 1
-        if self.count > self.caps.members:
-            raise ArchiveError(f"the archive holds over {self.caps.members:,} members (the cap)")
         name = _decoded(entry.raw, self.count)
         shown = f"member '{visible(name)}'"
+        if self.count > self.caps.members:
+            raise ArchiveError(f"{shown}: the archive holds over {self.caps.members:,} members, the cap")
         path = _normalised(name, entry.is_dir, self.caps, shown)
         if entry.refusal is not None:
             raise ArchiveError(f"{shown} {entry.refusal}: an upload holds only files and folders")
