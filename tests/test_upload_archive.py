@@ -113,7 +113,8 @@ class Store:
         assert not (self.root.parent / "evil").exists()
 
     def refuse(self, archive: Path | bytes, match: str, caps: ArchiveCaps = CAPS) -> str:
-        """Extraction refused with a message holding ``match``; pass one alone refuses it too."""
+        """Extraction refused with a message holding ``match``; given a path, pass one alone refuses it too (bytes:
+        a refusal that may come from pass two only)."""
         source = archive if isinstance(archive, Path) else io.BytesIO(archive)
         with pytest.raises(ArchiveError) as caught:
             extract_archive(source, self.target, caps)
@@ -574,3 +575,55 @@ def test_the_league_name_rule_has_one_home() -> None:
     assert name_problem("clever-fox_2.0+") is None
     for bad in ("", "a@1", "a b", "a,b", "x" * 65, "fox\x1b"):
         assert name_problem(bad) is not None
+
+
+# -- tar dialects ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_long_names_of_every_tar_dialect_extract(store: Store, fmt: int) -> None:
+    name = "/".join(["folder" * 10] * 3) + "/bot.py"  # 185 bytes: ustar's prefix, GNU's L header, pax's path
+    tree = extract_archive(io.BytesIO(tar_bytes([M(name, b"x"), M("top.py")], fmt=fmt)), store.target)
+    assert tree.paths == (name, "top.py") and (store.target / name).read_bytes() == b"x"
+
+
+def test_a_git_archive_comment_header_is_accepted_and_other_globals_refused(store: Store) -> None:
+    def with_global(headers: dict[str, str]) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT, pax_headers=headers) as tar:
+            tar.addfile(tar_info(M("bot.py", b"x")), io.BytesIO(b"x"))
+        return buffer.getvalue()
+
+    assert extract_archive(io.BytesIO(with_global({"comment": "4b825dc6"})), store.target).files == 1
+    store.target.rename(store.root.parent / "first")
+    store.refuse(with_global({"path": "../evil"}), "a global pax header may only hold a comment")
+
+
+def test_truncated_and_corrupt_tars_are_refused(store: Store) -> None:
+    whole = tar_bytes([M("ok.py", b"1"), M("big.bin", bytes(5000))], compress=False)
+    store.refuse(gz(whole[:2048]), "the archive is truncated after member #2")
+    corrupt = bytearray(whole)
+    corrupt[1024 + 148] ^= 1  # big.bin's checksum
+    store.refuse(gz(bytes(corrupt)), "member #2: a tar header with a bad checksum")
+    store.refuse(gz(whole)[:-30], "damaged")
+
+
+def test_an_oversized_extended_header_is_refused_before_it_is_read(store: Store) -> None:
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.type = tarfile.XHDTYPE
+    info.size = 10 * GIB
+    store.refuse(gz(info.tobuf(tarfile.GNU_FORMAT) + bytes(MIB)), "an extended tar header of 10,737,418,240 bytes")
+
+
+def test_the_bytes_inflated_are_counted_whatever_the_decoder_yields(tmp_path: Path, store: Store,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """zipfile stops a member at its declared size; this stands in for a decoder that would not."""
+    from referee.league import archive as module
+
+    def endless(self: object) -> Iterator[bytes]:
+        while True:
+            yield bytes(MIB)
+
+    monkeypatch.setattr(module._ZipReader, "data", endless)
+    store.refuse(build(tmp_path, "zip", [M("small.bin", bytes(100))]).read_bytes(),  # pass two only
+                 "member 'small.bin' holds more data than its header declares (100 bytes)")
