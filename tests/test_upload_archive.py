@@ -627,3 +627,14 @@ def test_the_bytes_inflated_are_counted_whatever_the_decoder_yields(tmp_path: Pa
     monkeypatch.setattr(module._ZipReader, "data", endless)
     store.refuse(build(tmp_path, "zip", [M("small.bin", bytes(100))]).read_bytes(),  # pass two only
                  "member 'small.bin' holds more data than its header declares (100 bytes)")
+
+
+def test_a_zip_whose_count_understates_its_central_directory_is_refused_before_parsing(store: Store) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for index in range(2000):
+            archive.writestr(f"f{index}", b"")
+    data = bytearray(buffer.getvalue())
+    end = data.rfind(b"PK\x05\x06")
+    data[end + 8:end + 12] = struct.pack("<HH", 1, 1)  # "one member"; zipfile would parse all 2,000 records
+    store.refuse(bytes(data), "too long for the 1 members it declares")

@@ -7,6 +7,7 @@ file or a folder, and anything over :class:`ArchiveCaps`; pass two (:func:`extra
 again while it writes through folder descriptors (nothing followed, nothing replaced) and counts the bytes it
 actually decompresses, so a header that lies about a size is stopped at the cap. Tar headers are parsed here,
 not by :mod:`tarfile`, which would read a pax header of any size into memory before anyone could check it.
+An archive of a single top-level folder and nothing else is extracted from inside that folder.
 """
 
 from __future__ import annotations
@@ -653,13 +654,14 @@ _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
 
 
 def _check_zip_directory(archive: IO[bytes], caps: ArchiveCaps) -> None:
-    """Refuse a central directory that declares too many entries or is too long for them, before
-    :class:`zipfile.ZipFile` parses it whole (a million records would be a million objects)."""
+    """Refuse a central directory that declares too many entries, or is too long for the count it declares,
+    before :class:`zipfile.ZipFile` parses it whole (a million records would be a million objects)."""
     entries, size = _zip_directory(archive)
     if entries > caps.members:
         raise ArchiveError(f"the archive holds {entries:,} members, over the {caps.members:,} an upload may hold")
-    if size > caps.members * (_ZIP_RECORD + caps.path_bytes + _ZIP_RECORD_SLACK):
-        raise ArchiveError(f"the zip's central directory is {size:,} bytes, too long for {caps.members:,} members")
+    if size > max(entries, 1) * (_ZIP_RECORD + caps.path_bytes + _ZIP_RECORD_SLACK):  # a count that lies
+        raise ArchiveError(f"the zip's central directory is {size:,} bytes, too long for the {entries:,} members "
+                           "it declares")
 
 
 def _zip_directory(archive: IO[bytes]) -> tuple[int, int]:
