@@ -37,6 +37,10 @@ class UsageError(ValueError):
     """Command-line arguments that do not make sense together or are malformed (exit code 2)."""
 
 
+class SubmitError(RuntimeError):
+    """``durak submit``: the web arena refused the request or could not be reached (exit code 13)."""
+
+
 #: The exit code of each expected error. An error is reported by the entry of its own class or, failing that,
 #: of the nearest base along its MRO (PreflightError's own entry wins over TournamentError's). An error with no
 #: entry here or on its bases is a bug: "internal error" (tests/test_exit_codes.py walks every error class).
@@ -64,6 +68,7 @@ ERROR_CODES: dict[type[BaseException], ExitCode] = {
     StoreError: ExitCode.DATABASE,
     PageWriteError: ExitCode.DATABASE,
     ClusterUnavailable: ExitCode.CLUSTER,
+    SubmitError: ExitCode.ARENA,
     WorkerFailed: ExitCode.WORKER_FAILED,
 }
 
