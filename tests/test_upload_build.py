@@ -202,6 +202,33 @@ def test_a_build_that_eats_memory_past_its_cap_gets_the_memory_verdict(source: P
     assert control.ok and "got 268435456" in control.output
 
 
+def test_memory_is_capped_for_the_whole_tree_not_per_process(source: Path, tmp_path: Path) -> None:
+    """Six children of 48 MiB each: none is large, together they are over the 192 MiB cap. The build ignores its
+    children's fate and exits 0: a process killed at the cap is the memory verdict all the same."""
+    script = SAY_UID + """python3 - <<'EOF'
+import os, time
+for _ in range(6):
+    if os.fork() == 0:
+        x = b"m" * (48 << 20)
+        time.sleep(1)
+        os._exit(0)
+for _ in range(6):
+    os.wait()
+EOF"""
+    outcome, _ = build(source, script, tmp_path)
+    assert outcome.verdict == "memory", (outcome.summary(), outcome.output)
+    assert_all_gone(outcome)
+
+
+def test_children_left_running_by_a_build_are_killed_before_its_files_are_packed(source: Path,
+                                                                                 tmp_path: Path) -> None:
+    """They hold the output pipe open: unless killed, the build would run into its wall-time limit."""
+    outcome, output_tar = build(source, SAY_UID + "(trap '' TERM; sleep 30 >>late.txt) & echo started", tmp_path)
+    assert outcome.ok and outcome.seconds < 2, outcome.summary()
+    assert "started" in outcome.output and "late.txt" in members(output_tar)
+    assert_all_gone(outcome)
+
+
 @contextlib.contextmanager
 def listener() -> Iterator[socket.socket]:
     with socket.create_server(("127.0.0.1", 0)) as server:

@@ -94,7 +94,8 @@ class BuildLimits:
     #: MiB of the scratch tmpfs holding the source copy and what the build makes (and of its /tmp, /var/tmp,
     #: /dev/shm, each a tmpfs of this size); also RLIMIT_FSIZE.
     scratch_mb: int = 256
-    #: Processes and threads of the build's tree (its pids control group, and RLIMIT_NPROC for its uid).
+    #: Processes and threads of the build's tree (its pids control group, and RLIMIT_NPROC for its uid). Threads
+    #: count: a parallel build (``make -j``, ``go build`` on many cores) may need more.
     max_processes: int = 64
     #: Bytes of stdout and stderr kept; the rest is dropped, with a note saying how much.
     output_bytes: int = 64 << 10
@@ -368,19 +369,20 @@ def _stop(launched: LaunchedBot) -> None:
 
 def _judge(streams: _Streams, exit_status: int | None, oom_kills: int,
            forks_refused: int) -> tuple[BuildVerdict, int | None, str]:
-    """The verdict, the build's exit code and (sandbox) why. A build that exited 0 in time is ok, whatever limit
-    a step of it met on the way; one that did not is judged by the first cause the kernel saw, then its status."""
+    """The verdict, the build's exit code and (sandbox) why. A limit the kernel enforced comes first, even in a
+    build that exited 0 (a step of it was killed or refused: as for bots, any OOM kill is the memory verdict);
+    then the clock, then what the driver said."""
     status = streams.status or []
     phase = status[1] if len(status) >= 3 and status[0] == _STATUS_TAG.decode() else None
     code = int(status[2]) if phase is not None and status[2].isdigit() else None
-    if not streams.timed_out and phase == "build" and code == 0:
-        if streams.over_cap:
-            return "output", 0, ""
-        return ("ok", 0, "") if exit_status == 0 else ("failed", None, "")  # 0 built, tar could not pack
     if oom_kills:
         return "memory", code, ""
     if forks_refused:
         return "processes", code, ""
+    if not streams.timed_out and phase == "build" and code == 0:
+        if streams.over_cap:
+            return "output", 0, ""
+        return ("ok", 0, "") if exit_status == 0 else ("failed", None, "")  # 0 built, tar could not pack
     if streams.timed_out:
         return "timeout", None, ""
     if phase is None or code is None:
