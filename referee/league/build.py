@@ -47,14 +47,15 @@ BuildVerdict = Literal["ok", "failed", "timeout", "memory", "disk", "processes",
 
 #: Where the build works inside the bwrap sandbox: a tmpfs of ``BuildLimits.scratch_mb``.
 SCRATCH = "/build"
-#: The build's whole environment (TMPDIR and HOME are its private /tmp): nothing of the daemon's.
+#: The build's whole environment, nothing of the daemon's; the launcher adds TMPDIR and HOME, its private /tmp
+#: (so ``go build`` keeps its cache there).
 BUILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 #: RLIMIT_NOFILE per process of a build: linkers open many objects at once.
 OPEN_FILES = 1024
 #: A scratch folder with less free than this (or no free inode) after a failed build is full: a write failed
 #: with ENOSPC there (tmpfs fills to the last page before it refuses one).
 FULL_BELOW = 64 << 10
-_STATUS_TAG = b"durak-build"
+_STATUS_TAG = "durak-build"  # the first word of the driver's status line
 _STATUS_MAX = 512  # bytes of the status line before the tar; more is no status
 _CHUNK = 1 << 16
 
@@ -62,11 +63,11 @@ _CHUNK = 1 << 16
 # every other process of its uid (a PID namespace of its own), then the build's argv. The status line: tag, phase
 # (extract, build), exit code, then `stat -f` (free blocks, block size, inodes, free inodes) of the work folder and
 # of TMPDIR. chmod lets tar read what the build made unreadable (all of it is the build uid's).
-DRIVER = r"""work=${1:-$TMPDIR/build} sweep=$2; shift 2
+DRIVER = f"tag={_STATUS_TAG}\n" + r"""work=${1:-$TMPDIR/build} sweep=$2; shift 2
 mkdir -p "$work" && cd "$work" || exit 1
 settle() { [ "$sweep" != sweep ] || kill -s KILL -1 2>/dev/null; }
 report() {
-  printf 'durak-build %s %s %s %s\n' "$1" "$2" "$(stat -f -c '%a %S %c %d' .)" "$(stat -f -c '%a %S %c %d' "$TMPDIR")"
+  printf '%s %s %s %s %s\n' "$tag" "$1" "$2" "$(stat -f -c '%a %S %c %d' .)" "$(stat -f -c '%a %S %c %d' "$TMPDIR")"
 }
 tar -xf - --no-same-owner 1>&2 || { code=$?; settle; report extract $code; exit 0; }
 "$@" </dev/null 1>&2
@@ -176,7 +177,8 @@ def build_bot(source: Path, command: list[str], isolation: Isolation, limits: Bu
     built folder's tar is at ``output_tar`` (made here, exclusively), on any other verdict nothing is.
 
     ``trusted`` allows the ``process`` and ``none`` levels, for the caller's own code: they have the network,
-    the host's file system and no scratch cap (the work folder is a private one under the temp folder).
+    the host's file system and no scratch cap (the work folder is a private one under the temp folder), and at
+    ``none`` the build runs as the daemon's own user, with no control groups.
 
     :raises BuildRefused: ``isolation`` has no network namespace and ``trusted`` is not set.
     :raises ValueError: an empty command. :raises OSError: ``source`` unreadable, ``output_tar`` exists.
@@ -335,7 +337,7 @@ def _take_stdout(data: bytes, streams: _Streams, tar_fd: int, cap: int) -> None:
                 streams.status = []  # no status line: the verdict says so
             return
         streams.status = line.decode("ascii", "replace").split()
-    if not data or streams.status[:3] != ["durak-build", "build", "0"]:
+    if not data or streams.status[:3] != [_STATUS_TAG, "build", "0"]:
         return
     streams.tar_bytes += len(data)
     if streams.tar_bytes > cap:
@@ -373,7 +375,7 @@ def _judge(streams: _Streams, exit_status: int | None, oom_kills: int,
     build that exited 0 (a step of it was killed or refused: as for bots, any OOM kill is the memory verdict);
     then the clock, then what the driver said."""
     status = streams.status or []
-    phase = status[1] if len(status) >= 3 and status[0] == _STATUS_TAG.decode() else None
+    phase = status[1] if len(status) >= 3 and status[0] == _STATUS_TAG else None
     code = int(status[2]) if phase is not None and status[2].isdigit() else None
     if oom_kills:
         return "memory", code, ""
