@@ -98,6 +98,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_sample_bots_sandboxed.py": ("sandbox", "compiled"),
     "test_league_daemon.py": ("sandbox",),
     "test_upload_build.py": ("sandbox",),
+    "test_upload_flow.py": ("sandbox",),
     "test_botfiles.py::test_a_huge_sparse_file": ("sandbox",),
     "test_search_bot.py::test_it_passes_check_bot_under_the_default_sandbox": ("sandbox",),
     "test_seccomp.py::test_without_the_filter": ("sandbox",),

@@ -54,6 +54,8 @@ INTERNAL = {
     "referee.tournament.worker._Stopped": "caught in tournament/worker.py (a worker told to stop)",
     "referee.league.archive.ArchiveError": "a refused upload, recorded in its row: league/uploads.py unpack",
     "referee.league.manifest.ManifestError": "a refused upload (league/uploads.py), a UsageError in cli/submit.py",
+    "referee.league.uploads.UploadRefused": "a refused request in league/lifecycle.py _upload",
+    "referee.league.build.BuildRefused": "a refused build step in league/lifecycle.py _build",
     "referee.league.botstore.SnapshotError": "a refused request in league/lifecycle.py, a UsageError in "
                                              "cli/league.py",
 }
