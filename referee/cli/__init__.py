@@ -9,6 +9,7 @@ from referee.cli import tournament  # noqa: F401  tournament, sprt
 from referee.cli import results  # noqa: F401  leaderboard, export, tournaments, games, seed, replay, report
 from referee.cli import league  # noqa: F401  league run, add, update, retire, reinstate, status, finals
 from referee.cli import schema  # noqa: F401  schema
+from referee.cli import serve  # noqa: F401  serve
 # isort: on
 from referee.cli.app import app, main
 from referee.cli.schema import schema_text

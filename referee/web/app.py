@@ -3,6 +3,7 @@ body caps, and error pages. :func:`create_app` checks the database once (a leagu
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,15 @@ def _error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]
 
 def _wants_html(request: Request[Any, Any, Any]) -> bool:
     return "text/html" in request.headers.get("accept", "") or request.method == "POST"
+
+
+#: The environment that carries ``durak serve``'s database and settings into each uvicorn worker process.
+DB_ENV, SETTINGS_ENV = "DURAK_WEB_DB", "DURAK_WEB_SETTINGS"
+
+
+def app_from_environment() -> Litestar:
+    """The app of ``durak serve``'s workers (uvicorn's factory: a worker process imports it by name)."""
+    import msgspec
+
+    settings = msgspec.json.decode(os.environ.get(SETTINGS_ENV, "{}"), type=WebSettings)
+    return create_app(os.environ[DB_ENV], settings)
