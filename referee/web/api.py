@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from litestar import Request, get, post
 from litestar.exceptions import HTTPException, NotFoundException
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from referee.results.league_store import RequestKind
@@ -20,7 +21,7 @@ from referee.web.visibility import AdminSubject, Sight, sight
 #: Lifecycle requests the admin may ask for from the web (the daemon carries them out). Quarantine is the gate's
 #: and the daemon's own verdict, not a request kind; "reinstate" lifts it.
 ADMIN_ACTIONS: dict[str, RequestKind] = {"retire": "retire", "reinstate": "reinstate"}
-NOT_FOUND = "not found"
+NOT_FOUND = "Not Found"  # the router's own text for an unknown path: one answer for every 404
 
 Req = Request[Any, Any, Any]
 T = TypeVar("T")
@@ -40,36 +41,37 @@ def api_board(request: Req) -> models.Board:
 
 
 @get("/api/bots/{name:str}", sync_to_thread=True, tags=["league"])
-def api_bot(request: Req, name: str) -> models.BotOut:
+def api_bot(request: Req, name: FromPath[str]) -> models.BotOut:
     """A bot: its versions, rating history, head to head, verdict kinds and latest games."""
     with context(request) as ctx:
         return _found(ctx.answers.bot(name))
 
 
 @get("/api/games", sync_to_thread=True, tags=["league"])
-def api_games(request: Req, bot: str | None = None, verdict: str | None = None, players: int | None = None,
-              page: int = 1) -> models.GamesPage:
+def api_games(request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
+              players: FromQuery[int | None] = None,
+              page: FromQuery[int] = 1) -> models.GamesPage:
     """The games this viewer may see, newest first, filtered by bot, verdict kind (or ``any``) and table size."""
     with context(request) as ctx:
         return ctx.answers.games(GameFilter(bot, verdict, players, page), ctx.web.settings.games_per_page)
 
 
 @get("/api/games/{number:int}", sync_to_thread=True, tags=["league"])
-def api_game(request: Req, number: int) -> models.GameOut:
+def api_game(request: Req, number: FromPath[int]) -> models.GameOut:
     """A game's replay data: every hand (once its group is done), and the viewer's own seats' views."""
     with context(request) as ctx:
         return _found(ctx.answers.game(number))
 
 
 @get("/api/authors/{name:str}", sync_to_thread=True, tags=["authors"])
-def api_author(request: Req, name: str) -> models.AuthorOut:
+def api_author(request: Req, name: FromPath[str]) -> models.AuthorOut:
     """An author's bots; their uploads with logs for themselves and the admin."""
     with context(request) as ctx:
         return _found(ctx.answers.author(name))
 
 
 @get("/api/uploads/{upload_id:int}", sync_to_thread=True, tags=["authors"])
-def api_upload(request: Req, upload_id: int) -> models.UploadOut:
+def api_upload(request: Req, upload_id: FromPath[int]) -> models.UploadOut:
     """An upload's status, steps and logs: its uploader's and the admin's only."""
     with context(request) as ctx:
         login_wall(ctx)
@@ -81,7 +83,7 @@ ARCHIVE_CEILING = 256 * 1024 * 1024
 
 
 @post("/api/uploads", status_code=HTTP_202_ACCEPTED, tags=["authors"], request_max_body_size=ARCHIVE_CEILING)
-async def api_upload_post(request: Req, bot: str) -> models.UploadAccepted:
+async def api_upload_post(request: Req, bot: FromQuery[str]) -> models.UploadAccepted:
     """Upload a bot's archive (the raw body: application/gzip, application/zip or application/octet-stream); the
     daemon extracts, builds and gates it. ``bot`` names the bot."""
     archive = await _body(request, web_state(request).settings.archive_bytes)
@@ -104,7 +106,7 @@ def api_admin(request: Req) -> models.AdminOut:
 
 
 @post("/api/admin/{action:str}", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["admin"])
-def api_admin_action(request: Req, action: str, data: models.ActionIn) -> models.RequestQueued:
+def api_admin_action(request: Req, action: FromPath[str], data: JSONBody[models.ActionIn]) -> models.RequestQueued:
     """Ask the daemon to retire or reinstate a bot (a lifecycle request)."""
     with context(request) as ctx:
         login_wall(ctx)

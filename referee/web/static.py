@@ -7,6 +7,7 @@ from importlib import resources
 
 from litestar import Response, get
 from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
 
 #: name under /static -> (package, file, media type)
 FILES: dict[str, tuple[str, str, str]] = {
@@ -18,14 +19,14 @@ FILES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _read(package: str, name: str) -> bytes:
+def _read(package: str, name: FromPath[str]) -> bytes:
     return resources.files(package).joinpath(*name.split("/")).read_bytes()
 
 
 @get("/static/{name:str}", include_in_schema=False, cache_control=None)
-async def static_file(name: str) -> Response[bytes]:
+async def static_file(name: FromPath[str]) -> Response[bytes]:
     if name not in FILES:
-        raise NotFoundException("not found")
+        raise NotFoundException("Not Found")
     package, path, media_type = FILES[name]
     return Response(_read(package, path), media_type=f"{media_type}; charset=utf-8",
                     headers={"Cache-Control": "public, max-age=300"})
