@@ -48,7 +48,7 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
 
     from referee.results.web_queries import WebStore
     from referee.web.app import DB_ENV, SETTINGS_ENV
-    from referee.web.privileges import WebUser, bind, drop_root, is_loopback, share_database
+    from referee.web.privileges import PrivilegeError, WebUser, bind, drop_root, is_loopback, share_database
     from referee.web.settings import WebSettings
 
     if not is_loopback(host) and not public:
@@ -61,6 +61,9 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
         web_user = WebUser.named(user)
         share_database(db, web_user)
         drop_root(web_user)
+        if not os.access(db, os.R_OK | os.W_OK):
+            raise PrivilegeError(f"user {user} cannot read and write {str(db)!r}: every folder above it must be "
+                                 "searchable by that user (docs/WEB.md)")
     os.environ[DB_ENV] = str(db.resolve())
     os.environ[SETTINGS_ENV] = msgspec.json.encode(WebSettings(trusted_proxies=trusted)).decode()
     # The proxy headers are read by the app, for trusted proxies only; uvicorn's own reading is off.
