@@ -27,6 +27,8 @@ OPEN_MARK = "OPEN-GROUP-MARK-3b8c"  # the stderr of the open group's game
 A_BUILD_LOG, A_GATE_LOG = "A-BUILD-LOG-2e6f", "A-GATE-LOG-c4d0"
 B_BUILD_LOG, B_GATE_LOG = "B-BUILD-LOG-8a17", "B-GATE-LOG-f05b"
 A_QUARANTINE = "A-QUARANTINE-WHY-6e2d"
+#: What an extra bot writes to stderr: script and markup (the browser test's payload).
+EXTRA_STDERR = "<script>window.pwned = 'stderr-script'</script><img src=x onerror=\"window.pwned='stderr-img'\">"
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,13 @@ def build(folder: Path, *, extra_bots: dict[str, str] | None = None) -> WebDb:
         for number in range(3):
             store.issue_group(league.id, GroupRow(number=number, deal_seed=number, seats=seats, anchor="alpha@1"))
         games = _games(store, league.id, seats)
+        for offset, bot in enumerate(extra_bots or {}):  # a complete group of each extra bot against alpha
+            number, pair = 3 + offset, (f"{bot}@1", "alpha@1")
+            store.issue_group(league.id, GroupRow(number=number, deal_seed=number, seats=pair, anchor="alpha@1"))
+            record = game(list(pair), 20 + offset, f"g{number}", [EXTRA_STDERR, A_STDERR])
+            store.save_slots(league.id, [[stored(record, number, 0)]])
+            store.close_group(league.id, number, "complete")
+            games[bot] = store.count_games(league.id)
         store.close_group(league.id, 0, "complete")
         store.close_group(league.id, 2, "void", "beta retired")
         uploads = {}

@@ -21,7 +21,7 @@ from referee.web import api, auth, pages
 from referee.web.context import WebState
 from referee.web.limits import RateLimiter, client_address, retry_after
 from referee.web.settings import WebSettings
-from referee.web.static import static_file
+from referee.web.static import favicon, static_file
 
 #: Every answer's headers (a strict CSP: scripts and styles only from /static, nothing framed or posted elsewhere).
 SECURITY_HEADERS = {
@@ -45,7 +45,7 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates)
     return Litestar(
-        route_handlers=[*api.ROUTES, *pages.ROUTES, static_file],
+        route_handlers=[*api.ROUTES, *pages.ROUTES, static_file, favicon],
         state=_state(state),
         before_request=_limit_address,
         before_send=[_security_headers],

@@ -30,3 +30,8 @@ async def static_file(name: FromPath[str]) -> Response[bytes]:
     package, path, media_type = FILES[name]
     return Response(_read(package, path), media_type=f"{media_type}; charset=utf-8",
                     headers={"Cache-Control": "public, max-age=300"})
+
+
+@get("/favicon.ico", include_in_schema=False, status_code=204)
+async def favicon() -> None:
+    """No icon (browsers ask for one on every site; a 404 would be noise in their consoles)."""
