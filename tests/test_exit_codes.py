@@ -54,6 +54,7 @@ INTERNAL = {
     "referee.tournament.worker._Stopped": "caught in tournament/worker.py (a worker told to stop)",
     "referee.league.botstore.SnapshotError": "a refused request in league/lifecycle.py, a UsageError in "
                                              "cli/league.py",
+    "referee.web.uploads.UploadRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
 }
 
 

@@ -18,7 +18,7 @@ BOT_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 class UploadRefused(ValueError):
     """An upload the server refuses: ``status`` is the HTTP status, the message says why in one line."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
 
@@ -26,17 +26,17 @@ class UploadRefused(ValueError):
 def take_upload(store: WebStore, author: str, bot: str, archive: bytes, settings: WebSettings) -> UploadRow:
     """Check an upload against the rules and quotas and store it. :raises UploadRefused: why not."""
     if not BOT_NAME.fullmatch(bot):
-        raise UploadRefused(400, "bad bot name: 1-64 letters, digits and _ . + -")
+        raise UploadRefused("bad bot name: 1-64 letters, digits and _ . + -", 400)
     if not archive:
-        raise UploadRefused(400, "an empty archive")
+        raise UploadRefused("an empty archive", 400)
     league = store.the_league()
     _check_bot_name(store, league.id, author, bot, settings.max_bots)
     recent, kept = store.upload_usage(author, (datetime.now(UTC) - timedelta(hours=1)).isoformat())
     if recent >= settings.uploads_per_hour:
-        raise UploadRefused(429, f"upload quota: {settings.uploads_per_hour} uploads per hour, try again later")
+        raise UploadRefused(f"upload quota: {settings.uploads_per_hour} uploads per hour, try again later", 429)
     if kept + len(archive) > settings.stored_bytes:
-        raise UploadRefused(413, f"storage quota: your archives would take {kept + len(archive)} bytes, more than "
-                                 f"the {settings.stored_bytes} allowed")
+        raise UploadRefused(f"storage quota: your archives would take {kept + len(archive)} bytes, more than "
+                            f"the {settings.stored_bytes} allowed", 413)
     return store.add_upload(league.id, author, bot, archive, hashlib.sha256(archive).hexdigest())
 
 
@@ -47,7 +47,7 @@ def _check_bot_name(store: WebStore, league_id: int, author: str, bot: str, max_
         if upload.status != "refused":
             owners.setdefault(upload.bot, upload.author)
     if owners.get(bot, author) != author:
-        raise UploadRefused(403, f"the bot name {bot!r} belongs to another author")
+        raise UploadRefused(f"the bot name {bot!r} belongs to another author", 403)
     theirs = {name for name, owner in owners.items() if owner == author}
     if bot not in theirs and len(theirs) >= max_bots:
-        raise UploadRefused(403, f"bot quota: you have {len(theirs)} bots, the most allowed is {max_bots}")
+        raise UploadRefused(f"bot quota: you have {len(theirs)} bots, the most allowed is {max_bots}", 403)
