@@ -194,8 +194,11 @@ def test_bodies_are_capped(db: WebDb) -> None:
         big = {"bot": "beta" + " " * 2000}
         assert client.post("/api/admin/retire", json=big, headers=alice).status_code == 413
         assert client.post("/login", data={"token": "x" * 2000, "csrf": "y"}).status_code == 413
-        assert client.post("/api/uploads?bot=alpha", content=b"x" * 5001, headers=alice).status_code == 413
-        assert client.post("/api/uploads?bot=alpha", content=b"x" * 4999, headers=alice).status_code == 202
+        raw = {**alice, "Content-Type": "application/octet-stream"}
+        assert client.post("/api/uploads?bot=alpha", content=b"x" * 5001, headers=raw).status_code == 413
+        assert client.post("/api/uploads?bot=alpha", content=b"x" * 4999, headers=raw).status_code == 202
+        assert client.post("/api/uploads?bot=alpha", content=b"x", headers={
+            **alice, "Content-Type": "text/html"}).status_code == 415
         right = log_in(client, db, "alice")
         answer = client.post("/upload", data={"bot": "alpha", "csrf": right},
                              files={"archive": ("a.zip", b"x" * 6000)})
@@ -203,7 +206,7 @@ def test_bodies_are_capped(db: WebDb) -> None:
 
 
 def test_the_bot_count_and_upload_quotas_say_why(db: WebDb) -> None:
-    alice = {"Authorization": f"Bearer {db.tokens['alice']}"}
+    alice = {"Authorization": f"Bearer {db.tokens['alice']}", "Content-Type": "application/zip"}
     with client_for(db, max_bots=2, uploads_per_hour=3) as client:
         def upload(bot: str) -> tuple[int, str]:
             answer = client.post(f"/api/uploads?bot={bot}", content=b"\x1f\x8bgz", headers=alice)
@@ -223,5 +226,6 @@ def test_the_bot_count_and_upload_quotas_say_why(db: WebDb) -> None:
 def test_the_stored_bytes_quota(db: WebDb) -> None:
     with client_for(db, stored_bytes=100) as client:
         answer = client.post("/api/uploads?bot=alpha", content=b"x" * 101,
-                             headers={"Authorization": f"Bearer {db.tokens['alice']}"})
+                             headers={"Authorization": f"Bearer {db.tokens['alice']}",
+                                      "Content-Type": "application/gzip"})
         assert answer.status_code == 413 and "storage quota" in answer.text

@@ -78,6 +78,8 @@ def api_upload(request: Req, upload_id: FromPath[int]) -> models.UploadOut:
         return _found(ctx.answers.upload(upload_id))
 
 
+#: What an upload's raw body may be sent as (the daemon reads the archive itself, whatever it says it is).
+ARCHIVE_TYPES = ("application/gzip", "application/zip", "application/octet-stream")
 #: The most any upload route reads, whatever the settings (the configured archive cap is checked below it).
 ARCHIVE_CEILING = 256 * 1024 * 1024
 
@@ -86,6 +88,8 @@ ARCHIVE_CEILING = 256 * 1024 * 1024
 async def api_upload_post(request: Req, bot: FromQuery[str]) -> models.UploadAccepted:
     """Upload a bot's archive (the raw body: application/gzip, application/zip or application/octet-stream); the
     daemon extracts, builds and gates it. ``bot`` names the bot."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() not in ARCHIVE_TYPES:
+        raise HTTPException(f"send the archive as one of {', '.join(ARCHIVE_TYPES)}", status_code=415)
     archive = await _body(request, web_state(request).settings.archive_bytes)
     with context(request) as ctx:
         login_wall(ctx)
