@@ -166,3 +166,24 @@ def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> No
     assert {"/api/board", "/api/bots/{name}", "/api/games", "/api/games/{number}", "/api/authors/{name}",
             "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}"} <= set(paths)
     assert not any(path.startswith(("/login", "/static")) for path in paths)
+
+
+def test_the_games_list_filters_and_pages_in_sql(web: tuple[WebDb, TestClient]) -> None:  # type: ignore[type-arg]
+    db, client = web
+    client.cookies.clear()
+
+    def numbers(query: str, viewer: str | None = None) -> list[int]:
+        headers = {"Authorization": f"Bearer {db.tokens[viewer]}"} if viewer else {}
+        return [g["number"] for g in client.get(f"/api/games?{query}", headers=headers).json()["games"]]
+
+    games = db.games
+    done = sorted((games["complete0"], games["complete1"], games["void"]), reverse=True)
+    assert numbers("") == numbers("bot=beta") == numbers("players=2") == done  # newest first, no open group
+    assert numbers("", "admin") == sorted(games.values(), reverse=True)
+    assert numbers("verdict=crash") == numbers("verdict=any") == [games["complete0"]]
+    assert numbers("verdict=timeout") == numbers("players=3") == numbers("bot=nobody") == []
+    with TestClient(create_app(db.path, WebSettings(games_per_page=2, rate_burst=10_000))) as paged:
+        first, second = (paged.get(f"/api/games?bot=alpha&page={n}").json() for n in (1, 2))
+        assert (first["total"], first["pages"], second["page"]) == (3, 2, 2)
+        assert [g["number"] for g in first["games"] + second["games"]] == done
+        assert paged.get("/api/games?page=99").json()["page"] == 2  # past the end: the last page

@@ -34,6 +34,45 @@ class LeagueGame:
         return cls(id=row["id"], number=row["number"], record=decode_record(row["record"]), status=row["status"])
 
 
+@dataclass(frozen=True)
+class GameQuery:
+    """Which league games to read: in SQL, so a page of a long league reads only its own rows.
+
+    Attributes:
+        with_open: the games of open groups too (the admin's view; nobody else may see them).
+        players: only games one of these versions played (None: any; empty: none).
+        verdict: only games with a verdict of this kind, or ``any``.
+        table: only games of this many players.
+    """
+
+    with_open: bool = True
+    players: tuple[str, ...] | None = None
+    verdict: str | None = None
+    table: int | None = None
+    newest_first: bool = False
+    limit: int | None = None
+    offset: int = 0
+
+    def where(self) -> tuple[str, tuple[object, ...]]:
+        """The conditions (``AND ...``) on ``games g`` joined with its group ``lg``, and their parameters."""
+        parts: list[str] = [] if self.with_open else ["COALESCE(lg.status, 'complete') != 'open'"]
+        params: list[object] = []
+        if self.players is not None:
+            marks = ", ".join("?" * len(self.players)) or "NULL"
+            parts.append(f"EXISTS (SELECT 1 FROM json_each(g.record, '$.players') WHERE value IN ({marks}))")
+            params += self.players
+        if self.verdict == "any":
+            parts.append("json_array_length(g.record, '$.verdicts') > 0")
+        elif self.verdict:
+            parts.append("EXISTS (SELECT 1 FROM json_each(g.record, '$.verdicts') WHERE "
+                         "json_extract(value, '$.kind') = ?)")
+            params.append(self.verdict)
+        if self.table is not None:
+            parts.append("json_array_length(g.record, '$.players') = ?")
+            params.append(self.table)
+        return "".join(f" AND {part}" for part in parts), tuple(params)
+
+
 class WebStore(ArenaStore):
     """A league's database as ``durak serve`` opens it: read-write but never created nor migrated; a database of
     another schema, or with no league, is refused in one line."""
@@ -59,10 +98,23 @@ class WebStore(ArenaStore):
             raise StoreError(f"{str(self.path)!r} holds no league (durak league run CONFIG --db DB starts one)")
         return league
 
-    def league_games(self, league_id: int) -> list[LeagueGame]:
-        """Every game of the league, open groups' included, by number."""
+    def league_games(self, league_id: int, wanted: GameQuery | None = None) -> list[LeagueGame]:
+        """The league's games ``wanted`` picks (default: all, open groups' included), by number (newest first if
+        asked), a page of them if it says so."""
+        wanted = wanted or GameQuery()
+        where, params = wanted.where()
+        order = "DESC" if wanted.newest_first else "ASC"
+        page = f"LIMIT {int(wanted.limit)} OFFSET {int(wanted.offset)}" if wanted.limit is not None else ""
         return [LeagueGame.from_row(row) for row in self._query(
-            f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? ORDER BY g.number", (league_id,))]
+            f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? {where} ORDER BY g.number {order} {page}",
+            (league_id, *params))]
+
+    def count_league_games(self, league_id: int, wanted: GameQuery) -> int:
+        where, params = wanted.where()
+        row = self._query_one(f"SELECT COUNT(*) AS games FROM games g LEFT JOIN league_groups lg ON "
+                              f"lg.tournament_id = g.tournament_id AND lg.deal_key = g.deal_key "
+                              f"WHERE g.tournament_id = ? {where}", (league_id, *params))
+        return int(row["games"]) if row else 0
 
     def league_game(self, league_id: int, number: int) -> tuple[LeagueGame, StoredReplay] | None:
         """A game of the league by number, whatever its group's status, with its stored replay."""

@@ -4,7 +4,7 @@ object passes :func:`referee.web.visibility.sight` first. Nothing else reads the
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from referee.report.game_data import SeatTraces, game_data
@@ -12,7 +12,7 @@ from referee.results.arena_store import UploadRow
 from referee.results.league_store import VersionRow
 from referee.results.rows import StoredReplay
 from referee.results.store import StoreError
-from referee.results.web_queries import LeagueGame, WebStore
+from referee.results.web_queries import GameQuery, LeagueGame, WebStore
 from referee.web import models
 from referee.web.visibility import (
     AdminSubject,
@@ -67,7 +67,8 @@ class Answers:
                                    quarantine_reason=v.quarantined if owner else None) for v in versions]
         history = [models.RatingPointOut(version=p.version, fitted=p.fitted, elo=p.elo, sd=p.sd, games=p.games)
                    for p in self.store.rating_history(self.league.id, [v.name for v in versions])]
-        games = [g for g in self._visible_games() if name in self._bots_of(g)]
+        games = [g for g in self.store.league_games(self.league.id, self._query(name))
+                 if self._sight(g) is not Sight.HIDDEN]
         return models.BotOut(name=name, author=author, versions=shown, history=history,
                              head_to_head=self._head_to_head(name, games), verdict_kinds=_verdict_kinds(name, games,
                                                                                                        self.versions),
@@ -90,11 +91,20 @@ class Answers:
     # -- games ----------------------------------------------------------------------------
 
     def games(self, wanted: GameFilter, per_page: int) -> models.GamesPage:
-        games = [g for g in self._visible_games() if self._wanted(g, wanted)]
-        pages = max(1, -(-len(games) // per_page))
+        query = self._query(wanted.bot, verdict=wanted.verdict, table=wanted.players)
+        total = self.store.count_league_games(self.league.id, query)
+        pages = max(1, -(-total // per_page))
         page = min(max(1, wanted.page), pages)
-        newest_first = games[::-1][(page - 1) * per_page:page * per_page]
-        return models.GamesPage(games=[self._line(g) for g in newest_first], total=len(games), page=page, pages=pages)
+        shown = self.store.league_games(self.league.id, replace(query, newest_first=True, limit=per_page,
+                                                                 offset=(page - 1) * per_page))
+        # The query leaves out open groups for all but the admin; sight() has the last word on each game.
+        return models.GamesPage(games=[self._line(g) for g in shown if self._sight(g) is not Sight.HIDDEN],
+                                total=total, page=page, pages=pages)
+
+    def _query(self, bot: str | None, **more: Any) -> GameQuery:
+        """The SQL side of what this viewer may list: open groups' games for the admin only; ``bot``'s versions."""
+        players = None if bot is None else tuple(name for name, v in self.versions.items() if v.bot == bot)
+        return GameQuery(with_open=sight(self.viewer, AdminSubject()) is Sight.ALL, players=players, **more)
 
     def game(self, number: int) -> models.GameOut | None:
         """A game for the viewer (None: no such game, or one this viewer may not see: the same answer)."""
@@ -117,19 +127,8 @@ class Answers:
                       for seat in own_seats(self.viewer, self._authors_of(game))]
         return views
 
-    def _visible_games(self) -> list[LeagueGame]:
-        return [g for g in self.store.league_games(self.league.id) if self._sight(g) is not Sight.HIDDEN]
-
     def _sight(self, game: LeagueGame) -> Sight:
         return sight(self.viewer, GameSubject(game.status, self._authors_of(game)))
-
-    def _wanted(self, game: LeagueGame, wanted: GameFilter) -> bool:
-        record = game.record
-        if wanted.bot and wanted.bot not in self._bots_of(game):
-            return False
-        if wanted.players and len(record.players) != wanted.players:
-            return False
-        return not wanted.verdict or any(wanted.verdict in ("any", v.kind) for v in record.verdicts)
 
     def _line(self, game: LeagueGame) -> models.GameLine:
         seen, mine = self._sight(game), own_seats(self.viewer, self._authors_of(game))
