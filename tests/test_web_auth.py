@@ -74,6 +74,9 @@ def test_the_login_form_needs_its_csrf_token(db: WebDb) -> None:
         client.cookies.clear()  # the token is bound to its login cookie: without it, refused
         assert client.post("/login", data={"token": db.tokens["alice"], "csrf": right}).status_code == 403
     with client_for(db) as client:
+        right = csrf_of(client.get("/login").text)
+        wrong_token = client.post("/login", data={"token": db.tokens["alice"] + "x", "csrf": right})
+        assert wrong_token.status_code == 401 and SESSION_COOKIE not in wrong_token.headers.get("set-cookie", "")
         log_in(client, db, "alice")  # control
         assert client.get("/api/authors/alice").json()["uploads"] is not None
 
