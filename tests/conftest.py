@@ -108,6 +108,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_seccomp.py::test_two_bots_signal": ("sandbox",),
     "test_seccomp.py::test_sample_bots_run_unchanged": ("sandbox",),
     "test_report_browser.py": ("browser",),
+    "test_web_browser.py": ("browser",),
     "test_cluster.py": ("cluster", "slow"),
     # tests with time bounds, deadlines, CPU-time or core-pinning assertions
     "test_bot_process.py": ("timing",),

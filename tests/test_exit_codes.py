@@ -58,6 +58,7 @@ INTERNAL = {
     "referee.league.build.BuildRefused": "a refused build step in league/lifecycle.py _build",
     "referee.league.botstore.SnapshotError": "a refused request in league/lifecycle.py, a UsageError in "
                                              "cli/league.py",
+    "referee.web.uploads.UploadRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
 }
 
 

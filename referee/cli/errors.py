@@ -31,6 +31,7 @@ from referee.tournament.executors.dask import ClusterUnavailable
 from referee.tournament.secret import SeedFileError
 from referee.tournament.sprt_run import SprtError
 from referee.tournament.worker import WorkerFailed
+from referee.web.privileges import PrivilegeError
 
 
 class UsageError(ValueError):
@@ -46,6 +47,7 @@ class SubmitError(RuntimeError):
 #: entry here or on its bases is a bug: "internal error" (tests/test_exit_codes.py walks every error class).
 ERROR_CODES: dict[type[BaseException], ExitCode] = {
     UsageError: ExitCode.USAGE,
+    PrivilegeError: ExitCode.USAGE,  # durak serve: an unknown --user, a port it cannot listen on
     BotArgError: ExitCode.USAGE,
     AnchorError: ExitCode.USAGE,
     SprtError: ExitCode.USAGE,
