@@ -30,6 +30,10 @@ A_QUARANTINE = "A-QUARANTINE-WHY-6e2d"
 #: What an extra bot writes to stderr: script and markup (the browser test's payload).
 EXTRA_STDERR = "<script>window.pwned = 'stderr-script'</script><img src=x onerror=\"window.pwned='stderr-img'\">"
 
+#: The config a league database keeps (durak serve reads its [arena] quotas).
+LEAGUE_CONFIG = 'name = "web test league"\nplayers = [2, 3]\n'
+
+
 
 @dataclass(frozen=True)
 class WebDb:
@@ -69,7 +73,7 @@ def build(folder: Path, *, extra_bots: dict[str, str] | None = None) -> WebDb:
     """The database at ``folder/league.db``; ``extra_bots`` (name -> author) adds versions as they are, unchecked."""
     path = folder / "league.db"
     with ArenaStore(path) as store:
-        league = store.create_league("web test league", "league.toml", "", "fp", 7)
+        league = store.create_league("web test league", "league.toml", LEAGUE_CONFIG, "fp", 7)
         tokens = {name: new_author(store, name, admin=name == "admin")[1] for name in ("admin", "alice", "bob")}
         bots = {"alpha": "alice", "beta": "bob", **(extra_bots or {})}
         for bot, author in bots.items():

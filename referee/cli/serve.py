@@ -46,6 +46,7 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from referee.league.config import load_league
     from referee.results.web_queries import WebStore
     from referee.web.app import DB_ENV, SETTINGS_ENV
     from referee.web.privileges import PrivilegeError, WebUser, bind, drop_root, is_loopback, share_database
@@ -54,8 +55,9 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
     if not is_loopback(host) and not public:
         raise UsageError(f"--host {host} is reachable from other machines: add --public (and TLS in front)")
     with WebStore(db) as store:  # one-line refusals (no league, another schema) before anything else
-        store.the_league()
+        league = store.the_league()
         store.web_key()  # drawn now, by the owner, if it never was
+    arena = load_league(league.config_path, text=league.config, with_bots=False).arena
     sock = bind(host, port)
     if os.geteuid() == 0:
         web_user = WebUser.named(user)
@@ -65,7 +67,8 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
             raise PrivilegeError(f"user {user} cannot read and write {str(db)!r}: every folder above it must be "
                                  "searchable by that user (docs/WEB.md)")
     os.environ[DB_ENV] = str(db.resolve())
-    os.environ[SETTINGS_ENV] = msgspec.json.encode(WebSettings(trusted_proxies=trusted)).decode()
+    settings = WebSettings(trusted_proxies=trusted).with_arena(arena)
+    os.environ[SETTINGS_ENV] = msgspec.json.encode(settings).decode()
     # The proxy headers are read by the app, for trusted proxies only; uvicorn's own reading is off.
     config = uvicorn.Config("referee.web.app:app_from_environment", factory=True, workers=workers,
                             proxy_headers=False, server_header=False, log_level="info")

@@ -10,12 +10,13 @@ from litestar.exceptions import HTTPException, NotFoundException
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from referee.league.names import name_problem
 from referee.results.league_store import RequestKind
 from referee.results.web_queries import WebStore
 from referee.web import models
 from referee.web.answers import Answers, GameFilter
 from referee.web.context import context, login_wall, web_state
-from referee.web.uploads import BOT_NAME, UploadRefused, take_upload
+from referee.web.uploads import UploadRefused, take_upload
 from referee.web.visibility import AdminSubject, Sight, sight
 
 #: Lifecycle requests the admin may ask for from the web (the daemon carries them out). Quarantine is the gate's
@@ -119,7 +120,7 @@ def api_admin_action(request: Req, action: FromPath[str], data: JSONBody[models.
 
 def queue_action(store: WebStore, answers: Answers, action: str, bot: str, seen: Sight) -> models.RequestQueued:
     """A lifecycle request for ``bot``, if the viewer is the admin and the bot exists (else 404)."""
-    if seen is Sight.HIDDEN or action not in ADMIN_ACTIONS or not BOT_NAME.fullmatch(bot):
+    if seen is Sight.HIDDEN or action not in ADMIN_ACTIONS or name_problem(bot) is not None:
         raise NotFoundException(NOT_FOUND)
     if not any(v.bot == bot for v in answers.versions.values()):
         raise NotFoundException(NOT_FOUND)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from referee.league.config import ArenaSettings
 
 KIB = 1024
 MIB = 1024 * KIB
+#: The quotas' defaults are the league config's ``[arena]`` defaults: one home for each number.
+_ARENA = ArenaSettings()
 
 
 @dataclass(frozen=True)
@@ -18,10 +22,15 @@ class WebSettings:
     session_seconds: int = 8 * 3600  # a session cookie's life (its max age, and checked on its signed issue time)
     rate_per_second: float = 5.0  # the buckets' refill, per address and per author
     rate_burst: int = 60  # the buckets' size: requests allowed at once
-    archive_bytes: int = 8 * MIB  # an upload's archive
+    archive_bytes: int = _ARENA.archive_mb * MIB  # an upload's archive
     form_bytes: int = 64 * KIB  # any other request body (forms, JSON)
-    max_bots: int = 5  # bot names per author
-    uploads_per_hour: int = 12
-    stored_bytes: int = 64 * MIB  # an author's archives still kept
+    max_bots: int = _ARENA.max_bots_per_author  # bot names per author
+    uploads_per_hour: int = _ARENA.uploads_per_hour
+    stored_bytes: int = _ARENA.store_mb_per_author * MIB  # an author's archives still kept
     board_seconds: int = 5  # how often the board page polls /api/board
     games_per_page: int = 50
+
+    def with_arena(self, arena: ArenaSettings) -> WebSettings:
+        """These settings with the quotas of a league's ``[arena]`` table (the daemon reads the same table)."""
+        return replace(self, archive_bytes=arena.archive_mb * MIB, max_bots=arena.max_bots_per_author,
+                       uploads_per_hour=arena.uploads_per_hour, stored_bytes=arena.store_mb_per_author * MIB)

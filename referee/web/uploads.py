@@ -4,15 +4,12 @@ then :meth:`ArenaStore.add_upload`, which queues the daemon's request. The archi
 from __future__ import annotations
 
 import hashlib
-import re
 from datetime import UTC, datetime, timedelta
 
+from referee.league.names import name_problem
 from referee.results.arena_store import UploadRow
 from referee.results.web_queries import WebStore
 from referee.web.settings import WebSettings
-
-#: A bot's name, as the league's versions take it (``bot@number`` is made from it).
-BOT_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 
 
 class UploadRefused(ValueError):
@@ -25,8 +22,8 @@ class UploadRefused(ValueError):
 
 def take_upload(store: WebStore, author: str, bot: str, archive: bytes, settings: WebSettings) -> UploadRow:
     """Check an upload against the rules and quotas and store it. :raises UploadRefused: why not."""
-    if not BOT_NAME.fullmatch(bot):
-        raise UploadRefused("bad bot name: 1-64 letters, digits and _ . + -", 400)
+    if (problem := name_problem(bot)) is not None:
+        raise UploadRefused(problem, 400)
     if not archive:
         raise UploadRefused("an empty archive", 400)
     league = store.the_league()
