@@ -1,0 +1,223 @@
+"""The web arena end to end, as a new entrant would use it, in headless Chromium: a league's daemon runs (root, the
+sandbox), ``durak serve`` serves it (started as root, serving as nobody); Alice logs in with her token, uploads a
+Python bot and a C bot that builds, watches each step's outcome, finds both rated on the live board, opens a replay
+of her bot and reads its stderr; Bob cannot reach her stderr, uploads or page; ``durak submit`` uploads a third.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import browser, wait_for
+from tests.clirun import invoke
+from tests.sandboxes import needs_bwrap
+
+__all__ = ["browser"]  # the fixture, used by name
+pytestmark = needs_bwrap
+
+ROOT = Path(__file__).resolve().parents[1]
+#: An entrant's Python bot, of the standard library only: the first legal action, a line of stderr per request.
+PY_BOT = """\
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "hello", "protocol": 2, "name": "pybot"}), flush=True)
+    elif message["type"] == "request":
+        sys.stderr.write("pybot ponders its move\\n")
+        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][-1]}), flush=True)
+    elif message["type"] == "shutdown":
+        break
+"""
+CONFIG = """\
+name = "arena"
+players = 2
+[league]
+refit_seconds = 0.5
+min_games = 4
+gate_games = 1
+[[bots]]
+name = "house"
+command = "{python} random_bot.py"
+dir = "house"
+author = "organizer"
+[[bots]]
+name = "guest"
+command = "{python} heuristic_bot.py"
+dir = "house"
+author = "guests"
+"""
+
+
+@dataclass(frozen=True)
+class Arena:
+    url: str
+    db: Path
+    folder: Path
+    tokens: dict[str, str]
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def archive(files: dict[str, str], path: Path) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def started(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        return subprocess.Popen(command, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+@pytest.fixture(scope="module")
+def arena() -> Iterator[Arena]:
+    folder = Path(os.path.realpath(__import__("tempfile").mkdtemp(prefix="durak-test-arena-")))
+    folder.chmod(0o755)
+    (folder / "house").mkdir(mode=0o755)
+    for name in ("random_bot.py", "heuristic_bot.py"):
+        shutil.copy(ROOT / "sample_bots" / "python" / name, folder / "house" / name)
+    (folder / "league.toml").write_text(CONFIG)
+    db = folder / "league.db"
+    daemon = started([sys.executable, "-m", "referee", "league", "run", str(folder / "league.toml"), "--db", str(db),
+                      "--jobs", "2"], folder / "daemon.log")
+    processes = [daemon]
+    try:
+        deadline = time.monotonic() + 60
+        while not (db.exists() and invoke("league", "status", str(db)).code == 0):
+            assert time.monotonic() < deadline and daemon.poll() is None, (folder / "daemon.log").read_text()
+            time.sleep(0.2)
+        tokens = {name: invoke("league", "author", "add", str(db), name).out.strip() for name in ("alice", "bob")}
+        port = free_port()
+        server = started([sys.executable, "-m", "referee", "serve", str(db), "--port", str(port)], folder / "web.log")
+        processes.append(server)
+        url = f"http://127.0.0.1:{port}"
+        while True:
+            try:
+                with closing(socket.create_connection(("127.0.0.1", port), timeout=1)):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, (folder / "web.log").read_text()
+                time.sleep(0.1)
+        yield Arena(url, db, folder, tokens)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if not os.environ.get("DURAK_KEEP_ARENA"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def text(driver: Any) -> str:
+    shown: str = driver.execute_script("return document.body.innerText")
+    return shown
+
+
+def log_in(driver: Any, arena: Arena, name: str) -> None:
+    driver.delete_all_cookies()
+    driver.get(f"{arena.url}/login")
+    driver.find_element("name", "token").send_keys(arena.tokens[name])
+    driver.find_element("css selector", "form[action='/login'] button").click()
+    wait_for(driver, f"return document.body.innerText.includes({name!r}) && !location.pathname.endsWith('/login')")
+
+
+def upload(driver: Any, arena: Arena, bot: str, path: Path) -> str:
+    """Upload through the form; the author's page once the upload is carried out (the page reloads itself till
+    then, showing each step as it ends)."""
+    driver.get(f"{arena.url}/upload")
+    driver.find_element("name", "bot").send_keys(bot)
+    driver.find_element("name", "archive").send_keys(str(path))
+    driver.find_element("css selector", "form[action='/upload'] button").click()
+    wait_for(driver, "return location.pathname.startsWith('/authors/')")
+    deadline = time.monotonic() + 120
+    while not any(word in text(driver) for word in (f"accepted ({bot}@", "refused")):
+        assert time.monotonic() < deadline, text(driver) + (arena.folder / "daemon.log").read_text()[-3000:]
+        time.sleep(0.5)
+    return text(driver)
+
+
+def test_an_entrant_uploads_follows_the_board_and_reads_only_their_own_logs(browser: Any, arena: Arena,
+                                                                           tmp_path: Path) -> None:
+    log_in(browser, arena, "alice")
+    page = upload(browser, arena, "pybot", archive(
+        {"durak-bot.toml": 'name = "pybot"\ncommand = "python3 -S bot.py"\n', "bot.py": PY_BOT},
+        tmp_path / "pybot.tar.gz"))
+    assert "accepted (pybot@1)" in page and "handshake" in page, page
+    page = upload(browser, arena, "cbot", archive(
+        {"durak-bot.toml": 'name = "cbot"\ncommand = "./bot"\nbuild = "cc -O2 -std=c99 -o bot bot.c"\n',
+         "bot.c": (ROOT / "sample_bots" / "c" / "bot.c").read_text()}, tmp_path / "cbot.tar.gz"))
+    section = page[page.index("cbot,"):]
+    for step in ("extract\tok", "build\tok", "check\tok", "gate\tok"):
+        assert step in section, section
+
+    browser.get(arena.url + "/")  # the live board: both bots appear with rated games, without a reload
+    fitted = browser.find_element("id", "board-fitted").text
+    wait_for(browser, f"return Number(document.body.dataset.polled || '0') > 0 && "  # redrawn by its poll
+                      f"document.getElementById('board-fitted').textContent !== {fitted!r}", timeout=60)
+    wait_for(browser, "return ['pybot@1', 'cbot@1'].every((v) => [...document.querySelectorAll('#board-body tr')]"
+                      ".some((row) => row.cells[1].textContent === v && Number(row.cells[5].textContent) > 0))",
+             timeout=120)
+
+    browser.get(f"{arena.url}/games?bot=pybot")
+    game = browser.find_element("css selector", "table.list tbody a").get_attribute("href")
+    browser.get(f"{game}#game=2")  # the picker's second view: pybot's own seat, with its stderr
+    wait_for(browser, "return document.body.dataset.ready === '1'")
+    browser.find_element("tag name", "body").send_keys("\ue010")  # End: the game's last step
+    browser.execute_script("document.querySelector('button[title^=\"end\"]')?.click()")
+    wait_for(browser, "return document.body.innerText.includes('pybot ponders its move')")
+
+    log_in(browser, arena, "bob")
+    browser.get(f"{game}#game=2")
+    wait_for(browser, "return document.body.dataset.ready === '1'")
+    browser.execute_script("document.querySelector('button[title^=\"end\"]')?.click()")
+    time.sleep(0.3)
+    assert "pybot ponders" not in browser.page_source and "pybot ponders" not in text(browser)
+    browser.get(arena.url + "/authors/alice")  # her bots are public; her uploads and their logs are hers
+    assert "pybot" in text(browser) and "Uploads" not in text(browser) and "handshake" not in browser.page_source
+    browser.get(arena.url + "/api/uploads/1")
+    assert "not found" in browser.page_source.lower() and "handshake" not in browser.page_source
+
+
+def test_durak_submit_uploads_a_folder_and_follows_it(arena: Arena, tmp_path: Path) -> None:
+    folder = tmp_path / "subbot"
+    folder.mkdir()
+    (folder / "durak-bot.toml").write_text('name = "subbot"\ncommand = "python3 -S bot.py"\n')
+    (folder / "bot.py").write_text(PY_BOT)
+    token = tmp_path / "token"
+    token.write_text(arena.tokens["alice"])
+    done = subprocess.run([sys.executable, "-m", "referee", "submit", arena.url, str(folder), "--token-file",
+                           str(token), "--wait", "120"], capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "extract: ok" in done.stdout and "gate: ok" in done.stdout and "accepted: subbot@1" in done.stdout
+    assert arena.tokens["alice"] not in done.stdout + done.stderr
+    logs = (arena.folder / "web.log").read_text() + (arena.folder / "daemon.log").read_text()
+    assert all(token not in logs for token in arena.tokens.values())
