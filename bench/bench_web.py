@@ -1,0 +1,408 @@
+"""Benchmark: the arena's web server (``durak serve``) under 50 concurrent clients while the daemon writes.
+
+Run by hand from the project root::
+
+    python bench/bench_web.py [--versions 1000] [--games 1000000] [--clients 50] [--requests 40]
+                              [--max-seconds 120] [--rate 50] [--refit-every 30] [--stand-in] [--json]
+
+It makes or reuses the league database of bench/arena_data.py (``--cache``, default /tmp/durak-bench), then starts
+three processes over it: the web server on a free port of 127.0.0.1 (``durak serve DB --host 127.0.0.1 --port
+P`` if the CLI has it, else the web branch's app factory ``referee.web.app.create_app`` under uvicorn; ``--stand-in``:
+a trivial ASGI app of this file over the store's board and versions, to prove the tool), a writer standing in for
+the daemon (``--rate`` games/s in complete deal groups through :meth:`ArenaStore.issue_group`,
+:meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`, as the daemon stores them) and a refitter
+(every ``--refit-every`` s: :func:`referee.league.board.refit` and :meth:`ArenaStore.save_board`, as the daemon's
+refit process does). Then the load: ``--clients`` threads, each with one keep-alive ``http.client`` connection to
+127.0.0.1 only, each making ``--requests`` requests (bounded too by ``--max-seconds``) drawn from a mix of ``/``,
+``/api/board``, ``/bots/<a random bot>`` and ``/api/bots/<a random bot>``. Every response's time and status is
+kept; the table gives per route the requests, errors (status >= 400 or no answer; a 429 is the server's rate
+limit), median, p90, p99, max and requests/s over the run. Every process it started is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import importlib.util
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+import numpy as np
+from tabulate import tabulate
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.arena_data import Params, Templates, database, group_games, size_mib  # noqa: E402
+from bench.bench_league import deal_groups  # noqa: E402
+from referee.engine.rng import derive_seed  # noqa: E402
+from referee.league.board import board_rows, refit  # noqa: E402
+from referee.results.arena_store import ArenaStore  # noqa: E402
+from referee.results.league_store import GroupRow  # noqa: E402
+
+PYTHON = sys.executable
+HOST = "127.0.0.1"  # the only address the load goes to
+#: route -> its share of the requests
+MIX = {"/": 0.3, "/api/board": 0.2, "/bots/{name}": 0.3, "/api/bots/{name}": 0.2}
+
+
+# -- the processes ------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def server_command(db: Path, port: int, stand_in: bool) -> list[str] | None:
+    """How to start the web server: ``durak serve``, else the web branch's app factory, else None."""
+    if stand_in:
+        return [PYTHON, __file__, "--role", "stand-in", "--db", str(db), "--port", str(port)]
+    has_serve = subprocess.run([PYTHON, "-m", "referee", "serve", "--help"], capture_output=True, cwd=ROOT)
+    if has_serve.returncode == 0:
+        return [PYTHON, "-m", "referee", "serve", str(db), "--host", HOST, "--port", str(port)]
+    if importlib.util.find_spec("referee.web") and importlib.util.find_spec("referee.web.app"):
+        return [PYTHON, __file__, "--role", "factory", "--db", str(db), "--port", str(port)]
+    return None
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            cwd=ROOT, env=env, start_new_session=True)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 10 s (its own process group: the bench started it)."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], seconds: float = 60.0) -> None:
+    """Until ``GET /api/board`` answers; :raises SystemExit: the server died or never answered."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the web server exited with {process.returncode} before it answered")
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            connection = http.client.HTTPConnection(HOST, port, timeout=5)
+            connection.request("GET", "/api/board")
+            connection.getresponse().read()
+            connection.close()
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"the web server did not answer on {HOST}:{port} within {seconds:.0f} s")
+
+
+# -- the daemon's stand-ins ------------------------------------------------------------------
+
+
+class Stopping:
+    """Set by SIGTERM: a role's loop ends at its next turn."""
+
+    def __init__(self) -> None:
+        self.now = False
+        signal.signal(signal.SIGTERM, self._set)
+
+    def _set(self, *_: object) -> None:
+        self.now = True
+
+    def sleep(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self.now and time.monotonic() < end:
+            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+
+
+def run_writer(db: Path, rate: float, seed: int) -> None:
+    """Complete deal groups at ``rate`` games/s, stored as the daemon stores them, until SIGTERM."""
+    stopping, rng = Stopping(), random.Random(seed)
+    templates = Templates.play(seed, per_size=40)
+    with ArenaStore(db) as store:
+        league = store.league()
+        assert league is not None
+        names = [v.name for v in store.versions(league.id) if v.active]
+        first = max((g.number for g in store.groups(league.id)), default=-1) + 1
+        strength = {name: rng.gauss(0, 1) for name in names}
+        began, written, slowest = time.monotonic(), 0, 0.0
+        for group in deal_groups(rng, names, strength, 10**9, first=first):
+            if stopping.now:
+                break
+            start = time.perf_counter()
+            store.issue_group(league.id, GroupRow(number=group.number, deal_seed=derive_seed(group.number, "deal"),
+                                                  seats=tuple(group.table), anchor=group.table[0]))
+            store.save_slots(league.id, [[game] for game in group_games(templates, rng, group)])
+            store.close_group(league.id, group.number, "complete")
+            slowest = max(slowest, time.perf_counter() - start)
+            written += len(group.table)
+            stopping.sleep(began + written / rate - time.monotonic())
+    seconds = time.monotonic() - began
+    print(json.dumps({"games": written, "seconds": round(seconds, 1), "games_per_second": round(written / seconds, 1),
+                      "slowest_group_ms": round(slowest * 1000, 1)}), flush=True)
+
+
+def run_refitter(db: Path, every: float) -> None:
+    """A refit and a new board every ``every`` seconds, as the daemon's refit process, until SIGTERM."""
+    stopping, fits = Stopping(), []
+    while not stopping.now:
+        began = time.monotonic()
+        with ArenaStore(db, create=False) as reader:
+            league = reader.league()
+            assert league is not None
+            board = refit(reader, league.id)
+        with ArenaStore(db) as writer:
+            writer.save_board(league.id, board_rows(board, datetime.now(UTC).isoformat(timespec="seconds")))
+        fits.append(time.monotonic() - began)
+        stopping.sleep(every - fits[-1])
+    print(json.dumps({"refits": len(fits), "seconds": [round(s, 2) for s in fits]}), flush=True)
+
+
+# -- the stand-in server -------------------------------------------------------------------
+
+
+Send = Callable[[dict[str, object]], object]
+
+
+def stand_in_app(db: Path) -> Callable[..., object]:
+    """A trivial ASGI app over the store: the board (HTML or JSON) and a bot's versions with their rating history.
+    Not the web server: it proves the load generator, its figures are not the arena's."""
+    store = ArenaStore(db, create=False)
+    league = store.league()
+    assert league is not None
+
+    def page(path: str) -> tuple[int, str, bytes]:
+        if path in ("/", "/api/board"):
+            rows = store.board(league.id)
+            if path == "/api/board":
+                return 200, "application/json", msgspec.json.encode(rows)
+            return 200, "text/html", "".join(f"<tr><td>{r.rank}</td><td>{r.version}</td><td>{r.elo:.0f}</td></tr>"
+                                             for r in rows).encode()
+        for prefix, kind in (("/bots/", "text/html"), ("/api/bots/", "application/json")):
+            if path.startswith(prefix):
+                name = path.removeprefix(prefix)
+                versions = [v.name for v in store.versions(league.id) if v.bot == name]
+                if not versions:
+                    return 404, "text/plain", b"no such bot"
+                body = {"versions": versions, "history": store.rating_history(league.id, versions)}
+                return 200, kind, msgspec.json.encode(body)
+        return 404, "text/plain", b"not found"
+
+    async def app(scope: dict[str, object], receive: Callable[..., object], send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        status, kind, body = page(str(scope["path"]))
+        await send({"type": "http.response.start", "status": status,  # type: ignore[misc]
+                    "headers": [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})  # type: ignore[misc]
+
+    return app
+
+
+def run_server(db: Path, port: int, stand_in: bool) -> None:
+    import uvicorn
+
+    if stand_in:
+        app = stand_in_app(db)
+    else:
+        from referee.web.app import create_app  # the web branch's factory
+
+        app = create_app(db)
+    uvicorn.run(app, host=HOST, port=port, log_level="warning", access_log=False)
+
+
+# -- the load ------------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    route: str
+    seconds: float
+    status: int  # 0: no answer
+
+
+@dataclass
+class Load:
+    clients: int
+    requests: int
+    max_seconds: float
+    bots: list[str]
+    seed: int
+    samples: list[Sample] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def urls(self, rng: random.Random) -> Iterator[tuple[str, str]]:
+        routes, weights = list(MIX), list(MIX.values())
+        while True:
+            route = rng.choices(routes, weights)[0]
+            yield route, route.replace("{name}", rng.choice(self.bots))
+
+
+def one_client(load: Load, port: int, index: int, deadline: float) -> None:
+    """``load.requests`` requests on one keep-alive connection (a new one after an error), until ``deadline``."""
+    rng, mine = random.Random(load.seed * 1000 + index), []
+    connection = http.client.HTTPConnection(HOST, port, timeout=30)
+    urls = load.urls(rng)
+    for _ in range(load.requests):
+        if time.monotonic() >= deadline:
+            break
+        route, url = next(urls)
+        start = time.perf_counter()
+        try:
+            connection.request("GET", url)
+            response = connection.getresponse()
+            response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException):
+            status = 0
+            connection.close()
+            connection = http.client.HTTPConnection(HOST, port, timeout=30)
+        mine.append(Sample(route, time.perf_counter() - start, status))
+    connection.close()
+    with load.lock:
+        load.samples += mine
+
+
+def run_load(load: Load, port: int) -> float:
+    """All the clients at once; returns the wall time."""
+    deadline = time.monotonic() + load.max_seconds
+    threads = [threading.Thread(target=one_client, args=(load, port, i, deadline), daemon=True)
+               for i in range(load.clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(load.max_seconds + 60)
+    return time.perf_counter() - start
+
+
+def summary(samples: list[Sample], wall: float) -> list[dict[str, object]]:
+    """Per route (and all together): requests, errors, statuses, median, p90, p99, max (ms), requests/s."""
+    rows = []
+    for route in [*MIX, "all"]:
+        mine = [s for s in samples if route in ("all", s.route)]
+        if not mine:
+            continue
+        ms = np.array([s.seconds * 1000 for s in mine])
+        statuses: dict[str, int] = {}
+        for s in mine:
+            statuses[str(s.status)] = statuses.get(str(s.status), 0) + 1
+        rows.append({"route": route, "requests": len(mine), "errors": sum(s.status == 0 or s.status >= 400
+                                                                           for s in mine),
+                     "statuses": statuses, "median_ms": round(float(np.median(ms)), 1),
+                     "p90_ms": round(float(np.percentile(ms, 90)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1),
+                     "max_ms": round(float(ms.max()), 1), "requests_per_s": round(len(mine) / wall, 1)})
+    return rows
+
+
+# -- the bench -----------------------------------------------------------------------------
+
+
+def bot_names(db: Path) -> list[str]:
+    with ArenaStore(db, create=False) as store:
+        league = store.league()
+        assert league is not None
+        return sorted({v.bot for v in store.versions(league.id)})
+
+
+def last_line(log: Path) -> dict[str, object]:
+    lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else {}
+
+
+def bench(args: argparse.Namespace) -> None:
+    params = Params(args.versions, args.games, args.history, args.seed)
+    db, made = database(args.cache, params)
+    port = free_port()
+    command = server_command(db, port, args.stand_in)
+    if command is None:
+        raise SystemExit("no web server: `durak serve` is not in this checkout (nor referee.web.app); merge the web "
+                         "branch, or run with --stand-in")
+    logs = args.cache / "logs"
+    logs.mkdir(exist_ok=True)
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        processes.append(start(command, logs / "server.log"))
+        wait_ready(port, processes[0])
+        processes.append(start([PYTHON, __file__, "--role", "writer", "--db", str(db), "--rate", str(args.rate)],
+                               logs / "writer.log"))
+        processes.append(start([PYTHON, __file__, "--role", "refitter", "--db", str(db), "--refit-every",
+                                str(args.refit_every)], logs / "refitter.log"))
+        time.sleep(args.settle)
+        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed)
+        wall = run_load(load, port)
+    finally:
+        for process in reversed(processes):
+            stop(process)
+    report(args, db, made, command, summary(load.samples, wall), wall, logs)
+
+
+def report(args: argparse.Namespace, db: Path, made: float, command: list[str], rows: list[dict[str, object]],
+           wall: float, logs: Path) -> None:
+    writer, refits = last_line(logs / "writer.log"), last_line(logs / "refitter.log")
+    server = "stand-in" if args.stand_in else " ".join(Path(part).name if i < 2 else part
+                                                     for i, part in enumerate(command[:4]))
+    if args.json:
+        print(json.dumps({"db": str(db), "versions": args.versions, "games": args.games, "made_s": round(made, 1),
+                          "db_mib": round(size_mib(db)), "server": server, "clients": args.clients,
+                          "wall_s": round(wall, 1), "routes": rows, "writer": writer, "refitter": refits}))
+        return
+    print(f"{db.name} ({size_mib(db):,.0f} MiB{f', made in {made:.0f} s' if made else ''}); server: {server}; "
+          f"{args.clients} clients x {args.requests} requests in {wall:.1f} s; unpinned")
+    print(f"writer: {writer}; refitter: {refits}")
+    print(tabulate([{k: v for k, v in row.items() if k != "statuses"} for row in rows], headers="keys",
+                   tablefmt="github"))
+    print("statuses: " + "; ".join(f"{row['route']} {row['statuses']}" for row in rows))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--versions", type=int, default=1000)
+    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--history", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/durak-bench"))
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=40, help="per client")
+    parser.add_argument("--max-seconds", type=float, default=120.0, help="the load's hard cap")
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds the writer runs before the load")
+    parser.add_argument("--rate", type=float, default=50.0, help="games/s the writer stores")
+    parser.add_argument("--refit-every", type=float, default=30.0)
+    parser.add_argument("--stand-in", action="store_true", help="a trivial ASGI server of this file, not the arena's")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--role", choices=["writer", "refitter", "stand-in", "factory"], help=argparse.SUPPRESS)
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role == "writer":
+        run_writer(args.db, args.rate, args.seed)
+    elif args.role == "refitter":
+        run_refitter(args.db, args.refit_every)
+    elif args.role in ("stand-in", "factory"):
+        run_server(args.db, args.port, args.role == "stand-in")
+    else:
+        bench(args)
+
+
+if __name__ == "__main__":
+    main()
