@@ -7,13 +7,15 @@ Run by hand from the project root::
 
 It makes or reuses the league database of bench/arena_data.py (``--cache``, default /tmp/durak-bench), then starts
 three processes over it: the web server on a free port of 127.0.0.1 (``durak serve DB --host 127.0.0.1 --port
-P`` if the CLI has it, else the web branch's app factory ``referee.web.app.create_app`` under uvicorn; ``--stand-in``:
+P`` if the CLI has it, else the web branch's app factory ``referee.web.app.create_app`` under uvicorn; ``--code DIR``:
+that checkout's server, e.g. the web branch's before it is merged; ``--stand-in``:
 a trivial ASGI app of this file over the store's board and versions, to prove the tool), a writer standing in for
 the daemon (``--rate`` games/s in complete deal groups through :meth:`ArenaStore.issue_group`,
 :meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`, as the daemon stores them) and a refitter
 (every ``--refit-every`` s: :func:`referee.league.board.refit` and :meth:`ArenaStore.save_board`, as the daemon's
 refit process does). Then the load: ``--clients`` threads, each with one keep-alive ``http.client`` connection to
-127.0.0.1 only, each making ``--requests`` requests (bounded too by ``--max-seconds``) drawn from a mix of ``/``,
+127.0.0.1 only (each its own ``X-Forwarded-For``, the server trusting 127.0.0.1 as a proxy: 50 people, not one
+address), each making ``--requests`` requests (bounded too by ``--max-seconds``) drawn from a mix of ``/``,
 ``/api/board``, ``/bots/<a random bot>`` and ``/api/bots/<a random bot>``. Every response's time and status is
 kept; the table gives per route the requests, errors (status >= 400 or no answer; a 429 is the server's rate
 limit), median, p90, p99, max and requests/s over the run. Every process it started is stopped at the end.
@@ -24,7 +26,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
-import importlib.util
 import json
 import os
 import random
@@ -68,22 +69,34 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def server_command(db: Path, port: int, stand_in: bool) -> list[str] | None:
-    """How to start the web server: ``durak serve``, else the web branch's app factory, else None."""
+def server_command(db: Path, port: int, stand_in: bool, code: Path) -> list[str] | None:
+    """How to start the web server of the checkout ``code``: ``durak serve``, else the web branch's app factory
+    under uvicorn, else None; ``stand_in``: this file's stand-in."""
     if stand_in:
         return [PYTHON, __file__, "--role", "stand-in", "--db", str(db), "--port", str(port)]
-    has_serve = subprocess.run([PYTHON, "-m", "referee", "serve", "--help"], capture_output=True, cwd=ROOT)
+    has_serve = subprocess.run([PYTHON, "-m", "referee", "serve", "--help"], capture_output=True, cwd=code,
+                               env=python_env(code))
     if has_serve.returncode == 0:
-        return [PYTHON, "-m", "referee", "serve", str(db), "--host", HOST, "--port", str(port)]
-    if importlib.util.find_spec("referee.web") and importlib.util.find_spec("referee.web.app"):
-        return [PYTHON, __file__, "--role", "factory", "--db", str(db), "--port", str(port)]
+        return [PYTHON, "-m", "referee", "serve", str(db), "--host", HOST, "--port", str(port), "--trusted-proxy", HOST]
+    if (code / "referee" / "web" / "app.py").is_file():
+        return [PYTHON, "-c", FACTORY.format(db=str(db), host=HOST, port=port)]
     return None
 
 
-def start(command: list[str], log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+#: The web branch's app factory under uvicorn, in a process of its own (its checkout first on the path).
+FACTORY = ("import uvicorn; from referee.web.app import create_app; from referee.web.settings import WebSettings; "
+           "uvicorn.run(create_app({db!r}, WebSettings(trusted_proxies=frozenset([{host!r}]))), host={host!r}, "
+           "port={port}, log_level='warning', access_log=False)")
+
+
+def python_env(code: Path) -> dict[str, str]:
+    """The environment with ``code`` first on the Python path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")]))}
+
+
+def start(command: list[str], log: Path, code: Path = ROOT) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            cwd=ROOT, env=env, start_new_session=True)
+                            cwd=code, env=python_env(code), start_new_session=True)
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -219,16 +232,10 @@ def stand_in_app(db: Path) -> Callable[..., object]:
     return app
 
 
-def run_server(db: Path, port: int, stand_in: bool) -> None:
+def run_stand_in(db: Path, port: int) -> None:
     import uvicorn
 
-    if stand_in:
-        app = stand_in_app(db)
-    else:
-        from referee.web.app import create_app  # the web branch's factory
-
-        app = create_app(db)
-    uvicorn.run(app, host=HOST, port=port, log_level="warning", access_log=False)
+    uvicorn.run(stand_in_app(db), host=HOST, port=port, log_level="warning", access_log=False)
 
 
 # -- the load ------------------------------------------------------------------------------
@@ -269,7 +276,7 @@ def one_client(load: Load, port: int, index: int, deadline: float) -> None:
         route, url = next(urls)
         start = time.perf_counter()
         try:
-            connection.request("GET", url)
+            connection.request("GET", url, headers={"X-Forwarded-For": client_address(index)})
             response = connection.getresponse()
             response.read()
             status = response.status
@@ -281,6 +288,12 @@ def one_client(load: Load, port: int, index: int, deadline: float) -> None:
     connection.close()
     with load.lock:
         load.samples += mine
+
+
+def client_address(index: int) -> str:
+    """The address client ``index`` stands for: the server trusts 127.0.0.1 as a proxy, so each client has its own
+    rate limit bucket, as 50 people would (from one address, 50 clients would share one)."""
+    return f"10.0.{index // 256}.{index % 256}"
 
 
 def run_load(load: Load, port: int) -> float:
@@ -334,15 +347,15 @@ def bench(args: argparse.Namespace) -> None:
     params = Params(args.versions, args.games, args.history, args.seed)
     db, made = database(args.cache, params)
     port = free_port()
-    command = server_command(db, port, args.stand_in)
+    command = server_command(db, port, args.stand_in, args.code)
     if command is None:
-        raise SystemExit("no web server: `durak serve` is not in this checkout (nor referee.web.app); merge the web "
-                         "branch, or run with --stand-in")
+        raise SystemExit(f"no web server: {args.code} has neither `durak serve` nor referee/web/app.py; merge the web "
+                         "branch, give its checkout with --code, or run with --stand-in")
     logs = args.cache / "logs"
     logs.mkdir(exist_ok=True)
     processes: list[subprocess.Popen[bytes]] = []
     try:
-        processes.append(start(command, logs / "server.log"))
+        processes.append(start(command, logs / "server.log", ROOT if args.stand_in else args.code))
         wait_ready(port, processes[0])
         processes.append(start([PYTHON, __file__, "--role", "writer", "--db", str(db), "--rate", str(args.rate)],
                                logs / "writer.log"))
@@ -360,8 +373,8 @@ def bench(args: argparse.Namespace) -> None:
 def report(args: argparse.Namespace, db: Path, made: float, command: list[str], rows: list[dict[str, object]],
            wall: float, logs: Path) -> None:
     writer, refits = last_line(logs / "writer.log"), last_line(logs / "refitter.log")
-    server = "stand-in" if args.stand_in else " ".join(Path(part).name if i < 2 else part
-                                                     for i, part in enumerate(command[:4]))
+    server = "stand-in" if args.stand_in else (f"create_app under uvicorn ({args.code})" if command[1] == "-c" else
+                                                f"durak serve ({args.code})")
     if args.json:
         print(json.dumps({"db": str(db), "versions": args.versions, "games": args.games, "made_s": round(made, 1),
                           "db_mib": round(size_mib(db)), "server": server, "clients": args.clients,
@@ -390,7 +403,9 @@ def main() -> None:
     parser.add_argument("--refit-every", type=float, default=30.0)
     parser.add_argument("--stand-in", action="store_true", help="a trivial ASGI server of this file, not the arena's")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--role", choices=["writer", "refitter", "stand-in", "factory"], help=argparse.SUPPRESS)
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="the checkout whose web server runs (default: this one)")
+    parser.add_argument("--role", choices=["writer", "refitter", "stand-in"], help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -398,8 +413,8 @@ def main() -> None:
         run_writer(args.db, args.rate, args.seed)
     elif args.role == "refitter":
         run_refitter(args.db, args.refit_every)
-    elif args.role in ("stand-in", "factory"):
-        run_server(args.db, args.port, args.role == "stand-in")
+    elif args.role == "stand-in":
+        run_stand_in(args.db, args.port)
     else:
         bench(args)
 
