@@ -29,6 +29,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -158,6 +159,7 @@ def run_writer(db: Path, rate: float, seed: int) -> None:
         names = [v.name for v in store.versions(league.id) if v.active]
         first = max((g.number for g in store.groups(league.id)), default=-1) + 1
         strength = {name: rng.gauss(0, 1) for name in names}
+        print(json.dumps({"ready": True}), flush=True)
         began, written, slowest = time.monotonic(), 0, 0.0
         for group in deal_groups(rng, names, strength, 10**9, first=first):
             if stopping.now:
@@ -176,7 +178,8 @@ def run_writer(db: Path, rate: float, seed: int) -> None:
 
 
 def run_refitter(db: Path, every: float) -> None:
-    """A refit and a new board every ``every`` seconds, as the daemon's refit process, until SIGTERM."""
+    """A refit and a new board every ``every`` seconds, as the daemon's refit process, until SIGTERM; a line of
+    figures after each."""
     stopping, fits = Stopping(), []
     while not stopping.now:
         began = time.monotonic()
@@ -187,8 +190,9 @@ def run_refitter(db: Path, every: float) -> None:
         with ArenaStore(db) as writer:
             writer.save_board(league.id, board_rows(board, datetime.now(UTC).isoformat(timespec="seconds")))
         fits.append(time.monotonic() - began)
+        print(json.dumps({"refits": len(fits), "rated_games": board.outcomes.n_games,
+                          "seconds": [round(s, 2) for s in fits]}), flush=True)
         stopping.sleep(every - fits[-1])
-    print(json.dumps({"refits": len(fits), "seconds": [round(s, 2) for s in fits]}), flush=True)
 
 
 # -- the stand-in server -------------------------------------------------------------------
@@ -338,14 +342,36 @@ def bot_names(db: Path) -> list[str]:
         return sorted({v.bot for v in store.versions(league.id)})
 
 
+def wait_writing(log: Path, writer: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
+    """Until the writer has read the league and begins to write; :raises SystemExit: it died or took too long."""
+    deadline = time.monotonic() + seconds
+    while '"ready"' not in log.read_text(errors="replace"):
+        if writer.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the writer did not start (see {log})")
+        time.sleep(0.1)
+
+
 def last_line(log: Path) -> dict[str, object]:
     lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("{")]
     return json.loads(lines[-1]) if lines else {}
 
 
+def working_copy(db: Path, folder: Path) -> tuple[Path, float]:
+    """A copy of the cached database for one run (the writer adds games, ``durak serve`` started as root gives the
+    file and its folder to its web user's group): the cache stays as made. Returns it and the seconds copying took."""
+    start = time.perf_counter()
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    copy = folder / db.name
+    shutil.copyfile(db, copy)
+    copy.chmod(0o600)
+    return copy, time.perf_counter() - start
+
+
 def bench(args: argparse.Namespace) -> None:
     params = Params(args.versions, args.games, args.history, args.seed)
-    db, made = database(args.cache, params)
+    cached, made = database(args.cache, params)
+    db, copying = working_copy(cached, args.cache / "run")
     port = free_port()
     command = server_command(db, port, args.stand_in, args.code)
     if command is None:
@@ -361,26 +387,31 @@ def bench(args: argparse.Namespace) -> None:
                                logs / "writer.log"))
         processes.append(start([PYTHON, __file__, "--role", "refitter", "--db", str(db), "--refit-every",
                                 str(args.refit_every)], logs / "refitter.log"))
+        wait_writing(logs / "writer.log", processes[1])
         time.sleep(args.settle)
         load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed)
         wall = run_load(load, port)
     finally:
         for process in reversed(processes):
             stop(process)
-    report(args, db, made, command, summary(load.samples, wall), wall, logs)
+    report(args, db, (made, copying), command, summary(load.samples, wall), wall, logs)
 
 
-def report(args: argparse.Namespace, db: Path, made: float, command: list[str], rows: list[dict[str, object]],
-           wall: float, logs: Path) -> None:
+def report(args: argparse.Namespace, db: Path, prepared: tuple[float, float], command: list[str],
+           rows: list[dict[str, object]], wall: float, logs: Path) -> None:
+    """The table (or ``--json``); ``prepared``: the seconds making the database took (0: cached) and copying it."""
+    made, copying = prepared
     writer, refits = last_line(logs / "writer.log"), last_line(logs / "refitter.log")
     server = "stand-in" if args.stand_in else (f"create_app under uvicorn ({args.code})" if command[1] == "-c" else
                                                 f"durak serve ({args.code})")
     if args.json:
         print(json.dumps({"db": str(db), "versions": args.versions, "games": args.games, "made_s": round(made, 1),
-                          "db_mib": round(size_mib(db)), "server": server, "clients": args.clients,
-                          "wall_s": round(wall, 1), "routes": rows, "writer": writer, "refitter": refits}))
+                          "copy_s": round(copying, 1), "db_mib": round(size_mib(db)), "server": server,
+                          "clients": args.clients, "requests_per_client": args.requests, "wall_s": round(wall, 1),
+                          "routes": rows, "writer": writer, "refitter": refits}))
         return
-    print(f"{db.name} ({size_mib(db):,.0f} MiB{f', made in {made:.0f} s' if made else ''}); server: {server}; "
+    print(f"{db.name} ({size_mib(db):,.0f} MiB{f', made in {made:.0f} s' if made else ''}, copied in {copying:.0f} s); "
+          f"server: {server}; "
           f"{args.clients} clients x {args.requests} requests in {wall:.1f} s; unpinned")
     print(f"writer: {writer}; refitter: {refits}")
     print(tabulate([{k: v for k, v in row.items() if k != "statuses"} for row in rows], headers="keys",
