@@ -34,15 +34,12 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
-import numpy as np
 from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,15 +47,13 @@ sys.path.insert(0, str(ROOT))
 
 from bench.arena_data import Params, Templates, database, group_games, size_mib  # noqa: E402
 from bench.bench_league import deal_groups  # noqa: E402
+from bench.web_load import HOST, Load, run_load, summary  # noqa: E402
 from referee.engine.rng import derive_seed  # noqa: E402
 from referee.league.board import board_rows, refit  # noqa: E402
 from referee.results.arena_store import ArenaStore  # noqa: E402
 from referee.results.league_store import GroupRow  # noqa: E402
 
 PYTHON = sys.executable
-HOST = "127.0.0.1"  # the only address the load goes to
-#: route -> its share of the requests
-MIX = {"/": 0.3, "/api/board": 0.2, "/bots/{name}": 0.3, "/api/bots/{name}": 0.2}
 
 
 # -- the processes ------------------------------------------------------------------------
@@ -242,96 +237,6 @@ def run_stand_in(db: Path, port: int) -> None:
     uvicorn.run(stand_in_app(db), host=HOST, port=port, log_level="warning", access_log=False)
 
 
-# -- the load ------------------------------------------------------------------------------
-
-
-@dataclass
-class Sample:
-    route: str
-    seconds: float
-    status: int  # 0: no answer
-
-
-@dataclass
-class Load:
-    clients: int
-    requests: int
-    max_seconds: float
-    bots: list[str]
-    seed: int
-    samples: list[Sample] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def urls(self, rng: random.Random) -> Iterator[tuple[str, str]]:
-        routes, weights = list(MIX), list(MIX.values())
-        while True:
-            route = rng.choices(routes, weights)[0]
-            yield route, route.replace("{name}", rng.choice(self.bots))
-
-
-def one_client(load: Load, port: int, index: int, deadline: float) -> None:
-    """``load.requests`` requests on one keep-alive connection (a new one after an error), until ``deadline``."""
-    rng, mine = random.Random(load.seed * 1000 + index), []
-    connection = http.client.HTTPConnection(HOST, port, timeout=30)
-    urls = load.urls(rng)
-    for _ in range(load.requests):
-        if time.monotonic() >= deadline:
-            break
-        route, url = next(urls)
-        start = time.perf_counter()
-        try:
-            connection.request("GET", url, headers={"X-Forwarded-For": client_address(index)})
-            response = connection.getresponse()
-            response.read()
-            status = response.status
-        except (OSError, http.client.HTTPException):
-            status = 0
-            connection.close()
-            connection = http.client.HTTPConnection(HOST, port, timeout=30)
-        mine.append(Sample(route, time.perf_counter() - start, status))
-    connection.close()
-    with load.lock:
-        load.samples += mine
-
-
-def client_address(index: int) -> str:
-    """The address client ``index`` stands for: the server trusts 127.0.0.1 as a proxy, so each client has its own
-    rate limit bucket, as 50 people would (from one address, 50 clients would share one)."""
-    return f"10.0.{index // 256}.{index % 256}"
-
-
-def run_load(load: Load, port: int) -> float:
-    """All the clients at once; returns the wall time."""
-    deadline = time.monotonic() + load.max_seconds
-    threads = [threading.Thread(target=one_client, args=(load, port, i, deadline), daemon=True)
-               for i in range(load.clients)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(load.max_seconds + 60)
-    return time.perf_counter() - start
-
-
-def summary(samples: list[Sample], wall: float) -> list[dict[str, object]]:
-    """Per route (and all together): requests, errors, statuses, median, p90, p99, max (ms), requests/s."""
-    rows = []
-    for route in [*MIX, "all"]:
-        mine = [s for s in samples if route in ("all", s.route)]
-        if not mine:
-            continue
-        ms = np.array([s.seconds * 1000 for s in mine])
-        statuses: dict[str, int] = {}
-        for s in mine:
-            statuses[str(s.status)] = statuses.get(str(s.status), 0) + 1
-        rows.append({"route": route, "requests": len(mine), "errors": sum(s.status == 0 or s.status >= 400
-                                                                           for s in mine),
-                     "statuses": statuses, "median_ms": round(float(np.median(ms)), 1),
-                     "p90_ms": round(float(np.percentile(ms, 90)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1),
-                     "max_ms": round(float(ms.max()), 1), "requests_per_s": round(len(mine) / wall, 1)})
-    return rows
-
-
 # -- the bench -----------------------------------------------------------------------------
 
 
@@ -389,7 +294,7 @@ def bench(args: argparse.Namespace) -> None:
                                 str(args.refit_every)], logs / "refitter.log"))
         wait_writing(logs / "writer.log", processes[1])
         time.sleep(args.settle)
-        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed)
+        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed, args.timeout)
         wall = run_load(load, port)
     finally:
         for process in reversed(processes):
@@ -429,6 +334,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--requests", type=int, default=40, help="per client")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="the load's hard cap")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds a client waits for an answer")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds the writer runs before the load")
     parser.add_argument("--rate", type=float, default=50.0, help="games/s the writer stores")
     parser.add_argument("--refit-every", type=float, default=30.0)
