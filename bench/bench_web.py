@@ -3,22 +3,28 @@
 Run by hand from the project root::
 
     python bench/bench_web.py [--versions 1000] [--games 1000000] [--clients 50] [--requests 40]
-                              [--max-seconds 120] [--rate 50] [--refit-every 30] [--stand-in] [--json]
+                              [--max-seconds 120] [--timeout 30] [--mix '/=3,/api/board=2,...'] [--rate 50]
+                              [--refit-every 30] [--code DIR | --stand-in] [--json]
 
-It makes or reuses the league database of bench/arena_data.py (``--cache``, default /tmp/durak-bench), then starts
-three processes over it: the web server on a free port of 127.0.0.1 (``durak serve DB --host 127.0.0.1 --port
-P`` if the CLI has it, else the web branch's app factory ``referee.web.app.create_app`` under uvicorn; ``--code DIR``:
-that checkout's server, e.g. the web branch's before it is merged; ``--stand-in``:
-a trivial ASGI app of this file over the store's board and versions, to prove the tool), a writer standing in for
-the daemon (``--rate`` games/s in complete deal groups through :meth:`ArenaStore.issue_group`,
-:meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`, as the daemon stores them) and a refitter
-(every ``--refit-every`` s: :func:`referee.league.board.refit` and :meth:`ArenaStore.save_board`, as the daemon's
-refit process does). Then the load: ``--clients`` threads, each with one keep-alive ``http.client`` connection to
-127.0.0.1 only (each its own ``X-Forwarded-For``, the server trusting 127.0.0.1 as a proxy: 50 people, not one
-address), each making ``--requests`` requests (bounded too by ``--max-seconds``) drawn from a mix of ``/``,
-``/api/board``, ``/bots/<a random bot>`` and ``/api/bots/<a random bot>``. Every response's time and status is
-kept; the table gives per route the requests, errors (status >= 400 or no answer; a 429 is the server's rate
-limit), median, p90, p99, max and requests/s over the run. Every process it started is stopped at the end.
+It makes or reuses the league database of bench/arena_data.py (``--cache``, default /tmp/durak-bench), copies it
+for the run (the cache stays as made) and starts three processes over the copy:
+
+- the web server on a free port of 127.0.0.1: ``durak serve DB --host 127.0.0.1 --port P --trusted-proxy
+  127.0.0.1`` if the CLI has it, else the web branch's app factory ``referee.web.app.create_app`` under uvicorn;
+  ``--code DIR``: that checkout's server (the web branch's before it is merged); ``--stand-in``: a trivial ASGI
+  app of this file over the store's board and versions, which proves the tool, not the arena;
+- a writer standing in for the daemon: ``--rate`` games/s in complete deal groups through
+  :meth:`ArenaStore.issue_group`, :meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`;
+- a refitter, as the daemon's refit process: every ``--refit-every`` s (or back to back when a refit takes
+  longer) :func:`referee.league.board.refit` and :meth:`ArenaStore.save_board`.
+
+Then the load (bench/web_load.py): ``--clients`` threads, each with one keep-alive ``http.client`` connection to
+127.0.0.1 only and its own ``X-Forwarded-For`` (the server trusts 127.0.0.1 as a proxy: 50 people, each with
+their rate limit, not one address), each making ``--requests`` requests (bounded too by ``--max-seconds``; a
+request in flight then still gets ``--timeout``) drawn from ``/``, ``/api/board``, ``/bots/<a random bot>`` and
+``/api/bots/<a random bot>`` (``--mix`` sets the shares). The table gives per route the requests, errors (status
+>= 400 or no answer; 429 is a rate limit), median, p90, p99, max (ms) and requests/s over the load's wall time.
+Every process it started is stopped at the end.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.arena_data import Params, Templates, database, group_games, size_mib  # noqa: E402
 from bench.bench_league import deal_groups  # noqa: E402
-from bench.web_load import HOST, Load, run_load, summary  # noqa: E402
+from bench.web_load import HOST, MIX, Load, parse_mix, run_load, summary  # noqa: E402
 from referee.engine.rng import derive_seed  # noqa: E402
 from referee.league.board import board_rows, refit  # noqa: E402
 from referee.results.arena_store import ArenaStore  # noqa: E402
@@ -294,7 +300,7 @@ def bench(args: argparse.Namespace) -> None:
                                 str(args.refit_every)], logs / "refitter.log"))
         wait_writing(logs / "writer.log", processes[1])
         time.sleep(args.settle)
-        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed, args.timeout)
+        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed, args.timeout, args.mix)
         wall = run_load(load, port)
     finally:
         for process in reversed(processes):
@@ -312,8 +318,8 @@ def report(args: argparse.Namespace, db: Path, prepared: tuple[float, float], co
     if args.json:
         print(json.dumps({"db": str(db), "versions": args.versions, "games": args.games, "made_s": round(made, 1),
                           "copy_s": round(copying, 1), "db_mib": round(size_mib(db)), "server": server,
-                          "clients": args.clients, "requests_per_client": args.requests, "wall_s": round(wall, 1),
-                          "routes": rows, "writer": writer, "refitter": refits}))
+                          "clients": args.clients, "requests_per_client": args.requests, "mix": args.mix,
+                          "wall_s": round(wall, 1), "routes": rows, "writer": writer, "refitter": refits}))
         return
     print(f"{db.name} ({size_mib(db):,.0f} MiB{f', made in {made:.0f} s' if made else ''}, copied in {copying:.0f} s); "
           f"server: {server}; "
@@ -334,6 +340,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--requests", type=int, default=40, help="per client")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="the load's hard cap")
+    parser.add_argument("--mix", type=parse_mix, default=dict(MIX),
+                        help="routes and shares, e.g. '/=3,/api/board=2' (default: " +
+                             ",".join(f"{route}={share:g}" for route, share in MIX.items()) + ")")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds a client waits for an answer")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds the writer runs before the load")
     parser.add_argument("--rate", type=float, default=50.0, help="games/s the writer stores")

@@ -37,11 +37,12 @@ class Load:
     bots: list[str]
     seed: int
     timeout: float = 30.0
+    mix: dict[str, float] = field(default_factory=lambda: dict(MIX))  # route -> its share
     samples: list[Sample] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def urls(self, rng: random.Random) -> Iterator[tuple[str, str]]:
-        routes, weights = list(MIX), list(MIX.values())
+        routes, weights = list(self.mix), list(self.mix.values())
         while True:
             route = rng.choices(routes, weights)[0]
             yield route, route.replace("{name}", rng.choice(self.bots))
@@ -70,6 +71,19 @@ def one_client(load: Load, port: int, index: int, deadline: float) -> None:
     connection.close()
     with load.lock:
         load.samples += mine
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """``"/=3,/api/board=2"`` -> each route's share; a route of :data:`MIX` only. :raises ValueError: otherwise."""
+    mix = {}
+    for part in filter(None, text.split(",")):
+        route, _, share = part.partition("=")
+        if route not in MIX:
+            raise ValueError(f"unknown route {route!r} (the routes: {', '.join(MIX)})")
+        mix[route] = float(share or 1)
+    if not mix or sum(mix.values()) <= 0:
+        raise ValueError("the mix needs a route with a share above 0")
+    return mix
 
 
 def client_address(index: int) -> str:
