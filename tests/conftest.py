@@ -97,6 +97,8 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_runtime_limits.py": ("sandbox",),
     "test_sample_bots_sandboxed.py": ("sandbox", "compiled"),
     "test_league_daemon.py": ("sandbox",),
+    "test_upload_build.py": ("sandbox",),
+    "test_upload_flow.py": ("sandbox",),
     "test_botfiles.py::test_a_huge_sparse_file": ("sandbox",),
     "test_search_bot.py::test_it_passes_check_bot_under_the_default_sandbox": ("sandbox",),
     "test_seccomp.py::test_without_the_filter": ("sandbox",),
@@ -106,6 +108,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_seccomp.py::test_two_bots_signal": ("sandbox",),
     "test_seccomp.py::test_sample_bots_run_unchanged": ("sandbox",),
     "test_report_browser.py": ("browser",),
+    "test_web_browser.py": ("browser",),
     "test_cluster.py": ("cluster", "slow"),
     # tests with time bounds, deadlines, CPU-time or core-pinning assertions
     "test_bot_process.py": ("timing",),

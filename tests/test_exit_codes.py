@@ -52,8 +52,13 @@ INTERNAL = {
     "referee.tournament.errors.Interrupted": "exits 130/143 by its signal in cli/errors.py reported_errors",
     "referee.tournament.stop_signals.Terminated": "becomes Interrupted in tournament/runner.py run_tournament",
     "referee.tournament.worker._Stopped": "caught in tournament/worker.py (a worker told to stop)",
+    "referee.league.archive.ArchiveError": "a refused upload, recorded in its row: league/uploads.py unpack",
+    "referee.league.manifest.ManifestError": "a refused upload (league/uploads.py), a UsageError in cli/submit.py",
+    "referee.league.uploads.UploadRefused": "a refused request in league/lifecycle.py _upload",
+    "referee.league.build.BuildRefused": "a refused build step in league/lifecycle.py _build",
     "referee.league.botstore.SnapshotError": "a refused request in league/lifecycle.py, a UsageError in "
                                              "cli/league.py",
+    "referee.web.uploads.UploadRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
 }
 
 

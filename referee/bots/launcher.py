@@ -139,7 +139,7 @@ def _start_bwrap(plan: LaunchPlan, head: list[str], lease: UidLease | None, cgro
     undo.callback(os.close, info_read)
     fds = [info_write]
     try:
-        seccomp = _seccomp_fd()
+        seccomp = _seccomp_fd(plan.seccomp)
         if seccomp is not None:
             fds.append(seccomp)
         view = with_cgroups(plan.view, cgroup.shown() if cgroup is not None else ())  # runtimes read their limits
@@ -175,10 +175,11 @@ def _env_program() -> str:
     return found
 
 
-def _seccomp_fd() -> int | None:
-    """A fresh fd holding the seccomp filter for one bwrap, or None (said once) where it cannot be built."""
+def _seccomp_fd(policy: seccomp.PolicyName) -> int | None:
+    """A fresh fd holding the seccomp filter ``policy`` for one bwrap, or None (said once) where it cannot be
+    built."""
     try:
-        return seccomp.filter_fd()
+        return seccomp.filter_fd(policy)
     except seccomp.SeccompUnavailable as exc:
         warn_once(f"bots run without a seccomp filter (file locks and inotify stay open between bots): {exc}")
         return None

@@ -30,6 +30,7 @@ from referee.bots.sandbox.isolation import (
     with_interpreter,
     within,
 )
+from referee.bots.sandbox.seccomp import PolicyName
 from referee.bots.sandbox.uids import typical_uid
 
 LOGGER = logging.getLogger("durak")
@@ -98,6 +99,8 @@ class LaunchPlan:
     #: bwrap only: what the sandbox shows, in order, and the bot's working directory inside.
     view: tuple[Bind, ...] = ()
     chdir: str | None = None
+    #: bwrap only: the seccomp filter (:data:`~referee.bots.sandbox.seccomp.POLICIES`): the bots', or a build's.
+    seccomp: PolicyName = "bots"
 
 
 def env_refusal(name: str, value: str = "") -> str | None:

@@ -10,6 +10,8 @@ from referee.cli import results  # noqa: F401  leaderboard, export, tournaments,
 from referee.cli import league  # noqa: F401  league run, add, update, retire, reinstate, status, finals
 from referee.cli import league_authors  # noqa: F401  league author add, revoke, list
 from referee.cli import schema  # noqa: F401  schema
+from referee.cli import serve  # noqa: F401  serve
+from referee.cli import submit  # noqa: F401  submit
 # isort: on
 from referee.cli.app import app, main
 from referee.cli.schema import schema_text

@@ -31,10 +31,15 @@ from referee.tournament.executors.dask import ClusterUnavailable
 from referee.tournament.secret import SeedFileError
 from referee.tournament.sprt_run import SprtError
 from referee.tournament.worker import WorkerFailed
+from referee.web.privileges import PrivilegeError
 
 
 class UsageError(ValueError):
     """Command-line arguments that do not make sense together or are malformed (exit code 2)."""
+
+
+class SubmitError(RuntimeError):
+    """``durak submit``: the web arena refused the request or could not be reached (exit code 13)."""
 
 
 #: The exit code of each expected error. An error is reported by the entry of its own class or, failing that,
@@ -42,6 +47,7 @@ class UsageError(ValueError):
 #: entry here or on its bases is a bug: "internal error" (tests/test_exit_codes.py walks every error class).
 ERROR_CODES: dict[type[BaseException], ExitCode] = {
     UsageError: ExitCode.USAGE,
+    PrivilegeError: ExitCode.USAGE,  # durak serve: an unknown --user, a port it cannot listen on
     BotArgError: ExitCode.USAGE,
     AnchorError: ExitCode.USAGE,
     SprtError: ExitCode.USAGE,
@@ -64,6 +70,7 @@ ERROR_CODES: dict[type[BaseException], ExitCode] = {
     StoreError: ExitCode.DATABASE,
     PageWriteError: ExitCode.DATABASE,
     ClusterUnavailable: ExitCode.CLUSTER,
+    SubmitError: ExitCode.ARENA,
     WorkerFailed: ExitCode.WORKER_FAILED,
 }
 

@@ -10,7 +10,6 @@ the outcome (``--wait``) and prints it: an add or update refused by the gate exi
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from pathlib import Path
 from typing import Annotated
@@ -29,11 +28,11 @@ from referee.league.config import LoadedLeague, load_league
 from referee.league.daemon import DaemonRequest, LeagueError, protected_paths, run_league
 from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle, wait_for
+from referee.league.names import name_problem
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, RequestKind, VersionRow
 from referee.results.rows import TournamentRow
 from referee.text import visible
-from referee.tournament.config import NAME_SEPARATORS
 
 league_app = typer.Typer(name="league", help="A league: a competition that runs for weeks and takes new bots as it "
                          "runs (durak league run CONFIG starts its daemon).", no_args_is_help=True)
@@ -45,7 +44,6 @@ WaitOption = Annotated[float, typer.Option("--wait", min=0, help="Seconds to wai
                                            "request out (the gate included); 0: do not wait.")]
 EnvOption = Annotated[list[str] | None, typer.Option("--env", help="An environment variable for the bot, "
                                                      "NAME=VALUE; repeatable.")]
-_BOT_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 
 
 @league_app.command("run")
@@ -191,8 +189,8 @@ def _latest(store: LeagueStore, league: TournamentRow, name: str) -> VersionRow:
 
 
 def _check_name(name: str) -> None:
-    if not _BOT_NAME.fullmatch(name) or any(char in name for char in NAME_SEPARATORS):
-        raise UsageError(f"bad bot name {name!r}: 1-64 letters, digits and . _ + - (no @: versions are NAME@N)")
+    if (problem := name_problem(name)) is not None:
+        raise UsageError(problem)
 
 
 def _check_folder(folder: Path) -> None:

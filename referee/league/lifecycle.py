@@ -6,13 +6,15 @@ An ``add`` or ``update`` becomes a version only through the gate: its folder is 
 (:mod:`.botstore`), then the copy must start and shake hands in its sandbox and play a few validation games
 against the sample random bot, as ``durak check-bot`` does (on seeds of its own domain, never a league deal's).
 A version that fails is refused with its verdict and the end of its stderr, and its copy removed. An update
-retires the bot's previous version, whose games and rating stay as history.
+retires the bot's previous version, whose games and rating stay as history. An ``upload`` (the web arena's) is an
+archive, extracted, built and checked first (:mod:`.uploads`), then an add or an update of its author's bot.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +25,9 @@ from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable
 from referee.games.checkbot import CheckPlan, check_bot, format_report
 from referee.league.botstore import SnapshotError, remove_snapshot, store_root, take_snapshot
+from referee.league.build import BuildRefused, build_bot
 from referee.league.config import LoadedLeague
+from referee.league.uploads import UploadRefused, UploadSteps, archive_caps, build_limits, unpack, version_request
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, RequestRow, VersionRow
 from referee.results.rows import TournamentRow
@@ -40,6 +44,7 @@ class Change:
     added: VersionRow | None = None
     stopped: tuple[str, ...] = ()  # versions retired (their open groups are void)
     reinstated: str | None = None
+    gate_log: str = ""  # the gate's report, when one ran
 
 
 class LeagueLock:
@@ -92,6 +97,8 @@ class Lifecycle:
         latest = versions[-1] if versions else None
         if request.kind in ("add", "update"):
             return self._new_version(request, latest)
+        if request.kind == "upload":
+            return self._upload(request, latest)
         if latest is None:
             return Change(request, False, f"no bot {request.bot!r} in the league")
         if request.kind == "retire":
@@ -126,23 +133,64 @@ class Lifecycle:
         author = str(payload.get("author") or (latest.author if latest else "") or request.bot)
         version = VersionRow(name=f"{request.bot}@{number}", bot=request.bot, number=number, author=author,
                              command=command, env=env, dir=str(snapshot.dir), sha256=snapshot.sha256)
-        refusal = self.gate(version)
+        refusal, gate_log = self.gate(version)
         if refusal is None and self.remote_check is not None:
             refusal = self.remote_check(BotSpec(name=version.name, argv=version.command, dir=version.dir,
                                                 env=version.env), version.sha256)
         if refusal is not None:
             remove_snapshot(snapshot.dir)
-            return Change(request, False, f"{version.name} failed its gate: {refusal}")
+            return Change(request, False, f"{version.name} failed its gate: {refusal}", gate_log=gate_log)
         added = self.store.add_version(self.league.id, version)
         stopped: tuple[str, ...] = ()
         if latest is not None and latest.retired is None:
             self.store.set_version(self.league.id, latest.name, retired=True)
             stopped = (latest.name,)
         return Change(request, True, f"added {added.name}" + "".join(f" (retired {name})" for name in stopped),
-                      added=added, stopped=stopped)
+                      added=added, stopped=stopped, gate_log=gate_log)
 
-    def gate(self, version: VersionRow) -> str | None:
-        """Why ``version`` may not play (its handshake or validation games failed), or None: it passed."""
+    def _upload(self, request: RequestRow, latest: VersionRow | None) -> Change:
+        """An uploaded archive: extracted, built and checked in a staging folder (:mod:`.uploads`), then added or
+        updated as its author's version through the gate; every step recorded in the upload's row."""
+        upload = self.store.upload(int(str(request.payload["upload"])))
+        steps = UploadSteps(self.store, upload)
+        archive = self.store.archive(upload.id)
+        if latest is not None and latest.author != upload.author:
+            why = f"the bot {request.bot!r} belongs to another author"
+        elif archive is None:
+            why = "its archive is gone (carried out before)"
+        else:
+            why = None
+        if why is not None or archive is None:
+            steps.refused("receive", why or "")
+            return Change(request, False, f"upload {upload.id}: {why}")
+        steps.status("extracting")
+        staging = self.root / ".uploads" / str(upload.id)
+        try:
+            unpacked = unpack(archive, staging, archive_caps(self.loaded.arena), steps, request.bot, self._build)
+            change = self._new_version(version_request(request, unpacked, upload.author, latest), latest)
+        except UploadRefused as refused:
+            return Change(request, False, f"upload {upload.id} refused at its {refused.step}: {refused}")
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        if change.accepted and change.added is not None:
+            steps.done("gate", change.result, "accepted", gate_log=change.gate_log)
+            self.store.step_upload(upload.id, "accepted", version=change.added.name)
+        else:
+            steps.refused("gate", change.result, gate_log=change.gate_log)
+        return change
+
+    def _build(self, folder: Path, command: list[str], output_tar: Path) -> tuple[bool, str, str]:
+        """Run an upload's build command on ``folder`` in the sandbox, with the league's build limits."""
+        try:
+            outcome = build_bot(folder, command, self.isolation, build_limits(self.loaded.arena),
+                                output_tar=output_tar)
+        except BuildRefused as exc:  # a league whose sandbox has no network namespace builds nothing
+            return False, str(exc), ""
+        return outcome.ok, outcome.summary(), outcome.output
+
+    def gate(self, version: VersionRow) -> tuple[str | None, str]:
+        """Why ``version`` may not play (its handshake or validation games failed), or None: it passed; and the
+        gate's report, for the author."""
         command = BotCommand(version.command, cwd=version.dir, env=scrubbed_env(version.env))
         table = self.loaded.table
         plan = CheckPlan(rules=[table.rules], players=2, games_per_seat=self.loaded.settings.gate_games,
@@ -150,11 +198,12 @@ class Lifecycle:
         try:
             report = check_bot(command, plan, self.isolation)
         except (BotLaunchError, SandboxUnavailable) as exc:
-            return str(exc)
+            return str(exc), str(exc)
+        lines = format_report(report)
         if report.passed:
-            return None
-        return " | ".join(line.strip() for line in format_report(report)
-                          if line.startswith(("FAIL", "       ")) or "warning" in line)
+            return None, "\n".join(lines)
+        return " | ".join(line.strip() for line in lines
+                          if line.startswith(("FAIL", "       ")) or "warning" in line), "\n".join(lines)
 
 
 def wait_for(store: LeagueStore, request_id: int, timeout: float, *, step: float = 0.2,

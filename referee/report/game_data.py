@@ -44,7 +44,7 @@ NO_TRACES = SeatTraces()
 
 
 def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None = None, private: bool = False,
-              game_id: int | None = None) -> dict[str, Any]:
+              game_id: int | None = None, reasons: bool = True) -> dict[str, Any]:
     """The viewer's data for one stored game (``replay`` as JSON lines).
 
     Args:
@@ -52,15 +52,19 @@ def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None
         seat: only what this seat saw; None for every hand.
         private: with ``seat`` None, every bot's stderr too (the organizer's own copy).
         game_id: the game's number in its tournament (as ``durak games`` lists it), when it has one.
+        reasons: False drops every verdict's reason, ``seat``'s own too (the web's public view: a crash reason
+            quotes the bot's stderr); the kinds stay.
     """
     stderr, strikes, move_us = traces.stderr, traces.strikes, traces.move_us
     header, events, end = parse_replay(replay)
     replayed = replay_steps(header, events, end, seat)
     result = end.result
     verdicts = list(end.verdicts)
-    if seat is not None and result.forfeit_seat != seat:
-        result = msgspec.structs.replace(result, reason=None)
-        verdicts = [msgspec.structs.replace(v, reason="") if v.seat != seat else v for v in verdicts]
+    if seat is not None or not reasons:
+        own = seat if reasons else None  # the one seat whose reasons stay, if any
+        if result.forfeit_seat != own:
+            result = msgspec.structs.replace(result, reason=None)
+        verdicts = [msgspec.structs.replace(v, reason="") if v.seat != own else v for v in verdicts]
     names = [visible(name) for name in header.names]
     shown_stderr = [stderr[s] if s < len(stderr) and (s == seat or (seat is None and private)) else []
                     for s in range(len(header.names))]

@@ -301,3 +301,18 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         db.close()
         return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None,
                                check_same_thread=False)
+
+
+def open_shared(path: Path) -> sqlite3.Connection:
+    """The web server's connection to a league's database: read-write (it writes requests and uploads), never
+    created (a missing file is an error, not a new empty database), never migrated (the daemon, the owner,
+    migrates) and never ``immutable`` (the daemon writes it all the time: an immutable reader would miss that).
+
+    :raises sqlite3.Error: the file cannot be opened read-write.
+    """
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None,
+                         check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA busy_timeout=5000")
+    db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # not a database: fails here, not later
+    return db

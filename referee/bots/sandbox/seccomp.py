@@ -12,6 +12,7 @@ import platform
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 # Return values of a seccomp filter (linux/seccomp.h).
 SECCOMP_RET_KILL_PROCESS = 0x80000000
@@ -93,9 +94,14 @@ CLONE_NEWNET = 0x40000000
 NAMESPACE_FLAGS = (CLONE_NEWTIME | CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER
                    | CLONE_NEWPID | CLONE_NEWNET)
 
+#: File locks and file watches: they work across uids on files every bot can read (with fcntl's lock, lease and
+#: dnotify commands, :data:`LOCK_COMMANDS`).
+SHARED_FILE_CALLS = ("flock", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark")
+LOCK_COMMANDS = frozenset({F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE,
+                           F_NOTIFY})
+
 _DENIED = (
-    # file locks, leases and file watches: they work across uids on files every bot can read
-    "flock", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
+    *SHARED_FILE_CALLS,
     # page-cache residency of shared files
     "mincore", "cachestat",
     # kernel keyrings, tracing and other processes' memory
@@ -116,11 +122,19 @@ _NOT_IMPLEMENTED = ("io_uring_setup", "io_uring_enter", "io_uring_register", "cl
 POLICY = Policy(
     fail={**dict.fromkeys(_DENIED, errno.EPERM), **dict.fromkeys(_NOT_IMPLEMENTED, errno.ENOSYS)},
     by_argument={
-        "fcntl": ArgIn(1, frozenset({F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
-                                     F_SETLEASE, F_GETLEASE, F_NOTIFY}), errno.EPERM),
+        "fcntl": ArgIn(1, LOCK_COMMANDS, errno.EPERM),
         "clone": ArgHasBits(0, NAMESPACE_FLAGS, errno.EPERM),  # flags are arg 0 on x86_64 and aarch64
     },
 )
+#: For the build of an uploaded bot (referee.league.build): the bots' filter less the shared-file channels, which
+#: compilers use (``go build`` takes an flock on go.mod) and which have no receiver while every bot is filtered.
+BUILD_POLICY = Policy(
+    fail={name: value for name, value in POLICY.fail.items() if name not in SHARED_FILE_CALLS},
+    by_argument={"clone": POLICY.by_argument["clone"]},
+)
+#: The policies by name, as a launch plan names its filter.
+PolicyName = Literal["bots", "build"]
+POLICIES: Mapping[PolicyName, Policy] = {"bots": POLICY, "build": BUILD_POLICY}
 
 SYSCALLS_X86_64: Mapping[str, int] = {
     "fcntl": 72, "flock": 73, "clone": 56, "clone3": 435, "mincore": 27, "cachestat": 451,
@@ -221,24 +235,25 @@ def build_program(arch: Arch, policy: Policy = POLICY) -> bytes:
 
 
 @functools.cache
-def _program_for(machine: str) -> bytes | None:
+def _program_for(machine: str, policy: PolicyName) -> bytes | None:
     arch = ARCHES.get(machine)
-    return None if arch is None else build_program(arch)
+    return None if arch is None else build_program(arch, POLICIES[policy])
 
 
-def filter_program(machine: str | None = None) -> bytes | None:
-    """The filter for ``machine`` (default: this one, as ``platform.machine()`` names it), as the array of
-    struct sock_filter that ``bwrap --seccomp`` reads; None when the architecture is not supported."""
-    return _program_for(platform.machine() if machine is None else machine)
+def filter_program(machine: str | None = None, policy: PolicyName = "bots") -> bytes | None:
+    """The filter ``policy`` (:data:`POLICIES`) for ``machine`` (default: this one, as ``platform.machine()`` names
+    it), as the array of struct sock_filter that ``bwrap --seccomp`` reads; None when the architecture is not
+    supported."""
+    return _program_for(platform.machine() if machine is None else machine, policy)
 
 
-def filter_fd() -> int:
+def filter_fd(policy: PolicyName = "bots") -> int:
     """A new fd (close-on-exec: pass it with ``pass_fds``) at offset 0 of a memfd holding the filter, for one
     ``bwrap --seccomp FD``: bwrap reads it to its end, so each launch needs its own.
 
     :raises SeccompUnavailable: no filter for this machine's architecture.
     """
-    program = filter_program()
+    program = filter_program(policy=policy)
     if program is None:
         raise SeccompUnavailable(f"no seccomp filter for the {platform.machine()!r} architecture "
                                  f"(supported: {', '.join(ARCHES)})")

@@ -155,6 +155,11 @@ class BotCgroup:
         group = self._at.get("memory")
         return group.oom_kills() if group is not None else 0
 
+    def forks_refused(self) -> int:
+        """How many forks of the bot's tree the kernel refused at its pids cap (a fork bomb stopped)."""
+        group = self._at.get("pids")
+        return group.forks_refused() if group is not None else 0
+
     def cpu_ns(self) -> int:
         """CPU time used by the bot's processes, dead ones included, in nanoseconds; 0 if unknown."""
         group = self._at.get("cpu")

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
-from referee.bots.sandbox.cgroupfs import keyed, rmdir, write_text
+from referee.bots.sandbox.cgroupfs import keyed, read_text, rmdir, write_text
 
 LOGGER = logging.getLogger("durak")
 
@@ -131,6 +131,11 @@ class ControlGroup(ABC):
 
     def _prepare(self, parent: ControlGroup) -> None:  # noqa: B027 - a v2 group needs nothing
         """Whatever a new group needs before it can take a process; raises OSError."""
+
+    def forks_refused(self) -> int:
+        """How many forks the pids controller refused at the group's cap: "max" in pids.events, the same in v1 and
+        v2 (0 without the file: no pids controller, or the group is gone)."""
+        return keyed(read_text(self.file("pids.events")), "max") or 0
 
     # -------------------------------------------------------------------------------------- per version
 

@@ -1,0 +1,126 @@
+"""What the web server reads from a league's database beyond the league's and arena's own queries: every game
+with its deal group's status (the server decides who may see which), one game by number, and the server's own way
+of opening the file (read-write, never created nor migrated: the daemon owns the file)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from protocol.records import ResultRecord
+from referee.results.arena_store import ArenaStore
+from referee.results.league_store import GroupStatus
+from referee.results.rows import StoredReplay, TournamentRow, decode_record
+from referee.results.schema import SCHEMA_VERSION, open_shared, schema_version
+from referee.results.store import StoreError, _why
+
+_GAME_COLUMNS = ("g.id, g.number, g.record, g.deal_key, COALESCE(lg.status, 'complete') AS status FROM games g "
+                 "LEFT JOIN league_groups lg ON lg.tournament_id = g.tournament_id AND lg.deal_key = g.deal_key")
+
+
+@dataclass(frozen=True)
+class LeagueGame:
+    """A league game as the web lists it: its number, its record and its deal group's status (a game outside any
+    group, which a league does not make, counts as complete)."""
+
+    id: int
+    number: int
+    record: ResultRecord
+    status: GroupStatus
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> LeagueGame:
+        return cls(id=row["id"], number=row["number"], record=decode_record(row["record"]), status=row["status"])
+
+
+@dataclass(frozen=True)
+class GameQuery:
+    """Which league games to read: in SQL, so a page of a long league reads only its own rows.
+
+    Attributes:
+        with_open: the games of open groups too (the admin's view; nobody else may see them).
+        players: only games one of these versions played (None: any; empty: none).
+        verdict: only games with a verdict of this kind, or ``any``.
+        table: only games of this many players.
+    """
+
+    with_open: bool = True
+    players: tuple[str, ...] | None = None
+    verdict: str | None = None
+    table: int | None = None
+    newest_first: bool = False
+    limit: int | None = None
+    offset: int = 0
+
+    def where(self) -> tuple[str, tuple[object, ...]]:
+        """The conditions (``AND ...``) on ``games g`` joined with its group ``lg``, and their parameters."""
+        parts: list[str] = [] if self.with_open else ["COALESCE(lg.status, 'complete') != 'open'"]
+        params: list[object] = []
+        if self.players is not None:
+            marks = ", ".join("?" * len(self.players)) or "NULL"
+            parts.append(f"EXISTS (SELECT 1 FROM json_each(g.record, '$.players') WHERE value IN ({marks}))")
+            params += self.players
+        if self.verdict == "any":
+            parts.append("json_array_length(g.record, '$.verdicts') > 0")
+        elif self.verdict:
+            parts.append("EXISTS (SELECT 1 FROM json_each(g.record, '$.verdicts') WHERE "
+                         "json_extract(value, '$.kind') = ?)")
+            params.append(self.verdict)
+        if self.table is not None:
+            parts.append("json_array_length(g.record, '$.players') = ?")
+            params.append(self.table)
+        return "".join(f" AND {part}" for part in parts), tuple(params)
+
+
+class WebStore(ArenaStore):
+    """A league's database as ``durak serve`` opens it: read-write but never created nor migrated; a database of
+    another schema, or with no league, is refused in one line."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise StoreError(f"no database at {str(self.path)!r}")
+        try:
+            self._db = open_shared(self.path)
+            self.schema_version = schema_version(self._db)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open database {str(self.path)!r}: {_why(exc)}") from None
+        if self.schema_version != SCHEMA_VERSION:
+            self._db.close()
+            raise StoreError(f"{str(self.path)!r} has database schema {self.schema_version}, the web server needs "
+                             f"{SCHEMA_VERSION} (the league daemon, durak league run, migrates it)")
+
+    def the_league(self) -> TournamentRow:
+        """:raises StoreError: the database holds no league."""
+        league = self.league()
+        if league is None:
+            raise StoreError(f"{str(self.path)!r} holds no league (durak league run CONFIG --db DB starts one)")
+        return league
+
+    def league_games(self, league_id: int, wanted: GameQuery | None = None) -> list[LeagueGame]:
+        """The league's games ``wanted`` picks (default: all, open groups' included), by number (newest first if
+        asked), a page of them if it says so."""
+        wanted = wanted or GameQuery()
+        where, params = wanted.where()
+        order = "DESC" if wanted.newest_first else "ASC"
+        page = f"LIMIT {int(wanted.limit)} OFFSET {int(wanted.offset)}" if wanted.limit is not None else ""
+        return [LeagueGame.from_row(row) for row in self._query(
+            f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? {where} ORDER BY g.number {order} {page}",
+            (league_id, *params))]
+
+    def count_league_games(self, league_id: int, wanted: GameQuery) -> int:
+        where, params = wanted.where()
+        row = self._query_one(f"SELECT COUNT(*) AS games FROM games g LEFT JOIN league_groups lg ON "
+                              f"lg.tournament_id = g.tournament_id AND lg.deal_key = g.deal_key "
+                              f"WHERE g.tournament_id = ? {where}", (league_id, *params))
+        return int(row["games"]) if row else 0
+
+    def league_game(self, league_id: int, number: int) -> tuple[LeagueGame, StoredReplay] | None:
+        """A game of the league by number, whatever its group's status, with its stored replay."""
+        row = self._query_one(f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? AND g.number = ?",
+                              (league_id, number))
+        if row is None:
+            return None
+        replay, = self.replays_by_id([row["id"]])
+        return LeagueGame.from_row(row), replay

@@ -1,0 +1,200 @@
+"""The API's answers built from the store for one viewer: every page and route gets its data here, and every
+object passes :func:`referee.web.visibility.sight` first. Nothing else reads the store for showing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+
+from referee.report.game_data import SeatTraces, game_data
+from referee.results.arena_store import UploadRow
+from referee.results.league_store import VersionRow
+from referee.results.rows import StoredReplay
+from referee.results.store import StoreError
+from referee.results.web_queries import GameQuery, LeagueGame, WebStore
+from referee.web import models
+from referee.web.visibility import (
+    AdminSubject,
+    AuthorSubject,
+    GameSubject,
+    Sight,
+    UploadSubject,
+    Viewer,
+    own_seats,
+    reason_shown,
+    sight,
+)
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    bot: str | None = None
+    verdict: str | None = None  # a kind, or "any"
+    players: int | None = None
+    page: int = 1
+
+
+class Answers:
+    """One request's view of the league: the store, the viewer, and the league's versions by name."""
+
+    def __init__(self, store: WebStore, viewer: Viewer) -> None:
+        self.store, self.viewer = store, viewer
+        self.league = store.the_league()
+        self.versions: dict[str, VersionRow] = {v.name: v for v in store.versions(self.league.id)}
+
+    # -- the board and bots ---------------------------------------------------------------
+
+    def board(self) -> models.Board:
+        rows = self.store.board(self.league.id)
+        lines = [self._board_line(row.rank, row.version, row.elo, row.sd, row.games) for row in rows
+                 if row.version in self.versions]
+        return models.Board(league=self.league.name, fitted=rows[0].fitted if rows else None, lines=lines)
+
+    def _board_line(self, rank: int, name: str, elo: float, sd: float | None, games: int) -> models.BoardLine:
+        version = self.versions[name]
+        return models.BoardLine(rank=rank, version=name, bot=version.bot, author=version.author, elo=elo, sd=sd,
+                                games=games, state=_state(version))
+
+    def bot(self, name: str) -> models.BotOut | None:
+        """A bot's page (None: no such bot)."""
+        versions = [v for v in self.versions.values() if v.bot == name]
+        if not versions:
+            return None
+        author = versions[-1].author
+        owner = sight(self.viewer, AuthorSubject(author)) is not Sight.PUBLIC
+        shown = [models.VersionOut(name=v.name, number=v.number, added=v.added, state=_state(v),
+                                   quarantine_reason=v.quarantined if owner else None) for v in versions]
+        history = [models.RatingPointOut(version=p.version, fitted=p.fitted, elo=p.elo, sd=p.sd, games=p.games)
+                   for p in self.store.rating_history(self.league.id, [v.name for v in versions])]
+        games = [g for g in self.store.league_games(self.league.id, self._query(name))
+                 if self._sight(g) is not Sight.HIDDEN]
+        return models.BotOut(name=name, author=author, versions=shown, history=history,
+                             head_to_head=self._head_to_head(name, games), verdict_kinds=_verdict_kinds(name, games,
+                                                                                                       self.versions),
+                             games=[self._line(g) for g in reversed(games[-20:])])
+
+    def _head_to_head(self, name: str, games: list[LeagueGame]) -> list[models.HeadToHead]:
+        met: Counter[str] = Counter()
+        fool: Counter[str] = Counter()
+        their_fool: Counter[str] = Counter()
+        for game in games:
+            bots = self._bots_of(game)
+            fools = {self._bot(v) for v in game.record.fools}
+            for other in set(bots) - {name}:
+                met[other] += 1
+                fool[other] += name in fools
+                their_fool[other] += other in fools
+        return [models.HeadToHead(opponent=o, games=met[o], fool=fool[o], opponent_fool=their_fool[o])
+                for o in sorted(met)]
+
+    # -- games ----------------------------------------------------------------------------
+
+    def games(self, wanted: GameFilter, per_page: int) -> models.GamesPage:
+        query = self._query(wanted.bot, verdict=wanted.verdict, table=wanted.players)
+        total = self.store.count_league_games(self.league.id, query)
+        pages = max(1, -(-total // per_page))
+        page = min(max(1, wanted.page), pages)
+        shown = self.store.league_games(self.league.id, replace(query, newest_first=True, limit=per_page,
+                                                                 offset=(page - 1) * per_page))
+        # The query leaves out open groups for all but the admin; sight() has the last word on each game.
+        return models.GamesPage(games=[self._line(g) for g in shown if self._sight(g) is not Sight.HIDDEN],
+                                total=total, page=page, pages=pages)
+
+    def _query(self, bot: str | None, **more: Any) -> GameQuery:
+        """The SQL side of what this viewer may list: open groups' games for the admin only; ``bot``'s versions."""
+        players = None if bot is None else tuple(name for name, v in self.versions.items() if v.bot == bot)
+        return GameQuery(with_open=sight(self.viewer, AdminSubject()) is Sight.ALL, players=players, **more)
+
+    def game(self, number: int) -> models.GameOut | None:
+        """A game for the viewer (None: no such game, or one this viewer may not see: the same answer)."""
+        found = self.store.league_game(self.league.id, number)
+        if found is None:
+            return None
+        game, stored = found
+        seen = self._sight(game)
+        if seen is Sight.HIDDEN:
+            return None
+        return models.GameOut(number=game.number, status=game.status, views=self._views(stored, seen, game))
+
+    def _views(self, stored: StoredReplay, seen: Sight, game: LeagueGame) -> list[dict[str, Any]]:
+        traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us)
+        if seen is Sight.ALL:
+            return [game_data(stored.replay, traces, private=True, game_id=game.number)]
+        views = [game_data(stored.replay, traces, reasons=False, game_id=game.number)]
+        if seen is Sight.OWNER:
+            views += [game_data(stored.replay, traces, seat=seat, game_id=game.number)
+                      for seat in own_seats(self.viewer, self._authors_of(game))]
+        return views
+
+    def _sight(self, game: LeagueGame) -> Sight:
+        return sight(self.viewer, GameSubject(game.status, self._authors_of(game)))
+
+    def _line(self, game: LeagueGame) -> models.GameLine:
+        seen, mine = self._sight(game), own_seats(self.viewer, self._authors_of(game))
+        record = game.record
+        verdicts = [models.VerdictOut(seat=v.seat, bot=v.bot, kind=v.kind,
+                                      reason=v.reason if reason_shown(seen, v.seat, mine) else None)
+                    for v in record.verdicts]
+        return models.GameLine(number=game.number, game=record.game, status=game.status, players=record.players,
+                               fools=record.fools, end=record.end, verdicts=verdicts, url=f"/games/{game.number}")
+
+    def _authors_of(self, game: LeagueGame) -> tuple[str, ...]:
+        # A player that is no version of the league belongs to nobody (no author sees it as theirs).
+        return tuple(self.versions[p].author if p in self.versions else "" for p in game.record.players)
+
+    def _bots_of(self, game: LeagueGame) -> list[str]:
+        return [self._bot(p) for p in game.record.players]
+
+    def _bot(self, version: str) -> str:
+        return self.versions[version].bot if version in self.versions else version
+
+    # -- authors, uploads, admin ----------------------------------------------------------
+
+    def author(self, name: str) -> models.AuthorOut | None:
+        row = self.store.author(name)
+        if row is None:
+            return None
+        bots = sorted({v.bot for v in self.versions.values() if v.author == name})
+        if sight(self.viewer, AuthorSubject(name)) is Sight.PUBLIC:
+            return models.AuthorOut(name=name, bots=bots)
+        uploads = [upload_out(u) for u in self.store.uploads(self.league.id, name)]
+        return models.AuthorOut(name=name, bots=bots, uploads=uploads)
+
+    def upload(self, upload_id: int) -> models.UploadOut | None:
+        try:
+            row = self.store.upload(upload_id)
+        except StoreError:
+            return None
+        if sight(self.viewer, UploadSubject(row.author)) is Sight.HIDDEN:
+            return None
+        return upload_out(row)
+
+    def admin(self) -> models.AdminOut | None:
+        if sight(self.viewer, AdminSubject()) is Sight.HIDDEN:
+            return None
+        board = {row.version: row for row in self.store.board(self.league.id)}
+        authors = [models.AuthorLine(name=a.name, admin=a.admin, created=a.created, revoked=a.revoked)
+                   for a in self.store.authors()]
+        versions = [self._board_line(b.rank if (b := board.get(n)) else 0, n, b.elo if b else 0.0,
+                                     b.sd if b else None, b.games if b else 0) for n in self.versions]
+        return models.AdminOut(authors=authors, versions=versions)
+
+
+def upload_out(row: UploadRow) -> models.UploadOut:
+    return models.UploadOut(id=row.id, author=row.author, bot=row.bot, created=row.created, size=row.size,
+                            status=row.status, steps=[models.StepOut(s.step, s.ok, s.detail, s.seconds)
+                                                      for s in row.steps],
+                            build_log=row.build_log, gate_log=row.gate_log, version=row.version, finished=row.finished)
+
+
+def _state(version: VersionRow) -> str:
+    return "retired" if version.retired else "quarantined" if version.quarantined else "active"
+
+
+def _verdict_kinds(name: str, games: list[LeagueGame], versions: dict[str, VersionRow]) -> dict[str, int]:
+    kinds: Counter[str] = Counter()
+    for game in games:
+        kinds.update(v.kind for v in game.record.verdicts if (versions[v.bot].bot if v.bot in versions else v.bot)
+                     == name)
+    return dict(sorted(kinds.items()))

@@ -1,0 +1,145 @@
+"""The JSON API: one route per page's data, each answer a Struct of :mod:`referee.web.models`. An object the viewer
+may not see answers 404 exactly as a missing one does; the routes that need someone signed in answer 401 first."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from litestar import Request, get, post
+from litestar.exceptions import HTTPException, NotFoundException
+from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.status_codes import HTTP_202_ACCEPTED
+
+from referee.results.league_store import RequestKind
+from referee.results.web_queries import WebStore
+from referee.web import models
+from referee.web.answers import Answers, GameFilter
+from referee.web.context import context, login_wall, web_state
+from referee.web.uploads import BOT_NAME, UploadRefused, take_upload
+from referee.web.visibility import AdminSubject, Sight, sight
+
+#: Lifecycle requests the admin may ask for from the web (the daemon carries them out). Quarantine is the gate's
+#: and the daemon's own verdict, not a request kind; "reinstate" lifts it.
+ADMIN_ACTIONS: dict[str, RequestKind] = {"retire": "retire", "reinstate": "reinstate"}
+NOT_FOUND = "Not Found"  # the router's own text for an unknown path: one answer for every 404
+
+Req = Request[Any, Any, Any]
+T = TypeVar("T")
+
+
+def _found(value: T | None) -> T:
+    if value is None:
+        raise NotFoundException(NOT_FOUND)
+    return value
+
+
+@get("/api/board", sync_to_thread=True, tags=["league"])
+def api_board(request: Req) -> models.Board:
+    """The league's board as the daemon last fitted it."""
+    with context(request) as ctx:
+        return ctx.answers.board()
+
+
+@get("/api/bots/{name:str}", sync_to_thread=True, tags=["league"])
+def api_bot(request: Req, name: FromPath[str]) -> models.BotOut:
+    """A bot: its versions, rating history, head to head, verdict kinds and latest games."""
+    with context(request) as ctx:
+        return _found(ctx.answers.bot(name))
+
+
+@get("/api/games", sync_to_thread=True, tags=["league"])
+def api_games(request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
+              players: FromQuery[int | None] = None,
+              page: FromQuery[int] = 1) -> models.GamesPage:
+    """The games this viewer may see, newest first, filtered by bot, verdict kind (or ``any``) and table size."""
+    with context(request) as ctx:
+        return ctx.answers.games(GameFilter(bot, verdict, players, page), ctx.web.settings.games_per_page)
+
+
+@get("/api/games/{number:int}", sync_to_thread=True, tags=["league"])
+def api_game(request: Req, number: FromPath[int]) -> models.GameOut:
+    """A game's replay data: every hand (once its group is done), and the viewer's own seats' views."""
+    with context(request) as ctx:
+        return _found(ctx.answers.game(number))
+
+
+@get("/api/authors/{name:str}", sync_to_thread=True, tags=["authors"])
+def api_author(request: Req, name: FromPath[str]) -> models.AuthorOut:
+    """An author's bots; their uploads with logs for themselves and the admin."""
+    with context(request) as ctx:
+        return _found(ctx.answers.author(name))
+
+
+@get("/api/uploads/{upload_id:int}", sync_to_thread=True, tags=["authors"])
+def api_upload(request: Req, upload_id: FromPath[int]) -> models.UploadOut:
+    """An upload's status, steps and logs: its uploader's and the admin's only."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return _found(ctx.answers.upload(upload_id))
+
+
+#: What an upload's raw body may be sent as (the daemon reads the archive itself, whatever it says it is).
+ARCHIVE_TYPES = ("application/gzip", "application/zip", "application/octet-stream")
+#: The most any upload route reads, whatever the settings (the configured archive cap is checked below it).
+ARCHIVE_CEILING = 256 * 1024 * 1024
+
+
+@post("/api/uploads", status_code=HTTP_202_ACCEPTED, tags=["authors"], request_max_body_size=ARCHIVE_CEILING)
+async def api_upload_post(request: Req, bot: FromQuery[str]) -> models.UploadAccepted:
+    """Upload a bot's archive (the raw body: application/gzip, application/zip or application/octet-stream); the
+    daemon extracts, builds and gates it. ``bot`` names the bot."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() not in ARCHIVE_TYPES:
+        raise HTTPException(f"send the archive as one of {', '.join(ARCHIVE_TYPES)}", status_code=415)
+    archive = await _body(request, web_state(request).settings.archive_bytes)
+    with context(request) as ctx:
+        login_wall(ctx)
+        assert ctx.viewer.author is not None
+        try:
+            row = take_upload(ctx.store, ctx.viewer.author, bot, archive, ctx.web.settings)
+        except UploadRefused as exc:
+            raise HTTPException(str(exc), status_code=exc.status) from None
+        return models.UploadAccepted(upload=row.id, status=row.status, url=f"/api/uploads/{row.id}")
+
+
+@get("/api/admin", sync_to_thread=True, tags=["admin"])
+def api_admin(request: Req) -> models.AdminOut:
+    """Authors and versions, for the admin."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return _found(ctx.answers.admin())
+
+
+@post("/api/admin/{action:str}", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["admin"])
+def api_admin_action(request: Req, action: FromPath[str], data: JSONBody[models.ActionIn]) -> models.RequestQueued:
+    """Ask the daemon to retire or reinstate a bot (a lifecycle request)."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return queue_action(ctx.store, ctx.answers, action, data.bot, sight(ctx.viewer, AdminSubject()))
+
+
+def queue_action(store: WebStore, answers: Answers, action: str, bot: str, seen: Sight) -> models.RequestQueued:
+    """A lifecycle request for ``bot``, if the viewer is the admin and the bot exists (else 404)."""
+    if seen is Sight.HIDDEN or action not in ADMIN_ACTIONS or not BOT_NAME.fullmatch(bot):
+        raise NotFoundException(NOT_FOUND)
+    if not any(v.bot == bot for v in answers.versions.values()):
+        raise NotFoundException(NOT_FOUND)
+    request_id = store.add_request(answers.league.id, ADMIN_ACTIONS[action], bot, {"by": "web"})
+    return models.RequestQueued(request=request_id, kind=action, bot=bot)
+
+
+async def _body(request: Req, cap: int) -> bytes:
+    """The request's body, refused with 413 past ``cap`` bytes (by its Content-Length, or as it streams in)."""
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > cap):
+        raise HTTPException(f"the body is over {cap} bytes", status_code=413)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise HTTPException(f"the body is over {cap} bytes", status_code=413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+ROUTES = [api_board, api_bot, api_games, api_game, api_author, api_upload, api_upload_post, api_admin,
+          api_admin_action]

@@ -1,0 +1,117 @@
+"""The Litestar app: routes (pages, API, /static), the security headers on every answer, the per-address rate limit,
+body caps, and error pages. :func:`create_app` checks the database once (a league, this schema) before serving."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from litestar import Litestar, MediaType, Request, Response
+from litestar.datastructures import MutableScopeHeaders, State
+from litestar.exceptions import HTTPException, TooManyRequestsException
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import Message, Scope
+
+from referee import __version__
+from referee.results.web_queries import WebStore
+from referee.web import api, auth, pages
+from referee.web.context import WebState
+from referee.web.limits import RateLimiter, client_address, retry_after
+from referee.web.settings import WebSettings
+from referee.web.static import favicon, static_file
+
+#: Every answer's headers (a strict CSP: scripts and styles only from /static, nothing framed or posted elsewhere).
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+}
+
+
+def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Litestar:
+    """The web app over a league's database. :raises StoreError: no database, another schema, or no league."""
+    settings = settings or WebSettings()
+    with WebStore(db_path) as store:
+        store.the_league()
+        key = store.web_key()
+    templates = Environment(loader=PackageLoader("referee.web", "templates"),
+                            autoescape=select_autoescape(default=True, default_for_string=True))
+    state = WebState(db_path=Path(db_path), settings=settings, key=key,
+                     address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
+                     author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates)
+    return Litestar(
+        route_handlers=[*api.ROUTES, *pages.ROUTES, static_file, favicon],
+        state=_state(state),
+        before_request=_limit_address,
+        before_send=[_security_headers],
+        exception_handlers={HTTPException: _error},
+        request_max_body_size=settings.form_bytes,
+        openapi_config=OpenAPIConfig(
+            title="durak-referee web arena", version=__version__, path="/schema",
+            components=Components(security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}),
+            security=[{"bearer": []}]),
+        debug=False,
+    )
+
+
+def _state(web: WebState) -> State:
+    return State({"web": web})
+
+
+def _limit_address(request: Request[Any, Any, Any]) -> None:
+    """The per-address budget (this worker's): 429 with Retry-After when spent."""
+    web: WebState = request.app.state["web"]
+    peer = request.client.host if request.client else None
+    address = client_address(peer, request.headers.getall("x-forwarded-for", []), web.settings.trusted_proxies)
+    wait = web.address_limits.take(f"address:{address}")
+    if wait:
+        raise TooManyRequestsException("rate limit", headers={"Retry-After": retry_after(wait)})
+
+
+async def _security_headers(message: Message, scope: Scope) -> None:
+    """Every answer's security headers; no-store unless the route set its own caching (only /static does); a
+    session cookie that failed its checks cleared."""
+    if message["type"] != "http.response.start":
+        return
+    headers = MutableScopeHeaders.from_message(message)
+    for name, value in SECURITY_HEADERS.items():
+        headers[name] = value
+    if "cache-control" not in headers:
+        headers["cache-control"] = "no-store"
+    state = scope.get("state") or {}
+    if state.get("clear_session"):
+        headers.add("set-cookie", f"{auth.SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict")
+
+
+def _error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    """API routes answer errors as JSON; pages as a small page. One text per status: a hidden object's 404 is a
+    missing one's."""
+    headers = dict(exc.headers or {})
+    if request.url.path.startswith(("/api/", "/schema")) or not _wants_html(request):
+        return Response({"status_code": exc.status_code, "detail": exc.detail}, status_code=exc.status_code,
+                        media_type=MediaType.JSON, headers=headers)
+    web: WebState = request.app.state["web"]
+    text = web.templates.get_template("error.html").render(viewer=None, csrf="", status=exc.status_code,
+                                                           detail=exc.detail)
+    return Response(text, status_code=exc.status_code, media_type=MediaType.HTML, headers=headers)
+
+
+def _wants_html(request: Request[Any, Any, Any]) -> bool:
+    return "text/html" in request.headers.get("accept", "") or request.method == "POST"
+
+
+#: The environment that carries ``durak serve``'s database and settings into each uvicorn worker process.
+DB_ENV, SETTINGS_ENV = "DURAK_WEB_DB", "DURAK_WEB_SETTINGS"
+
+
+def app_from_environment() -> Litestar:
+    """The app of ``durak serve``'s workers (uvicorn's factory: a worker process imports it by name)."""
+    import msgspec
+
+    settings = msgspec.json.decode(os.environ.get(SETTINGS_ENV, "{}"), type=WebSettings)
+    return create_app(os.environ[DB_ENV], settings)

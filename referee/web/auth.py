@@ -1,0 +1,117 @@
+"""Signing in: ``Authorization: Bearer <token>`` for API clients, a signed session cookie for browsers, and the
+CSRF tokens of a cookie session's forms.
+
+A session cookie is ``<payload>.<signature>``, base64url: the payload is the author's id, their ``epoch``, the
+issue time and a random nonce; the signature is HMAC-SHA256 under the database's web key
+(:meth:`ArenaStore.web_key`). It is refused (the viewer is anonymous and the cookie cleared) when the signature is
+another key's, it is older than the session's life, or the author is revoked or their epoch has moved on.
+
+CSRF: a form of a session carries HMAC(key, "csrf|" + the session's nonce) (a synchronizer token bound to the
+session, kept nowhere); the login form, before any session, carries HMAC(key, "login|" + a random nonce) whose
+nonce sits in a short-lived cookie of its own. A Bearer request carries no cookie credentials and needs none.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+
+import msgspec
+
+from referee.league.authors import author_of_token
+from referee.results.arena_store import ArenaStore, AuthorRow
+from referee.web.visibility import ANONYMOUS, Viewer
+
+SESSION_COOKIE = "durak_session"
+LOGIN_COOKIE = "durak_login"
+CSRF_FIELD = "csrf"
+CSRF_HEADER = "x-csrf-token"
+
+
+class _Payload(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    author: int
+    epoch: int
+    issued: int
+    nonce: str
+
+
+@dataclass(frozen=True)
+class Session:
+    """A cookie that verified: who, and the nonce its CSRF tokens derive from."""
+
+    author: AuthorRow
+    nonce: str
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _mac(key: bytes, label: str, data: str) -> str:
+    return _b64(hmac.new(key, f"{label}|{data}".encode(), hashlib.sha256).digest())
+
+
+def sign_session(key: bytes, author: AuthorRow, now: float | None = None) -> str:
+    """A new session cookie's value for ``author``."""
+    payload = _b64(msgspec.json.encode(_Payload(author.id, author.epoch, int(now if now is not None else time.time()),
+                                                secrets.token_urlsafe(16))))
+    return f"{payload}.{_mac(key, 'session', payload)}"
+
+
+def verify_session(store: ArenaStore, key: bytes, value: str, max_age: int, now: float | None = None) -> Session | None:
+    """The session a cookie holds, or None: a bad signature, too old, an author revoked, unknown or of an older
+    epoch (one answer for every failure)."""
+    payload_text, _, signature = value.partition(".")
+    if not hmac.compare_digest(signature.encode(), _mac(key, "session", payload_text).encode()):
+        return None
+    try:
+        payload = msgspec.json.decode(_unb64(payload_text), type=_Payload)
+    except (msgspec.DecodeError, binascii.Error, ValueError):
+        return None
+    if not 0 <= (now if now is not None else time.time()) - payload.issued <= max_age:
+        return None
+    author = store.author_by_id(payload.author)
+    if author is None or author.revoked is not None or author.epoch != payload.epoch:
+        return None
+    return Session(author, payload.nonce)
+
+
+def session_csrf(key: bytes, session: Session) -> str:
+    return _mac(key, "csrf", session.nonce)
+
+
+def new_login_nonce() -> str:
+    return secrets.token_urlsafe(16)
+
+
+def login_csrf(key: bytes, nonce: str) -> str:
+    return _mac(key, "login", nonce)
+
+
+def csrf_matches(expected: str, given: str | None) -> bool:
+    return given is not None and hmac.compare_digest(expected.encode(), given.encode())
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer`` header (None without one; "" for a malformed one)."""
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def viewer_of(author: AuthorRow | None) -> Viewer:
+    return ANONYMOUS if author is None else Viewer(author=author.name, admin=author.admin)
+
+
+def author_of_bearer(store: ArenaStore, token: str) -> AuthorRow | None:
+    return author_of_token(store, token) if token else None

@@ -1,0 +1,149 @@
+"""The JSON API's answers, one msgspec Struct each (the OpenAPI document at /schema/openapi.json is made from
+these). The HTML pages render the same objects, so a page never shows what its API route would not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class BoardLine(msgspec.Struct, frozen=True):
+    rank: int
+    version: str
+    bot: str
+    author: str
+    elo: float
+    sd: float | None  # None until the fit pins it
+    games: int
+    state: str  # active, retired or quarantined
+
+
+class Board(msgspec.Struct, frozen=True):
+    league: str
+    fitted: str | None  # when the daemon last refitted (None before its first fit)
+    lines: list[BoardLine]
+
+
+class VersionOut(msgspec.Struct, frozen=True):
+    name: str
+    number: int
+    added: str
+    state: str
+    quarantine_reason: str | None = None  # the owner's and the admin's only
+
+
+class RatingPointOut(msgspec.Struct, frozen=True):
+    version: str
+    fitted: str
+    elo: float
+    sd: float | None
+    games: int
+
+
+class HeadToHead(msgspec.Struct, frozen=True):
+    """Games shared with one opponent bot, and how often each was a fool in them."""
+
+    opponent: str
+    games: int
+    fool: int
+    opponent_fool: int
+
+
+class VerdictOut(msgspec.Struct, frozen=True):
+    seat: int
+    bot: str
+    kind: str
+    reason: str | None = None  # the verdict's own bot's author and the admin only
+
+
+class GameLine(msgspec.Struct, frozen=True):
+    number: int
+    game: str
+    status: str  # the deal group's: complete or void (open: the admin only)
+    players: list[str]
+    fools: list[str]
+    end: str
+    verdicts: list[VerdictOut]
+    url: str
+
+
+class GamesPage(msgspec.Struct, frozen=True):
+    games: list[GameLine]
+    total: int
+    page: int
+    pages: int
+
+
+class BotOut(msgspec.Struct, frozen=True):
+    name: str
+    author: str
+    versions: list[VersionOut]
+    history: list[RatingPointOut]
+    head_to_head: list[HeadToHead]
+    verdict_kinds: dict[str, int]
+    games: list[GameLine]  # the latest ones shown
+
+
+class GameOut(msgspec.Struct, frozen=True):
+    """A game for the replay viewer: ``views`` are its data (referee.report.game_data), every hand first, then
+    each of the viewer's own seats' views (with that seat's stderr)."""
+
+    number: int
+    status: str
+    views: list[dict[str, Any]]
+
+
+class StepOut(msgspec.Struct, frozen=True):
+    step: str
+    ok: bool
+    detail: str
+    seconds: float
+
+
+class UploadOut(msgspec.Struct, frozen=True):
+    id: int
+    author: str
+    bot: str
+    created: str
+    size: int
+    status: str
+    steps: list[StepOut]
+    build_log: str
+    gate_log: str
+    version: str | None
+    finished: str | None
+
+
+class UploadAccepted(msgspec.Struct, frozen=True):
+    upload: int
+    status: str
+    url: str
+
+
+class AuthorOut(msgspec.Struct, frozen=True):
+    name: str
+    bots: list[str]
+    uploads: list[UploadOut] | None = None  # the author's own and the admin's only
+
+
+class AuthorLine(msgspec.Struct, frozen=True):
+    name: str
+    admin: bool
+    created: str
+    revoked: str | None
+
+
+class AdminOut(msgspec.Struct, frozen=True):
+    authors: list[AuthorLine]
+    versions: list[BoardLine]
+
+
+class ActionIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    bot: str
+
+
+class RequestQueued(msgspec.Struct, frozen=True):
+    request: int
+    kind: str
+    bot: str

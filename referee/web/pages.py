@@ -1,0 +1,193 @@
+"""The HTML pages: Jinja2 templates (autoescaped) over the same answers as the API, forms with CSRF tokens, the
+login and logout, the upload form and the admin's actions. Pages need no inline script: their scripts come from
+/static, and data for them sits in ``<script type="application/json">`` (never run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.datastructures import Cookie, UploadFile
+from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
+from litestar.params import FromPath, FromQuery
+from litestar.response import Redirect
+
+from referee.league.authors import author_of_token
+from referee.report.page import VIEWER_BODY, script_json
+from referee.results.web_queries import WebStore
+from referee.web import auth
+from referee.web.answers import GameFilter
+from referee.web.api import ARCHIVE_CEILING, NOT_FOUND, queue_action
+from referee.web.charts import rating_chart
+from referee.web.context import Context, WebState, context, web_state
+from referee.web.limits import is_tls
+from referee.web.uploads import UploadRefused, take_upload
+from referee.web.visibility import AdminSubject, sight
+
+Req = Request[Any, Any, Any]
+HTML = "text/html; charset=utf-8"
+
+
+def render(web: WebState, template: str, ctx: Context | None, status: int = 200, **values: Any) -> Response[str]:
+    """A page from ``template`` with the viewer and their CSRF token for its forms."""
+    viewer = ctx.viewer if ctx is not None else None
+    text = web.templates.get_template(template).render(viewer=viewer, csrf=ctx.csrf if ctx else "", **values)
+    return Response(text, media_type=HTML, status_code=status)
+
+
+def _signed_in_or_login(ctx: Context) -> Response[Any] | None:
+    return None if ctx.viewer.signed_in else Redirect("/login", status_code=303)
+
+
+@get("/", sync_to_thread=True, include_in_schema=False)
+def board_page(request: Req) -> Response[str]:
+    with context(request) as ctx:
+        return render(ctx.web, "board.html", ctx, board=ctx.answers.board(), poll=ctx.web.settings.board_seconds)
+
+
+@get("/bots/{name:str}", sync_to_thread=True, include_in_schema=False)
+def bot_page(request: Req, name: FromPath[str]) -> Response[str]:
+    with context(request) as ctx:
+        bot = ctx.answers.bot(name)
+        if bot is None:
+            raise NotFoundException(NOT_FOUND)
+        return render(ctx.web, "bot.html", ctx, bot=bot, chart=rating_chart(bot.history))
+
+
+@get("/games", sync_to_thread=True, include_in_schema=False)
+def games_page(request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
+              players: FromQuery[int | None] = None,
+               page: FromQuery[int] = 1) -> Response[str]:
+    with context(request) as ctx:
+        wanted = GameFilter(bot or None, verdict or None, players, page)
+        found = ctx.answers.games(wanted, ctx.web.settings.games_per_page)
+        return render(ctx.web, "games.html", ctx, found=found, wanted=wanted)
+
+
+@get("/games/{number:int}", sync_to_thread=True, include_in_schema=False)
+def game_page(request: Req, number: FromPath[int]) -> Response[str]:
+    with context(request) as ctx:
+        game = ctx.answers.game(number)
+        if game is None:
+            raise NotFoundException(NOT_FOUND)
+        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views))
+
+
+@get("/authors/{name:str}", sync_to_thread=True, include_in_schema=False)
+def author_page(request: Req, name: FromPath[str]) -> Response[str]:
+    with context(request) as ctx:
+        author = ctx.answers.author(name)
+        if author is None:
+            raise NotFoundException(NOT_FOUND)
+        return render(ctx.web, "author.html", ctx, author=author)
+
+
+@get("/admin", sync_to_thread=True, include_in_schema=False)
+def admin_page(request: Req) -> Response[Any]:
+    with context(request) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        admin = ctx.answers.admin()
+        if admin is None:
+            raise NotFoundException(NOT_FOUND)
+        return render(ctx.web, "admin.html", ctx, admin=admin)
+
+
+@post("/admin/{action:str}", include_in_schema=False)
+async def admin_action(request: Req, action: FromPath[str]) -> Response[Any]:
+    form = await request.form()
+    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        queued = queue_action(ctx.store, ctx.answers, action, _field(form, "bot") or "",
+                              sight(ctx.viewer, AdminSubject()))
+        return render(ctx.web, "done.html", ctx, message=f"asked the daemon to {queued.kind} {queued.bot} "
+                                                         f"(request {queued.request})")
+
+
+@get("/upload", include_in_schema=False)  # async: a sync GET beside an async POST on one path fails in Litestar 2.25
+async def upload_page(request: Req) -> Response[Any]:
+    with context(request) as ctx:
+        return _signed_in_or_login(ctx) or render(ctx.web, "upload.html", ctx, error=None)
+
+
+@post("/upload", include_in_schema=False, request_max_body_size=ARCHIVE_CEILING)
+async def upload_form(request: Req) -> Response[Any]:
+    web = web_state(request)
+    length = request.headers.get("content-length", "")
+    if not length.isdigit():
+        raise HTTPException("an upload needs its Content-Length", status_code=411)
+    if int(length) > web.settings.archive_bytes + web.settings.form_bytes:
+        raise HTTPException(f"the archive is over {web.settings.archive_bytes} bytes", status_code=413)
+    form = await request.form()
+    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        assert ctx.viewer.author is not None
+        file = form.get("archive")
+        archive = await file.read() if isinstance(file, UploadFile) else b""
+        try:
+            row = take_upload(ctx.store, ctx.viewer.author, _field(form, "bot") or "", archive, web.settings)
+        except UploadRefused as exc:
+            return render(web, "upload.html", ctx, status=exc.status, error=str(exc))
+        return Redirect(f"/authors/{ctx.viewer.author}#upload-{row.id}", status_code=303)
+
+
+@get("/login", include_in_schema=False)  # async, as /upload's
+async def login_page(request: Req) -> Response[str]:
+    web = web_state(request)
+    return _login_form(request, web, None, 200)
+
+
+def _login_form(request: Req, web: WebState, error: str | None, status: int) -> Response[str]:
+    """The login form with a fresh login nonce (its cookie) and the CSRF token bound to it."""
+    nonce = auth.new_login_nonce()
+    response = render(web, "login.html", None, status=status, login_csrf=auth.login_csrf(web.key, nonce), error=error)
+    response.cookies.append(_cookie(request, web, auth.LOGIN_COOKIE, nonce, 900))
+    return response
+
+
+@post("/login", include_in_schema=False)
+async def login(request: Req) -> Response[Any]:
+    web = web_state(request)
+    form = await request.form()
+    nonce = request.cookies.get(auth.LOGIN_COOKIE) or ""
+    if not nonce or not auth.csrf_matches(auth.login_csrf(web.key, nonce), _field(form, auth.CSRF_FIELD)):
+        raise PermissionDeniedException("CSRF token missing or wrong: reload the login page and try again")
+    with WebStore(web.db_path) as store:
+        author = author_of_token(store, _field(form, "token") or "")
+    if author is None:
+        return _login_form(request, web, "That token is not a valid author's token.", 401)
+    response: Response[Any] = Redirect(f"/authors/{author.name}", status_code=303)
+    response.cookies.append(_cookie(request, web, auth.SESSION_COOKIE, auth.sign_session(web.key, author),
+                                    web.settings.session_seconds))
+    response.delete_cookie(auth.LOGIN_COOKIE, path="/")
+    return response
+
+
+@post("/logout", include_in_schema=False)
+async def logout(request: Req) -> Response[Any]:
+    form = await request.form()
+    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)):
+        response: Response[Any] = Redirect("/", status_code=303)
+        response.delete_cookie(auth.SESSION_COOKIE, path="/")
+        return response
+
+
+def _cookie(request: Req, web: WebState, name: str, value: str, max_age: int) -> Cookie:
+    """HttpOnly, SameSite=Strict, Secure when the client came over TLS (directly or by a trusted proxy's word)."""
+    client = request.client.host if request.client else None
+    secure = is_tls(request.url.scheme, client, request.headers.get("x-forwarded-proto"), web.settings.trusted_proxies)
+    return Cookie(key=name, value=value, max_age=max_age, path="/", httponly=True, samesite="strict", secure=secure)
+
+
+def _field(form: Any, name: str) -> str | None:
+    value = form.get(name)
+    return value if isinstance(value, str) else None
+
+
+ROUTES = [board_page, bot_page, games_page, game_page, author_page, admin_page, admin_action, upload_page,
+          upload_form, login_page, login, logout]

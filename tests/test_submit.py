@@ -1,0 +1,74 @@
+"""durak submit's own checks, before and around the arena: the token's sources, the address, the folder, the
+manifest, and an arena that cannot be reached (the round trip through a real server is in the web tests)."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from referee.cli.submit import pack_folder
+from tests.clirun import invoke
+
+MANIFEST = 'name = "mybot"\ncommand = "python3 bot.py"\n'
+TOKEN = "durak_1_" + "a" * 43
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    bot = tmp_path / "mybot"
+    (bot / "lib").mkdir(parents=True)
+    (bot / "durak-bot.toml").write_text(MANIFEST)
+    (bot / "bot.py").write_text("print('hi')\n")
+    (bot / "lib" / "helper.py").write_text("X = 1\n")
+    (bot / "bot.py").chmod(0o755)
+    return bot
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_folder_is_packed_with_its_files_only(folder: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(pack_folder(folder)), mode="r:gz") as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert sorted(members) == ["bot.py", "durak-bot.toml", "lib", "lib/helper.py"]
+    assert members["bot.py"].mode & 0o111 and {m.uid for m in members.values()} == {0}
+    assert {m.uname for m in members.values()} == {""} and {m.mtime for m in members.values()} == {0}
+
+
+@pytest.mark.parametrize(("args", "env", "why"), [
+    (("http://127.0.0.1:1", "{folder}"), {}, "no token"),
+    (("http://arena.example", "{folder}"), {"DURAK_TOKEN": TOKEN}, "plain http to another machine"),
+    (("ftp://127.0.0.1", "{folder}"), {"DURAK_TOKEN": TOKEN}, "bad arena address"),
+    (("http://127.0.0.1:1", "{folder}", "--token-file", "{folder}/missing"), {}, "cannot read --token-file"),
+    (("http://127.0.0.1:1", "{folder}/lib"), {"DURAK_TOKEN": TOKEN}, "durak-bot.toml"),
+])
+def test_bad_input_is_refused_in_one_line(folder: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...],
+                                          env: dict[str, str], why: str) -> None:
+    monkeypatch.delenv("DURAK_TOKEN", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    ran = invoke("submit", *(arg.format(folder=folder) for arg in args))
+    assert ran.code == 2 and why in ran.err and len(ran.err.strip().splitlines()) == 1, ran.output
+
+
+def test_a_link_in_the_folder_is_refused(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DURAK_TOKEN", TOKEN)
+    os.symlink("/etc/passwd", folder / "passwd")
+    ran = invoke("submit", "http://127.0.0.1:1", str(folder))
+    assert ran.code == 2 and "link" in ran.err, ran.output
+
+
+def test_an_arena_that_cannot_be_reached_exits_13_without_showing_the_token(folder: Path, tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    ran = invoke("submit", f"http://127.0.0.1:{free_port()}", str(folder), "--token-file", str(token_file))
+    assert ran.code == 13 and "cannot reach the arena" in ran.err, ran.output
+    assert TOKEN not in ran.output and "a" * 43 not in ran.output

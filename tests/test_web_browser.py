@@ -1,0 +1,119 @@
+"""The web pages in headless Chromium (tests/browser.py), served by uvicorn on 127.0.0.1 over a league whose bot is
+named with markup and writes script to stderr: no page runs it, every page shows it as text, the CSP is sent and
+the pages' own scripts (board poll, replay viewer) run under it. A control shows the payload is live markup."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from referee.results.arena_store import ArenaStore, BoardRow
+from referee.web.app import create_app
+from referee.web.auth import SESSION_COOKIE, sign_session
+from referee.web.settings import WebSettings
+from tests.browser import browser, console_errors, wait_for
+from tests.webdb import A_STDERR, EXTRA_STDERR, WebDb, build
+
+__all__ = ["browser"]  # the fixture, used by name
+
+NAME = "<img src=x onerror=\"window.pwned='name'\">"  # a bot name the upload would refuse, stored directly
+PWNED = "return window.pwned === undefined"  # what every payload would set
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[tuple[WebDb, str]]:
+    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-browser-"))
+    db = build(folder, extra_bots={NAME: "alice"})
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = create_app(db.path, WebSettings(board_seconds=1, rate_burst=10_000))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield db, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+    shutil.rmtree(folder)
+
+
+def sign_in(driver: Any, db: WebDb, url: str, name: str) -> None:
+    driver.get(f"{url}/static/web.css")  # a cookie is set on a page of its site
+    with ArenaStore(db.path) as store:
+        author = store.author(name)
+        assert author is not None
+        driver.add_cookie({"name": SESSION_COOKIE, "value": sign_session(store.web_key(), author), "path": "/"})
+
+
+def visit(driver: Any, url: str, *, scripted: bool) -> str:
+    """Load a page (waiting for its script's ready mark if it has one); its text as shown."""
+    driver.get(url)
+    wait_for(driver, "return document.readyState === 'complete'")
+    if scripted:
+        wait_for(driver, "return document.body.dataset.ready === '1'")
+    time.sleep(0.2)  # an image's onerror would have fired by now
+    text: str = driver.execute_script("return document.body.innerText")
+    return text
+
+
+def test_a_payload_is_live_markup_when_written_raw(browser: Any) -> None:
+    browser.get("data:text/html,<body></body>")
+    browser.execute_script("document.body.innerHTML = arguments[0]", NAME)
+    assert wait_for(browser, "return window.pwned === 'name'")  # so the checks below can fail
+
+
+def test_no_page_runs_a_bots_markup_and_each_shows_it_as_text(browser: Any, site: tuple[WebDb, str]) -> None:
+    db, url = site
+    sign_in(browser, db, url, "alice")
+    console_errors(browser)
+    bot = urllib.parse.quote(NAME, safe="")
+    pages = {"/": True, f"/bots/{bot}": False, f"/games?bot={bot}": False, f"/games/{db.games[NAME]}": True,
+             "/authors/alice": False}
+    for path, scripted in pages.items():
+        text = visit(browser, url + path, scripted=scripted)
+        assert browser.execute_script(PWNED), path
+        assert NAME in text, path
+        assert console_errors(browser) == [], path  # no CSP violation, no script error
+    # The replay viewer: alice's own seat's view (the second) shows that seat's stderr as text, and no other's.
+    visit(browser, f"{url}/games/{db.games[NAME]}#game=2&step=0", scripted=True)
+    wait_for(browser, f"return document.body.innerText.includes({EXTRA_STDERR[:20]!r})")
+    text = browser.execute_script("return document.body.innerText")
+    assert EXTRA_STDERR in text and A_STDERR not in text and browser.execute_script(PWNED)
+    assert console_errors(browser) == []
+
+
+def test_every_page_is_sent_with_the_csp(site: tuple[WebDb, str]) -> None:
+    _, url = site
+    with urllib.request.urlopen(f"{url}/games", timeout=5) as answer:
+        assert answer.headers["Content-Security-Policy"].startswith("default-src 'none'; script-src 'self'")
+
+
+def test_the_board_refreshes_without_a_reload(browser: Any, site: tuple[WebDb, str]) -> None:
+    db, url = site
+    visit(browser, url + "/", scripted=True)
+    browser.execute_script("document.body.dataset.marker = 'same page'")
+    with ArenaStore(db.path) as store:
+        league = store.league()
+        assert league is not None
+        store.save_board(league.id, [BoardRow("beta@1", 1, 77.5, 5.0, 9, "2026-02-01T00:00:00"),
+                                     BoardRow("alpha@1", 2, -77.5, 5.0, 9, "2026-02-01T00:00:00")])
+    wait_for(browser, "return document.getElementById('board-body').rows[0].cells[3].textContent === '77.5'", 10)
+    assert browser.execute_script("return document.body.dataset.marker") == "same page"
+    assert browser.execute_script("return document.getElementById('board-fitted').textContent") == \
+        "2026-02-01T00:00:00"

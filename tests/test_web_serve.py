@@ -1,0 +1,137 @@
+"""``durak serve`` as a process: started as root it serves as nobody (read from /proc), over a database shared with
+nobody's group; a non-loopback host needs --public; a database it cannot serve is refused in one line; the access
+log never holds a token."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from referee.results.arena_store import ArenaStore
+from tests.webdb import WebDb, build
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def durak(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "referee", *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def get(url: str, token: str | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+@pytest.fixture
+def league() -> Iterator[WebDb]:
+    """A league in a folder of its own under /tmp (pytest's tmp_path sits in a folder nobody cannot enter)."""
+    folder = Path(tempfile.mkdtemp(prefix="durak-test-serve-"))
+    yield build(folder)
+    shutil.rmtree(folder)
+
+
+def ids(pid: int) -> dict[str, list[str]]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return {key: value.split() for key, _, value in (line.partition(":") for line in lines)
+            if key in ("Uid", "Gid", "Groups")}
+
+
+@pytest.fixture
+def served(league: WebDb) -> Iterator[tuple[WebDb, subprocess.Popen[str], str]]:
+    if os.geteuid() != 0:
+        pytest.skip("durak serve drops root: run as root to see it")
+    port = free_port()
+    server = durak("serve", str(league.path), "--port", str(port), cwd=league.path.parent)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if get(f"{url}/api/board")[0] == 200:
+                break
+        except OSError:
+            if server.poll() is not None:
+                break
+            time.sleep(0.1)
+    if server.poll() is not None or time.monotonic() >= deadline:
+        server.kill()
+        pytest.fail(f"durak serve did not answer: {server.communicate()}")
+    try:
+        yield league, server, url
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_started_as_root_it_serves_as_nobody(served: tuple[WebDb, subprocess.Popen[str], str]) -> None:
+    league, server, url = served
+    assert ids(server.pid) == {"Uid": ["65534"] * 4, "Gid": ["65534"] * 4, "Groups": []}
+    status, body = get(f"{url}/api/board")
+    assert status == 200 and b'"alpha@1"' in body
+    folder = league.path.parent.stat()
+    assert folder.st_gid == 65534 and folder.st_mode & 0o1070 == 0o1070  # group rwx and sticky
+    assert league.path.stat().st_uid == 0 and league.path.stat().st_mode & 0o060 == 0o060
+    # It writes requests through the shared group: an upload lands in the database.
+    request = urllib.request.Request(f"{url}/api/uploads?bot=alpha", data=b"\x1f\x8bgz", method="POST", headers={
+        "Authorization": f"Bearer {league.tokens['alice']}", "Content-Type": "application/gzip"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        assert answer.status == 202
+    with ArenaStore(league.path) as store:
+        assert len(store.uploads(1)) == 3
+
+
+def test_the_access_log_never_holds_a_token(served: tuple[WebDb, subprocess.Popen[str], str]) -> None:
+    league, server, url = served
+    token = league.tokens["bob"]
+    assert get(f"{url}/api/authors/bob", token)[0] == 200
+    assert get(f"{url}/api/authors/bob", token + "x")[0] == 401
+    server.terminate()
+    out, err = server.communicate(timeout=10)
+    assert '"GET /api/authors/bob HTTP/1.1" 200' in out  # the access log (stdout) is on: paths only
+    assert token.split("_", 2)[2] not in out + err
+
+
+def test_a_public_host_needs_public(league: WebDb) -> None:
+    server = durak("serve", str(league.path), "--host", "0.0.0.0", cwd=league.path.parent)
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 2 and err.splitlines() == [
+        "durak: error: --host 0.0.0.0 is reachable from other machines: add --public (and TLS in front)"]
+
+
+def test_a_database_without_a_league_or_of_an_older_schema_is_refused(tmp_path: Path, league: WebDb) -> None:
+    with ArenaStore(tmp_path / "empty.db"):
+        pass
+    server = durak("serve", str(tmp_path / "empty.db"), cwd=tmp_path)
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 6 and len(err.splitlines()) == 1 and "holds no league" in err
+    with closing(sqlite3.connect(league.path)) as con:
+        con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+        con.commit()
+    server = durak("serve", str(league.path), cwd=tmp_path)
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 6 and len(err.splitlines()) == 1 and "has database schema 4" in err
