@@ -71,7 +71,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def server_command(db: Path, port: int, stand_in: bool, code: Path) -> list[str] | None:
+def server_command(db: Path, port: int, stand_in: bool, code: Path, workers: int = 1) -> list[str] | None:
     """How to start the web server of the checkout ``code``: ``durak serve``, else the web branch's app factory
     under uvicorn, else None; ``stand_in``: this file's stand-in."""
     if stand_in:
@@ -79,7 +79,8 @@ def server_command(db: Path, port: int, stand_in: bool, code: Path) -> list[str]
     has_serve = subprocess.run([PYTHON, "-m", "referee", "serve", "--help"], capture_output=True, cwd=code,
                                env=python_env(code))
     if has_serve.returncode == 0:
-        return [PYTHON, "-m", "referee", "serve", str(db), "--host", HOST, "--port", str(port), "--trusted-proxy", HOST]
+        return [PYTHON, "-m", "referee", "serve", str(db), "--host", HOST, "--port", str(port), "--trusted-proxy", HOST,
+                "--workers", str(workers)]
     if (code / "referee" / "web" / "app.py").is_file():
         return [PYTHON, "-c", FACTORY.format(db=str(db), host=HOST, port=port)]
     return None
@@ -284,7 +285,7 @@ def bench(args: argparse.Namespace) -> None:
     cached, made = database(args.cache, params)
     db, copying = working_copy(cached, args.cache / "run")
     port = free_port()
-    command = server_command(db, port, args.stand_in, args.code)
+    command = server_command(db, port, args.stand_in, args.code, args.workers)
     if command is None:
         raise SystemExit(f"no web server: {args.code} has neither `durak serve` nor referee/web/app.py; merge the web "
                          "branch, give its checkout with --code, or run with --stand-in")
@@ -314,12 +315,13 @@ def report(args: argparse.Namespace, db: Path, prepared: tuple[float, float], co
     made, copying = prepared
     writer, refits = last_line(logs / "writer.log"), last_line(logs / "refitter.log")
     server = "stand-in" if args.stand_in else (f"create_app under uvicorn ({args.code})" if command[1] == "-c" else
-                                                f"durak serve ({args.code})")
+                                                f"durak serve --workers {args.workers} ({args.code})")
     if args.json:
         print(json.dumps({"db": str(db), "versions": args.versions, "games": args.games, "made_s": round(made, 1),
                           "copy_s": round(copying, 1), "db_mib": round(size_mib(db)), "server": server,
-                          "clients": args.clients, "requests_per_client": args.requests, "mix": args.mix,
-                          "wall_s": round(wall, 1), "routes": rows, "writer": writer, "refitter": refits}))
+                          "workers": args.workers, "clients": args.clients, "requests_per_client": args.requests,
+                          "mix": args.mix, "wall_s": round(wall, 1), "routes": rows, "writer": writer,
+                          "refitter": refits}))
         return
     print(f"{db.name} ({size_mib(db):,.0f} MiB{f', made in {made:.0f} s' if made else ''}, copied in {copying:.0f} s); "
           f"server: {server}; "
@@ -345,6 +347,7 @@ def main() -> None:
                              ",".join(f"{route}={share:g}" for route, share in MIX.items()) + ")")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds a client waits for an answer")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds the writer runs before the load")
+    parser.add_argument("--workers", type=int, default=1, help="durak serve --workers (uvicorn processes)")
     parser.add_argument("--rate", type=float, default=50.0, help="games/s the writer stores")
     parser.add_argument("--refit-every", type=float, default=30.0)
     parser.add_argument("--stand-in", action="store_true", help="a trivial ASGI server of this file, not the arena's")
