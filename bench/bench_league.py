@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -110,6 +112,33 @@ def middle_rate(times: list[float]) -> float:
     return (len(times) * 8 // 10) / (end - start) if end > start else 0.0
 
 
+@dataclass(frozen=True)
+class SyntheticGroup:
+    """A complete deal group of the synthetic league: its table (rotation 0's seats) and each rotation's fool."""
+
+    number: int
+    table: list[str]
+    fools: list[str]
+
+    def rotations(self) -> list[list[str]]:
+        """Each rotation's seats, in order."""
+        return [self.table[r:] + self.table[:r] for r in range(len(self.table))]
+
+
+def deal_groups(rng: random.Random, names: list[str], strength: dict[str, float], games: int,
+                first: int = 0) -> Iterator[SyntheticGroup]:
+    """Complete groups of 2-6 versions drawn from ``names`` (numbered from ``first``) until ``games`` games; each
+    rotation's fool is the version weakest by ``strength`` plus noise (sd 1.5). Also bench/arena_data.py's."""
+    game, number = 0, first
+    while game < games:
+        table = rng.sample(names, rng.randint(2, 6))
+        fools = [min(seats, key=lambda n: strength[n] + rng.gauss(0, 1.5))
+                 for seats in (table[r:] + table[:r] for r in range(len(table)))]
+        yield SyntheticGroup(number, table, fools)
+        game += len(table)
+        number += 1
+
+
 def bench_refit(games: int, versions: int, seed: int) -> None:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as folder:
@@ -122,18 +151,15 @@ def bench_refit(games: int, versions: int, seed: int) -> None:
         start = time.perf_counter()
         number, game = 0, 0
         group_rows, game_rows = [], []
-        while game < games:
-            size = rng.randint(2, 6)
-            table = rng.sample(names, size)
+        for group in deal_groups(rng, names, strength, games):
+            number, table = group.number, group.table
             group_rows.append((league.id, number, f"g{number}", number, json.dumps(table), table[0], "t", "complete"))
-            for rotation in range(size):
-                seats = table[rotation:] + table[:rotation]
-                fool = min(seats, key=lambda n: strength[n] + rng.gauss(0, 1.5))
+            for rotation, (seats, fool) in enumerate(zip(group.rotations(), group.fools, strict=True)):
                 places = " ".join("2" if name == fool else "1" for name in seats)
                 game_rows.append((league.id, f"g{number}|r{rotation}", 0, f"k{game}", f"g{number}", number, rotation,
                                   "fool", f"{' '.join(seats)}|{places}|1", "{}", b"", b"", "t", game + 1))
                 game += 1
-            number += 1
+        number += 1
         connection.executemany("INSERT INTO league_groups (tournament_id, number, deal_key, deal_seed, seats, anchor, "
                                "issued, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", group_rows)
         connection.executemany("INSERT INTO games (tournament_id, slot_key, game_index, game_key, deal_key, deal_seed, "
