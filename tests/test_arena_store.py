@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -10,9 +11,13 @@ import pytest
 
 from referee.league.authors import author_of_token, new_author, token_sha256
 from referee.results.arena_store import ArenaStore, BoardRow, UploadStep
+from referee.results.rows import decode_record
 from referee.results.schema import make_private
 from referee.results.store import StoreError
+from referee.results.web_queries import WebStore
 from tests.clirun import invoke
+from tests.old_schemas import drop_schema_5
+from tests.webdb import build
 
 
 @pytest.fixture
@@ -136,3 +141,63 @@ def test_author_commands_refuse_bad_input_in_one_line(store: ArenaStore, tmp_pat
     ran = invoke("league", "author", *(a.format(db=store.path, empty=tmp_path / "empty.db") for a in args))
     assert ran.code in (2, 6), ran.output
     assert message in ran.err and len(ran.err.strip().splitlines()) == 1 and "Traceback" not in ran.err
+
+
+# --- the seats' index ------------------------------------------------------------------------------------------
+
+
+def seats_from_records(db: Path) -> set[tuple[str, int, int, str | None]]:
+    """Each league game's seats as the records say: (version, game id, fool, verdict kind)."""
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT g.id, g.record FROM games g JOIN tournaments t ON t.id = g.tournament_id "
+                           "WHERE t.kind = 'league'").fetchall()
+    seats = set()
+    for game_id, text in rows:
+        record = decode_record(text)
+        kinds = {v.bot: v.kind for v in record.verdicts}
+        seats |= {(p, game_id, int(p in record.fools), kinds.get(p)) for p in record.players}
+    return seats
+
+
+def seats_stored(db: Path) -> set[tuple[str, int, int, str | None]]:
+    with sqlite3.connect(db) as con:
+        return set(con.execute("SELECT version, game_id, fool, verdict FROM league_seats").fetchall())
+
+
+def test_each_league_games_seats_are_indexed_by_the_trigger_and_by_the_migration(tmp_path: Path) -> None:
+    db = build(tmp_path).path
+    expected = seats_from_records(db)
+    assert expected and any(kind for *_, kind in expected) and seats_stored(db) == expected
+    with sqlite3.connect(db) as con:  # a tournament's games are no league's: not indexed
+        con.execute("INSERT INTO tournaments (name, created, config_path, config, fingerprint, seed, kind) "
+                    "VALUES ('t', '', '', '', '', 1, 'tournament')")
+        con.execute("INSERT INTO games (tournament_id, slot_key, game_index, game_key, deal_key, deal_seed, rotation, "
+                    "end_reason, outcome, record, replay, stderr, finished, number) SELECT last_insert_rowid(), "
+                    "slot_key, game_index, game_key, deal_key, deal_seed, rotation, end_reason, outcome, record, "
+                    "replay, stderr, finished, number FROM games LIMIT 1")
+    assert seats_stored(db) == expected
+    with sqlite3.connect(db) as con:  # back to schema 4, as a league of that schema was
+        drop_schema_5(con)
+        con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    ArenaStore(db).close()  # migrated: its league games' seats filled in
+    assert seats_stored(db) == expected
+
+
+def test_a_bots_meetings_are_counted_over_the_games_its_viewer_may_see(tmp_path: Path) -> None:
+    db = build(tmp_path).path
+    with WebStore(db) as store:
+        league = store.the_league()
+        for versions in ([v.name for v in store.versions(league.id)][:1], [v.name for v in store.versions(league.id)]):
+            for with_open in (False, True):
+                shown = [g for g in store.league_games(league.id) if with_open or g.status != "open"]
+                naive: dict[str, list[int]] = {}
+                for game in shown:
+                    mine = [p for p in game.record.players if p in versions]
+                    for other in (p for p in game.record.players if mine and p not in versions):
+                        counts = naive.setdefault(other, [0, 0, 0])
+                        counts[0] += 1
+                        counts[1] += any(p in game.record.fools for p in mine)
+                        counts[2] += other in game.record.fools
+                got = {m.opponent: [m.games, m.fool, m.opponent_fool]
+                       for m in store.meetings(league.id, versions, with_open=with_open)}
+                assert got == naive

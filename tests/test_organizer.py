@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from clirun import invoke
 from configs import Bot, write_toml
+from old_schemas import drop_schema_5
 from proctools import start_durak, stop_with
 from test_tournament_run import HOSTILE, stored, write_config
 
@@ -394,6 +395,7 @@ def test_a_schema_1_database_is_read_and_resumed_after_migration(tmp_path: Path)
     db = tmp_path / "t.db"
     quiet(config, db)
     with sqlite3.connect(db) as con:  # back to what schema 1 held
+        drop_schema_5(con)
         con.execute("DROP TABLE superseded_games")
         con.execute("DROP INDEX games_by_number")
         for table in ("league_versions", "league_groups", "league_requests"):

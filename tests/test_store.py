@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from old_schemas import drop_schema_5
 
 from protocol.records import ResultRecord, StderrChunk
 from referee.rating.outcomes import outcome_players, outcome_text, parse_outcome
@@ -116,6 +117,7 @@ def test_a_failed_write_is_rolled_back_and_one_line(db: Path) -> None:
 
 def test_a_schema_1_database_reads_with_its_defaults(db: Path) -> None:
     with sqlite3.connect(db) as con:
+        drop_schema_5(con)
         for table, column in (("bots", "settings"), ("bots", "files"), ("bots", "reason"), ("games", "move_us"),
                               ("games", "bot_files")):
             con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
@@ -175,6 +177,7 @@ def test_a_games_number_is_given_once_when_stored_and_kept_when_superseded(db: P
 def as_schema_2(path: Path) -> None:
     """The database as schema 2 left it: no number columns (a game's number was its place by id)."""
     with sqlite3.connect(path) as con:
+        drop_schema_5(con)
         con.execute("DROP INDEX games_by_number")
         con.execute("DROP INDEX superseded_by_number")
         con.execute("ALTER TABLE games DROP COLUMN number")

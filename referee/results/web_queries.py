@@ -57,9 +57,10 @@ class GameQuery:
         """The conditions (``AND ...``) on ``games g`` joined with its group ``lg``, and their parameters."""
         parts: list[str] = [] if self.with_open else ["COALESCE(lg.status, 'complete') != 'open'"]
         params: list[object] = []
-        if self.players is not None:
+        if self.players is not None:  # through the seats' index, never decoding every record
             marks = ", ".join("?" * len(self.players)) or "NULL"
-            parts.append(f"EXISTS (SELECT 1 FROM json_each(g.record, '$.players') WHERE value IN ({marks}))")
+            parts.append(f"g.id IN (SELECT game_id FROM league_seats WHERE tournament_id = g.tournament_id AND "
+                         f"version IN ({marks}))")
             params += self.players
         if self.verdict == "any":
             parts.append("json_array_length(g.record, '$.verdicts') > 0")
@@ -71,6 +72,24 @@ class GameQuery:
             parts.append("json_array_length(g.record, '$.players') = ?")
             params.append(self.table)
         return "".join(f" AND {part}" for part in parts), tuple(params)
+
+
+@dataclass(frozen=True)
+class Meetings:
+    """How often one of a bot's versions sat with ``opponent`` (a version) in shown games, and who was the fool."""
+
+    opponent: str
+    games: int
+    fool: int  # games the bot was a fool of
+    opponent_fool: int  # games the opponent was
+
+
+def _seen(with_open: bool) -> str:
+    return "" if with_open else " AND COALESCE(lg.status, 'complete') != 'open'"
+
+
+_SEATS_GROUP = ("LEFT JOIN league_groups lg ON lg.tournament_id = s.tournament_id AND lg.deal_key = s.deal_key "
+                "WHERE s.tournament_id = ? AND s.version IN ({marks})")
 
 
 class WebStore(ArenaStore):
@@ -116,6 +135,24 @@ class WebStore(ArenaStore):
                               f"WHERE g.tournament_id = ? {where}", (league_id, *params))
         return int(row["games"]) if row else 0
 
+    def meetings(self, league_id: int, versions: list[str], *, with_open: bool) -> list[Meetings]:
+        """Each opponent version met by ``versions`` in games the viewer may see (open groups' only ``with_open``)."""
+        marks = ", ".join("?" * len(versions)) or "NULL"
+        rows = self._query(
+            f"SELECT o.version AS opponent, COUNT(*) AS games, SUM(s.fool) AS fool, SUM(o.fool) AS opponent_fool "
+            f"FROM league_seats s JOIN league_seats o ON o.game_id = s.game_id AND o.version NOT IN ({marks}) "
+            f"{_SEATS_GROUP.format(marks=marks)}{_seen(with_open)} GROUP BY o.version",
+            (*versions, league_id, *versions))
+        return [Meetings(row["opponent"], row["games"], row["fool"], row["opponent_fool"]) for row in rows]
+
+    def verdict_counts(self, league_id: int, versions: list[str], *, with_open: bool) -> dict[str, int]:
+        """How many of ``versions``' shown games ended in a verdict against them, by kind."""
+        marks = ", ".join("?" * len(versions)) or "NULL"
+        rows = self._query(f"SELECT s.verdict AS kind, COUNT(*) AS games FROM league_seats s "
+                           f"{_SEATS_GROUP.format(marks=marks)} AND s.verdict IS NOT NULL{_seen(with_open)} "
+                           "GROUP BY s.verdict ORDER BY s.verdict", (league_id, *versions))
+        return {row["kind"]: row["games"] for row in rows}
+
     def league_game(self, league_id: int, number: int) -> tuple[LeagueGame, StoredReplay] | None:
         """A game of the league by number, whatever its group's status, with its stored replay."""
         row = self._query_one(f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? AND g.number = ?",
@@ -124,3 +161,4 @@ class WebStore(ArenaStore):
             return None
         replay, = self.replays_by_id([row["id"]])
         return LeagueGame.from_row(row), replay
+

@@ -67,24 +67,25 @@ class Answers:
                                    quarantine_reason=v.quarantined if owner else None) for v in versions]
         history = [models.RatingPointOut(version=p.version, fitted=p.fitted, elo=p.elo, sd=p.sd, games=p.games)
                    for p in self.store.rating_history(self.league.id, [v.name for v in versions])]
-        games = [g for g in self.store.league_games(self.league.id, self._query(name))
-                 if self._sight(g) is not Sight.HIDDEN]
+        # Counted in SQL over the seats' index (a page reads its bot's rows, never every game); the games the
+        # viewer may not see (open groups, for all but the admin) are left out there too.
+        names, with_open = [v.name for v in versions], self._query(None).with_open
+        recent = self.store.league_games(self.league.id, replace(self._query(name), newest_first=True, limit=20))
         return models.BotOut(name=name, author=author, versions=shown, history=history,
-                             head_to_head=self._head_to_head(name, games), verdict_kinds=_verdict_kinds(name, games,
-                                                                                                       self.versions),
-                             games=[self._line(g) for g in reversed(games[-20:])])
+                             head_to_head=self._head_to_head(names, with_open),
+                             verdict_kinds=self.store.verdict_counts(self.league.id, names, with_open=with_open),
+                             games=[self._line(g) for g in recent if self._sight(g) is not Sight.HIDDEN])
 
-    def _head_to_head(self, name: str, games: list[LeagueGame]) -> list[models.HeadToHead]:
+    def _head_to_head(self, versions: list[str], with_open: bool) -> list[models.HeadToHead]:
+        """The bot's meetings with each other bot (their versions added up)."""
         met: Counter[str] = Counter()
         fool: Counter[str] = Counter()
         their_fool: Counter[str] = Counter()
-        for game in games:
-            bots = self._bots_of(game)
-            fools = {self._bot(v) for v in game.record.fools}
-            for other in set(bots) - {name}:
-                met[other] += 1
-                fool[other] += name in fools
-                their_fool[other] += other in fools
+        for meeting in self.store.meetings(self.league.id, versions, with_open=with_open):
+            other = self._bot(meeting.opponent)
+            met[other] += meeting.games
+            fool[other] += meeting.fool
+            their_fool[other] += meeting.opponent_fool
         return [models.HeadToHead(opponent=o, games=met[o], fool=fool[o], opponent_fool=their_fool[o])
                 for o in sorted(met)]
 
@@ -190,11 +191,3 @@ def upload_out(row: UploadRow) -> models.UploadOut:
 
 def _state(version: VersionRow) -> str:
     return "retired" if version.retired else "quarantined" if version.quarantined else "active"
-
-
-def _verdict_kinds(name: str, games: list[LeagueGame], versions: dict[str, VersionRow]) -> dict[str, int]:
-    kinds: Counter[str] = Counter()
-    for game in games:
-        kinds.update(v.kind for v in game.record.verdicts if (versions[v.bot].bot if v.bot in versions else v.bot)
-                     == name)
-    return dict(sorted(kinds.items()))

@@ -1,0 +1,17 @@
+"""Databases as older schemas left them, for the migration tests: what each schema added, dropped again."""
+
+from __future__ import annotations
+
+import sqlite3
+
+#: Schema 5's objects (the arena's tables, the seats' index and the triggers that keep it).
+SCHEMA_5_TRIGGERS = ("league_seats_of_a_game", "league_seats_gone")
+SCHEMA_5_TABLES = ("league_board", "league_rating_history", "arena_authors", "arena_uploads", "league_seats")
+
+
+def drop_schema_5(con: sqlite3.Connection) -> None:
+    """Back to schema 4: the triggers first (they name columns an older schema lacks), then the tables."""
+    for trigger in SCHEMA_5_TRIGGERS:
+        con.execute(f"DROP TRIGGER {trigger}")
+    for table in SCHEMA_5_TABLES:
+        con.execute(f"DROP TABLE {table}")
