@@ -47,12 +47,18 @@ def source(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture(autouse=True)
-def nothing_left() -> Iterator[None]:
-    """After every build: no uid lease held, no host folder of a build left in the temp folder."""
-    before = set(Path(tempfile.gettempdir()).glob("durak-build-*"))
+def nothing_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """After every build: no uid lease held, no host folder of a build left in the temp folder. The test's builds
+    make their folders in a temp folder of its own: another xdist worker's builds (the upload and web tests) come
+    and go in the shared one meanwhile."""
+    own = Path(tempfile.mkdtemp(prefix="durak-test-build-tmp-"))
+    own.chmod(0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
     yield
     assert leases_held_here() == set()
-    assert set(Path(tempfile.gettempdir()).glob("durak-build-*")) <= before
+    left = list(own.glob("durak-build-*"))
+    shutil.rmtree(own, ignore_errors=True)
+    assert left == []
 
 
 def _digest(folder: Path) -> dict[str, str]:

@@ -17,6 +17,7 @@ from referee.league.config import load_league
 from referee.league.daemon import open_league, protected_paths
 from referee.league.lifecycle import Lifecycle
 from referee.results.arena_store import ArenaStore, UploadRow
+from tests.clirun import invoke
 from tests.sandboxes import needs_bwrap
 
 pytestmark = needs_bwrap
@@ -141,3 +142,16 @@ def test_a_league_without_a_network_namespace_builds_nothing(open_tmp: Path) -> 
         done = upload((store, lifecycle), "alice", "cbot", tar_gz({"durak-bot.toml": C_MANIFEST, "bot.c": "x"}))
     assert (done.status, steps(done)) == ("refused", [("extract", True), ("build", False)])
     assert "network" in done.steps[-1].detail
+
+
+def test_the_organizer_quarantines_and_reinstates_a_bot(arena: tuple[ArenaStore, Lifecycle]) -> None:
+    store, lifecycle = arena
+    upload(arena, "alice", "pybot", tar_gz({"durak-bot.toml": PY_MANIFEST, "bot.py": PY_BOT}))
+    ran = invoke("league", "quarantine", str(store.path), "pybot", "--reason", "looks like a copy", "--wait", "10")
+    assert ran.code == 0 and "quarantined pybot@1: looks like a copy" in ran.out, ran.output
+    (version,) = store.versions(lifecycle.league.id)
+    assert version.quarantined == "looks like a copy" and not version.active
+    again = invoke("league", "quarantine", str(store.path), "pybot", "--wait", "10")
+    assert again.code == 7 and "not playing" in again.out, again.output
+    assert invoke("league", "reinstate", str(store.path), "pybot", "--wait", "10").code == 0
+    assert store.versions(lifecycle.league.id)[0].active

@@ -127,6 +127,17 @@ def retire_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
     _ask_of_a_bot(db, name, "retire", wait)
 
 
+@league_app.command("quarantine")
+def quarantine_command(db: DbArg, name: NameArg, reason: Annotated[str, typer.Option(
+        "--reason", help="Why, as the board and durak league status will say.")] = "by the organizer",
+                       wait: WaitOption = 60.0) -> None:
+    """Quarantine a bot's latest version: no new games, its open groups void, until reinstated."""
+    with reported_errors(), ArenaStore(db) as store:
+        league = _league(store)
+        _latest(store, league, name)
+        _ask(store, league, "quarantine", name, {"reason": reason}, wait)
+
+
 @league_app.command("reinstate")
 def reinstate_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
     """Seat a bot's latest version again: lift its retirement or its quarantine."""

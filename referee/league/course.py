@@ -174,8 +174,9 @@ class LeagueCourse:
                                f"{change.result}")
         if change.added is not None:
             self._learn(change.added)
+        why = change.result if change.request.kind == "quarantine" else "retired"
         for name in change.stopped:
-            self._stop(name, "retired")
+            self._stop(name, why)
         if change.reinstated is not None:
             self._learn(next(v for v in self.store.versions(self.league.id) if v.name == change.reinstated))
             self.disqualified.pop(change.reinstated, None)

@@ -101,6 +101,12 @@ class Lifecycle:
             return self._upload(request, latest)
         if latest is None:
             return Change(request, False, f"no bot {request.bot!r} in the league")
+        if request.kind == "quarantine":  # the organizer's: as a run of verdicts would, until reinstated
+            if not latest.active:
+                return Change(request, False, f"{latest.name} is not playing (retired or quarantined already)")
+            why = str(request.payload.get("reason") or "by the organizer")
+            self.store.set_version(self.league.id, latest.name, quarantined=why)
+            return Change(request, True, f"quarantined {latest.name}: {why}", stopped=(latest.name,))
         if request.kind == "retire":
             active = [v.name for v in versions if v.retired is None]
             if not active:

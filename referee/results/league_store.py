@@ -20,7 +20,7 @@ from referee.results.rows import TournamentRow
 from referee.results.store import Store, StoreError
 
 GroupStatus = Literal["open", "complete", "void"]
-RequestKind = Literal["add", "update", "retire", "reinstate", "upload"]
+RequestKind = Literal["add", "update", "retire", "reinstate", "quarantine", "upload"]
 RequestStatus = Literal["pending", "done", "refused"]
 
 

@@ -21,7 +21,7 @@ from referee.web.visibility import AdminSubject, Sight, sight
 
 #: Lifecycle requests the admin may ask for from the web (the daemon carries them out). Quarantine is the gate's
 #: and the daemon's own verdict, not a request kind; "reinstate" lifts it.
-ADMIN_ACTIONS: dict[str, RequestKind] = {"retire": "retire", "reinstate": "reinstate"}
+ADMIN_ACTIONS: dict[str, RequestKind] = {"retire": "retire", "quarantine": "quarantine", "reinstate": "reinstate"}
 NOT_FOUND = "Not Found"  # the router's own text for an unknown path: one answer for every 404
 
 Req = Request[Any, Any, Any]
@@ -112,7 +112,7 @@ def api_admin(request: Req) -> models.AdminOut:
 
 @post("/api/admin/{action:str}", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["admin"])
 def api_admin_action(request: Req, action: FromPath[str], data: JSONBody[models.ActionIn]) -> models.RequestQueued:
-    """Ask the daemon to retire or reinstate a bot (a lifecycle request)."""
+    """Ask the daemon to retire, quarantine or reinstate a bot (a lifecycle request)."""
     with context(request) as ctx:
         login_wall(ctx)
         return queue_action(ctx.store, ctx.answers, action, data.bot, sight(ctx.viewer, AdminSubject()))
