@@ -82,7 +82,8 @@ def test_the_login_form_needs_its_csrf_token(db: WebDb) -> None:
 
 
 @pytest.mark.parametrize("form", [("/logout", {}), ("/upload", {"bot": "admins_bot"}),
-                                  ("/admin/retire", {"bot": "beta"}), ("/admin/reinstate", {"bot": "alpha"})])
+                                  ("/admin/retire", {"bot": "beta"}), ("/admin/quarantine", {"bot": "beta"}),
+                                  ("/admin/reinstate", {"bot": "alpha"})])
 def test_every_form_of_a_session_needs_its_csrf_token(db: WebDb, form: tuple[str, dict[str, str]]) -> None:
     path, fields = form
     files = {"archive": ("bot.tar.gz", b"\x1f\x8b archive")} if path == "/upload" else None
@@ -98,7 +99,7 @@ def test_every_form_of_a_session_needs_its_csrf_token(db: WebDb, form: tuple[str
         assert league is not None
         kinds = [r.kind for r in store.pending_requests(league.id)][len(db.uploads):]  # past the fixture's uploads
     assert kinds == {"/logout": [], "/upload": ["upload"], "/admin/retire": ["retire"],
-                     "/admin/reinstate": ["reinstate"]}[path]
+                     "/admin/quarantine": ["quarantine"], "/admin/reinstate": ["reinstate"]}[path]
 
 
 def test_a_bearer_client_needs_no_csrf_but_a_cookie_session_on_the_api_does(db: WebDb) -> None:
