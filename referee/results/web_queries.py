@@ -15,8 +15,8 @@ from referee.results.rows import StoredReplay, TournamentRow, decode_record
 from referee.results.schema import SCHEMA_VERSION, open_shared, schema_version
 from referee.results.store import StoreError, _why
 
-_GAME_COLUMNS = ("g.id, g.number, g.record, g.deal_key, COALESCE(lg.status, 'complete') AS status FROM games g "
-                 "LEFT JOIN league_groups lg ON lg.tournament_id = g.tournament_id AND lg.deal_key = g.deal_key")
+_GROUP = "LEFT JOIN league_groups lg ON lg.tournament_id = g.tournament_id AND lg.deal_key = g.deal_key"
+_GAME_COLUMNS = f"g.id, g.number, g.record, g.deal_key, COALESCE(lg.status, 'complete') AS status FROM games g {_GROUP}"
 
 
 @dataclass(frozen=True)
@@ -53,15 +53,21 @@ class GameQuery:
     limit: int | None = None
     offset: int = 0
 
+    def source(self, league_id: int) -> tuple[str, str, tuple[object, ...]]:
+        """The rows to read (``FROM ...``, games ``g`` with their group ``lg``), their order, and the parameters.
+        A bot's games are read from the seats' index, newest first by id (numbers follow ids in a league): a
+        query ordered by the games' numbers walked that index over a million games (7.8 s) to find one bot's."""
+        direction = "DESC" if self.newest_first else "ASC"
+        if self.players is None:
+            return f"FROM games g {_GROUP} WHERE g.tournament_id = ?", f"g.number {direction}", (league_id,)
+        marks = ", ".join("?" * len(self.players)) or "NULL"
+        return (f"FROM league_seats s JOIN games g ON g.id = s.game_id {_GROUP} WHERE s.tournament_id = ? AND "
+                f"s.version IN ({marks})", f"s.game_id {direction}", (league_id, *self.players))
+
     def where(self) -> tuple[str, tuple[object, ...]]:
         """The conditions (``AND ...``) on ``games g`` joined with its group ``lg``, and their parameters."""
         parts: list[str] = [] if self.with_open else ["COALESCE(lg.status, 'complete') != 'open'"]
         params: list[object] = []
-        if self.players is not None:  # through the seats' index, never decoding every record
-            marks = ", ".join("?" * len(self.players)) or "NULL"
-            parts.append(f"g.id IN (SELECT game_id FROM league_seats WHERE tournament_id = g.tournament_id AND "
-                         f"version IN ({marks}))")
-            params += self.players
         if self.verdict == "any":
             parts.append("json_array_length(g.record, '$.verdicts') > 0")
         elif self.verdict:
@@ -121,18 +127,17 @@ class WebStore(ArenaStore):
         """The league's games ``wanted`` picks (default: all, open groups' included), by number (newest first if
         asked), a page of them if it says so."""
         wanted = wanted or GameQuery()
+        rows, order, chosen = wanted.source(league_id)
         where, params = wanted.where()
-        order = "DESC" if wanted.newest_first else "ASC"
         page = f"LIMIT {int(wanted.limit)} OFFSET {int(wanted.offset)}" if wanted.limit is not None else ""
         return [LeagueGame.from_row(row) for row in self._query(
-            f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? {where} ORDER BY g.number {order} {page}",
-            (league_id, *params))]
+            f"SELECT g.id, g.number, g.record, g.deal_key, COALESCE(lg.status, 'complete') AS status {rows} {where} "
+            f"ORDER BY {order} {page}", (*chosen, *params))]
 
     def count_league_games(self, league_id: int, wanted: GameQuery) -> int:
+        rows, _, chosen = wanted.source(league_id)
         where, params = wanted.where()
-        row = self._query_one(f"SELECT COUNT(*) AS games FROM games g LEFT JOIN league_groups lg ON "
-                              f"lg.tournament_id = g.tournament_id AND lg.deal_key = g.deal_key "
-                              f"WHERE g.tournament_id = ? {where}", (league_id, *params))
+        row = self._query_one(f"SELECT COUNT(*) AS games {rows} {where}", (*chosen, *params))
         return int(row["games"]) if row else 0
 
     def meetings(self, league_id: int, versions: list[str], *, with_open: bool) -> list[Meetings]:
