@@ -50,6 +50,9 @@ name = "upload bench"
 players = 2
 [league]
 min_games = 30
+[arena]
+max_bots_per_author = 100
+uploads_per_hour = 100
 [[bots]]
 name = "house"
 command = "{python} random_bot.py"
