@@ -34,17 +34,6 @@ from pathlib import Path
 from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parent.parent
-PY_BOT = """\
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "hello":
-        print(json.dumps({"type": "hello", "protocol": 2, "name": "py"}), flush=True)
-    elif message["type"] == "request":
-        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][0]}), flush=True)
-    elif message["type"] == "shutdown":
-        break
-"""
 CONFIG = """\
 name = "upload bench"
 players = 2
@@ -78,12 +67,17 @@ def archive(files: dict[str, str]) -> bytes:
 
 
 def python_bot(name: str) -> bytes:
-    return archive({"durak-bot.toml": f'name = "{name}"\ncommand = "python3 -S bot.py"\n', "bot.py": PY_BOT})
+    """sample_bots/upload/python under another name."""
+    folder = ROOT / "sample_bots" / "upload" / "python"
+    manifest = (folder / "durak-bot.toml").read_text().replace('name = "firstbot"', f'name = "{name}"')
+    return archive({"durak-bot.toml": manifest, "bot.py": (folder / "bot.py").read_text()})
 
 
 def c_bot(name: str) -> bytes:
-    manifest = f'name = "{name}"\ncommand = "./bot"\nbuild = "cc -O2 -std=c99 -o bot bot.c"\n'
-    return archive({"durak-bot.toml": manifest, "bot.c": (ROOT / "sample_bots" / "c" / "bot.c").read_text()})
+    """sample_bots/upload/c under another name, with the sample C bot's source."""
+    manifest = (ROOT / "sample_bots" / "upload" / "c" / "durak-bot.toml").read_text()
+    return archive({"durak-bot.toml": manifest.replace('name = "cbot"', f'name = "{name}"'),
+                    "bot.c": (ROOT / "sample_bots" / "c" / "bot.c").read_text()})
 
 
 def request(url: str, token: str, body: bytes | None = None) -> dict[str, object]:

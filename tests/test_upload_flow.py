@@ -4,9 +4,7 @@ nothing behind but its record."""
 
 from __future__ import annotations
 
-import io
 import os
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,38 +16,15 @@ from referee.league.daemon import open_league, protected_paths
 from referee.league.lifecycle import Lifecycle
 from referee.results.arena_store import ArenaStore, UploadRow
 from tests.clirun import invoke
+from tests.entrants import c_bot, python_bot, tar_gz
 from tests.sandboxes import needs_bwrap
 
 pytestmark = needs_bwrap
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A Python bot of the standard library only (what an entrant without the referee's packages writes): the first
-#: legal action, and a line of stderr per request.
-PY_BOT = """\
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "hello":
-        print(json.dumps({"type": "hello", "protocol": 2, "name": "pybot"}), flush=True)
-    elif message["type"] == "request":
-        sys.stderr.write("pybot thinks\\n")
-        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][0]}), flush=True)
-    elif message["type"] == "shutdown":
-        break
-"""
-PY_MANIFEST = 'name = "pybot"\ncommand = "python3 -S bot.py"\n'
-C_MANIFEST = 'name = "cbot"\ncommand = "./bot"\nbuild = "cc -O2 -std=c99 -o bot bot.c"\n'
-
-
-def tar_gz(files: dict[str, str | bytes], top: str = "") -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, content in files.items():
-            data = content.encode() if isinstance(content, str) else content
-            info = tarfile.TarInfo(f"{top}{name}")
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+PY_BOT = python_bot("pybot")["bot.py"]
+PY_MANIFEST = python_bot("pybot")["durak-bot.toml"]
+C_MANIFEST = c_bot("cbot")["durak-bot.toml"]
 
 
 @pytest.fixture
@@ -82,7 +57,7 @@ def test_a_python_bot_is_extracted_and_gated_then_updated(arena: tuple[ArenaStor
     assert (done.status, steps(done), done.version) == ("accepted", [("extract", True), ("gate", True)], "pybot@1")
     assert "handshake" in done.gate_log and store.archive(done.id) is None
     (version,) = store.versions(lifecycle.league.id)
-    assert (version.author, version.command) == ("alice", ["python3", "-S", "bot.py"])
+    assert (version.author, version.command) == ("alice", ["python3", "-S", "bot.py"])  # the sample's manifest
     assert sorted(os.listdir(version.dir)) == ["bot.py", "durak-bot.toml"]
     assert not os.listdir(lifecycle.root / ".uploads")  # the staging folder is gone
 

@@ -6,14 +6,12 @@ of her bot and reads its stderr; Bob cannot reach her stderr, uploads or page; `
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tarfile
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -25,25 +23,13 @@ import pytest
 
 from tests.browser import browser, wait_for
 from tests.clirun import invoke
+from tests.entrants import STDERR_MARK, c_bot, python_bot, tar_gz
 from tests.sandboxes import needs_bwrap
 
 __all__ = ["browser"]  # the fixture, used by name
 pytestmark = needs_bwrap
 
 ROOT = Path(__file__).resolve().parents[1]
-#: An entrant's Python bot, of the standard library only: the first legal action, a line of stderr per request.
-PY_BOT = """\
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "hello":
-        print(json.dumps({"type": "hello", "protocol": 2, "name": "pybot"}), flush=True)
-    elif message["type"] == "request":
-        sys.stderr.write("pybot ponders its move\\n")
-        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][-1]}), flush=True)
-    elif message["type"] == "shutdown":
-        break
-"""
 CONFIG = """\
 name = "arena"
 players = 2
@@ -79,12 +65,7 @@ def free_port() -> int:
 
 
 def archive(files: dict[str, str], path: Path) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(tar_gz(files))
     return path
 
 
@@ -168,13 +149,9 @@ def upload(driver: Any, arena: Arena, bot: str, path: Path) -> str:
 def test_an_entrant_uploads_follows_the_board_and_reads_only_their_own_logs(browser: Any, arena: Arena,
                                                                            tmp_path: Path) -> None:
     log_in(browser, arena, "alice")
-    page = upload(browser, arena, "pybot", archive(
-        {"durak-bot.toml": 'name = "pybot"\ncommand = "python3 -S bot.py"\n', "bot.py": PY_BOT},
-        tmp_path / "pybot.tar.gz"))
+    page = upload(browser, arena, "pybot", archive(python_bot("pybot"), tmp_path / "pybot.tar.gz"))
     assert "accepted (pybot@1)" in page and "handshake" in page, page
-    page = upload(browser, arena, "cbot", archive(
-        {"durak-bot.toml": 'name = "cbot"\ncommand = "./bot"\nbuild = "cc -O2 -std=c99 -o bot bot.c"\n',
-         "bot.c": (ROOT / "sample_bots" / "c" / "bot.c").read_text()}, tmp_path / "cbot.tar.gz"))
+    page = upload(browser, arena, "cbot", archive(c_bot("cbot"), tmp_path / "cbot.tar.gz"))
     section = page[page.index("cbot,"):]
     for step in ("extract\tok", "build\tok", "check\tok", "gate\tok"):
         assert step in section, section
@@ -193,14 +170,14 @@ def test_an_entrant_uploads_follows_the_board_and_reads_only_their_own_logs(brow
     wait_for(browser, "return document.body.dataset.ready === '1'")
     browser.find_element("tag name", "body").send_keys("\ue010")  # End: the game's last step
     browser.execute_script("document.querySelector('button[title^=\"end\"]')?.click()")
-    wait_for(browser, "return document.body.innerText.includes('pybot ponders its move')")
+    wait_for(browser, f"return document.body.innerText.includes({STDERR_MARK!r})")
 
     log_in(browser, arena, "bob")
     browser.get(f"{game}#game=2")
     wait_for(browser, "return document.body.dataset.ready === '1'")
     browser.execute_script("document.querySelector('button[title^=\"end\"]')?.click()")
     time.sleep(0.3)
-    assert "pybot ponders" not in browser.page_source and "pybot ponders" not in text(browser)
+    assert STDERR_MARK not in browser.page_source and STDERR_MARK not in text(browser)
     browser.get(arena.url + "/authors/alice")  # her bots are public; her uploads and their logs are hers
     assert "pybot" in text(browser) and "Uploads" not in text(browser) and "handshake" not in browser.page_source
     browser.get(arena.url + "/api/uploads/1")
@@ -210,8 +187,8 @@ def test_an_entrant_uploads_follows_the_board_and_reads_only_their_own_logs(brow
 def test_durak_submit_uploads_a_folder_and_follows_it(arena: Arena, tmp_path: Path) -> None:
     folder = tmp_path / "subbot"
     folder.mkdir()
-    (folder / "durak-bot.toml").write_text('name = "subbot"\ncommand = "python3 -S bot.py"\n')
-    (folder / "bot.py").write_text(PY_BOT)
+    for name, text in python_bot("subbot").items():
+        (folder / name).write_text(text)
     token = tmp_path / "token"
     token.write_text(arena.tokens["alice"])
     done = subprocess.run([sys.executable, "-m", "referee", "submit", arena.url, str(folder), "--token-file",

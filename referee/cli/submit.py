@@ -8,7 +8,6 @@ The token comes from ``--token-file`` or the ``DURAK_TOKEN`` environment variabl
 from __future__ import annotations
 
 import io
-import ipaddress
 import os
 import tarfile
 import time
@@ -27,6 +26,7 @@ from referee.cli.exitcodes import ExitCode
 from referee.league.botstore import folder_problem
 from referee.league.manifest import Manifest, ManifestError, read_manifest
 from referee.text import visible
+from referee.web.privileges import is_loopback
 
 #: Seconds between two looks at the upload's progress.
 POLL_SECONDS = 0.5
@@ -159,19 +159,10 @@ def _arena_url(url: str) -> str:
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise UsageError(f"bad arena address {url!r}: give https://HOST[:PORT] (or http:// to this machine)")
-    if parsed.scheme == "http" and not _is_loopback(parsed.hostname):
+    if parsed.scheme == "http" and not is_loopback(parsed.hostname):
         raise UsageError(f"{url!r} is plain http to another machine: the token would cross the network in clear; "
                          "use https (the arena behind a TLS proxy)")
     return url.rstrip("/")
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _token(token_file: Path | None) -> str:
