@@ -25,6 +25,7 @@ from tests.browser import browser, wait_for
 from tests.clirun import invoke
 from tests.entrants import STDERR_MARK, c_bot, python_bot, tar_gz
 from tests.sandboxes import needs_bwrap
+from tests.webdb import why_nobody_cannot_serve
 
 __all__ = ["browser"]  # the fixture, used by name
 pytestmark = needs_bwrap
@@ -76,6 +77,8 @@ def started(command: list[str], log: Path) -> subprocess.Popen[bytes]:
 
 @pytest.fixture(scope="module")
 def arena() -> Iterator[Arena]:
+    if (why := why_nobody_cannot_serve()) is not None:
+        pytest.skip(why)
     folder = Path(os.path.realpath(__import__("tempfile").mkdtemp(prefix="durak-test-arena-")))
     folder.chmod(0o755)
     (folder / "house").mkdir(mode=0o755)

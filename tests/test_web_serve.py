@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from referee.results.arena_store import ArenaStore
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb, build, why_nobody_cannot_serve
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,8 +64,8 @@ def ids(pid: int) -> dict[str, list[str]]:
 
 @pytest.fixture
 def served(league: WebDb) -> Iterator[tuple[WebDb, subprocess.Popen[str], str]]:
-    if os.geteuid() != 0:
-        pytest.skip("durak serve drops root: run as root to see it")
+    if (why := why_nobody_cannot_serve()) is not None:
+        pytest.skip(why)
     port = free_port()
     server = durak("serve", str(league.path), "--port", str(port), cwd=league.path.parent)
     url = f"http://127.0.0.1:{port}"

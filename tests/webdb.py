@@ -6,6 +6,9 @@ Every string a test looks for in the bytes sent is a constant here."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +32,8 @@ B_BUILD_LOG, B_GATE_LOG = "B-BUILD-LOG-8a17", "B-GATE-LOG-f05b"
 A_QUARANTINE = "A-QUARANTINE-WHY-6e2d"
 #: What an extra bot writes to stderr: script and markup (the browser test's payload).
 EXTRA_STDERR = "<script>window.pwned = 'stderr-script'</script><img src=x onerror=\"window.pwned='stderr-img'\">"
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: The config a league database keeps (durak serve reads its [arena] quotas).
 LEAGUE_CONFIG = 'name = "web test league"\nplayers = [2, 3]\n'
@@ -122,3 +127,17 @@ def _games(store: ArenaStore, league_id: int, seats: tuple[str, str]) -> dict[st
     for group, rotation, record in plan.values():
         store.save_slots(league_id, [[stored(record, group, rotation)]])
     return {key: number for number, key in enumerate(plan, 1)}  # numbered as stored
+
+
+def why_nobody_cannot_serve() -> str | None:
+    """Why ``durak serve``, started as root, could not run as nobody here (None: it can): it drops root before it
+    imports the app, so this checkout and its interpreter must be within nobody's reach (a checkout under /root is
+    not; CI's and a developer's under /work are)."""
+    if os.geteuid() != 0:
+        return "durak serve drops root: run as root to see it"
+    probe = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                            "import referee.web.app"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                           capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        return f"nobody cannot import the web app from this checkout: {probe.stderr.strip().splitlines()[-1:]}"
+    return None
