@@ -295,13 +295,18 @@ def size_mib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 2**20
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """The options that name a database of this module (its parameters and its cache), for every bench using it."""
     parser.add_argument("--versions", type=int, default=1000)
     parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--history", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/durak-bench"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_options(parser)
     parser.add_argument("--fresh", action="store_true", help="make the database again even if one is cached")
     args = parser.parse_args()
     params = Params(args.versions, args.games, args.history, args.seed)

@@ -51,7 +51,7 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.arena_data import Params, Templates, database, group_games, size_mib  # noqa: E402
+from bench.arena_data import Params, Templates, add_data_options, database, group_games, size_mib  # noqa: E402
 from bench.bench_league import deal_groups  # noqa: E402
 from bench.web_load import HOST, MIX, Load, parse_mix, run_load, summary  # noqa: E402
 from referee.engine.rng import derive_seed  # noqa: E402
@@ -334,11 +334,7 @@ def report(args: argparse.Namespace, db: Path, prepared: tuple[float, float], co
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--versions", type=int, default=1000)
-    parser.add_argument("--games", type=int, default=1_000_000)
-    parser.add_argument("--history", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/durak-bench"))
+    add_data_options(parser)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--requests", type=int, default=40, help="per client")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="the load's hard cap")

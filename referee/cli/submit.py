@@ -26,37 +26,13 @@ from referee.cli.exitcodes import ExitCode
 from referee.league.botstore import folder_problem
 from referee.league.manifest import Manifest, ManifestError, read_manifest
 from referee.text import visible
+from referee.web.models import UploadAccepted, UploadOut
 from referee.web.privileges import is_loopback
 
 #: Seconds between two looks at the upload's progress.
 POLL_SECONDS = 0.5
 #: Seconds one request may take.
 REQUEST_SECONDS = 60.0
-
-
-class UploadAnswer(msgspec.Struct, frozen=True):
-    """What ``POST /api/uploads`` answers."""
-
-    upload: int
-    status: str
-    url: str
-
-
-class StepAnswer(msgspec.Struct, frozen=True):
-    step: str
-    ok: bool
-    detail: str
-    seconds: float = 0.0
-
-
-class UploadState(msgspec.Struct, frozen=True):
-    """What ``GET /api/uploads/ID`` answers (the fields this command reads)."""
-
-    status: str
-    steps: list[StepAnswer] = []
-    version: str | None = None
-    build_log: str = ""
-    gate_log: str = ""
 
 
 @app.command("submit")
@@ -77,7 +53,7 @@ def submit_command(
         archive = pack_folder(folder)
         typer.echo(f"uploading {visible(manifest.name)}: {len(archive)} bytes packed", err=True)
         answer = msgspec.json.decode(_request(f"{base}/api/uploads?bot={urllib.parse.quote(manifest.name)}", token,
-                                              archive), type=UploadAnswer)
+                                              archive), type=UploadAccepted)
         typer.echo(f"upload {answer.upload}: {answer.status}", err=True)
         if wait > 0:
             _follow(urllib.parse.urljoin(base + "/", answer.url.lstrip("/")), token, wait)
@@ -109,7 +85,7 @@ def _follow(url: str, token: str, wait: float) -> None:
     deadline = time.monotonic() + wait
     shown = 0
     while True:
-        state = msgspec.json.decode(_request(url, token), type=UploadState)
+        state = msgspec.json.decode(_request(url, token), type=UploadOut)
         for step in state.steps[shown:]:
             typer.echo(f"{step.step}: {'ok' if step.ok else 'FAILED'} ({step.seconds:.1f} s): {visible(step.detail)}")
         shown = len(state.steps)

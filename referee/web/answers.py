@@ -144,9 +144,6 @@ class Answers:
         # A player that is no version of the league belongs to nobody (no author sees it as theirs).
         return tuple(self.versions[p].author if p in self.versions else "" for p in game.record.players)
 
-    def _bots_of(self, game: LeagueGame) -> list[str]:
-        return [self._bot(p) for p in game.record.players]
-
     def _bot(self, version: str) -> str:
         return self.versions[version].bot if version in self.versions else version
 
