@@ -52,7 +52,7 @@ INTERNAL = {
     "referee.tournament.errors.Interrupted": "exits 130/143 by its signal in cli/errors.py reported_errors",
     "referee.tournament.stop_signals.Terminated": "becomes Interrupted in tournament/runner.py run_tournament",
     "referee.tournament.worker._Stopped": "caught in tournament/worker.py (a worker told to stop)",
-    "referee.league.archive.ArchiveError": "a refused upload, recorded in its row: league/uploads.py unpack",
+    "referee.league.archive_formats.ArchiveError": "a refused upload, recorded in its row: league/uploads.py unpack",
     "referee.league.manifest.ManifestError": "a refused upload (league/uploads.py), a UsageError in cli/submit.py",
     "referee.league.uploads.UploadRefused": "a refused request in league/lifecycle.py _upload",
     "referee.league.build.BuildRefused": "a refused build step in league/lifecycle.py _build",

@@ -619,7 +619,7 @@ def test_an_oversized_extended_header_is_refused_before_it_is_read(store: Store)
 def test_the_bytes_inflated_are_counted_whatever_the_decoder_yields(tmp_path: Path, store: Store,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """zipfile stops a member at its declared size; this stands in for a decoder that would not."""
-    from referee.league import archive as module
+    from referee.league import archive_formats as module
 
     def endless(self: object) -> Iterator[bytes]:
         while True:
