@@ -22,6 +22,7 @@ from referee.league.board import Board, board_rows, refit
 from referee.league.config import LoadedLeague
 from referee.league.lifecycle import Change, Lifecycle
 from referee.league.matchmaker import finish, issue, next_group, rerate, with_versions
+from referee.league.side import SideQueue, is_side_deal
 from referee.league.state import as_row, group_of, group_slots, rebuild_state, version_state
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, VersionRow
@@ -74,6 +75,7 @@ class LeagueCourse:
         self._next_requests = self._next_refit = 0.0
         self._printed = False  # whether the board has been printed
         self._refitting: _Refit | None = None
+        self.side = SideQueue(store, league, loaded)
         for version in self.versions.values():
             if not version.active:
                 self.disqualified[version.name] = _why_stopped(version)
@@ -93,18 +95,27 @@ class LeagueCourse:
                 if slot.key not in stored]
 
     def more(self) -> list[Slot]:
+        """The league's next group, and a side game after it if none is in flight (:mod:`.side`: low priority)."""
         self.housekeeping()
+        slots: list[Slot] = []
         group = next_group(self.state, self.loaded.match_settings())
-        if group is None:
-            return []
-        self.store.issue_group(self.league.id, as_row(group))  # before any of its games starts
-        self.state = issue(self.state, group, now=group.number)
-        self.open[group.number] = group
-        self.stored[group.number] = 0
-        return group_slots(group)
+        if group is not None:
+            self.store.issue_group(self.league.id, as_row(group))  # before any of its games starts
+            self.state = issue(self.state, group, now=group.number)
+            self.open[group.number] = group
+            self.stored[group.number] = 0
+            slots = group_slots(group)
+        return slots + self.side.more(self.versions, self.disqualified)
+
+    def tournament_of(self, slot: Slot) -> int:
+        """The tournament row a finished slot is stored in: the league's, or a side request's own."""
+        return self.side.tournament_of(slot) if is_side_deal(slot.deal_key) else self.league.id
 
     def on_stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
         for slot, games in done:
+            if is_side_deal(slot.deal_key):
+                self.side.on_stored(slot)
+                continue
             number = group_of(slot)
             if number not in self.open:
                 continue  # a game of a group made void meanwhile: kept, never rated
@@ -196,6 +207,7 @@ class LeagueCourse:
             self.state = with_versions(self.state, replace(version, active=False))
         self.disqualified[name] = why
         self._void_stopped()
+        self.side.stop(name, why)
 
     def _void_stopped(self) -> None:
         """Make void every open group that seats a version no longer playing."""

@@ -17,15 +17,18 @@ from referee.bots.sandbox.isolation import Isolation, probe_bwrap
 from referee.league.config import LoadedLeague
 from referee.league.course import LeagueCourse
 from referee.league.lifecycle import LeagueLock, Lifecycle
+from referee.league.side import is_side_deal
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore
+from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
 from referee.results.store import DATABASE_SUFFIXES
 from referee.text import visible
 from referee.tournament.config import draw_seed
-from referee.tournament.coordinator import Coordinator, GameSink, RunSummary
+from referee.tournament.coordinator import Coordinator, GameSink, RunSummary, game_row
 from referee.tournament.errors import Interrupted, TournamentError
 from referee.tournament.executors import make_executor
+from referee.tournament.schedule import Slot
 from referee.tournament.stop_signals import sigterm_as_interrupt, stop_signal_number
 from referee.tournament.worker import WorkerSetup
 
@@ -55,8 +58,28 @@ class LeagueSink(GameSink):
 
     course: LeagueCourse
 
+    def save(self, done: list[tuple[Slot, list[GameRecord]]]) -> list[bool]:
+        """Store each slot in its own row's games: the league's, or a side request's (never rated)."""
+        flags: dict[int, bool] = {}
+        by_row: dict[int, list[int]] = {}
+        for index, (slot, _) in enumerate(done):
+            by_row.setdefault(self.course.tournament_of(slot), []).append(index)
+        for row, indices in by_row.items():
+            rows = [[game_row(done[i][0], n, record, self.bot_files) for n, record in enumerate(done[i][1])]
+                    for i in indices]
+            flags.update(zip(indices, self.store.save_slots(row, rows), strict=True))
+        return [flags[index] for index in range(len(done))]
+
     def disqualify(self, name: str, reason: str) -> None:
         self.course.quarantine(name, reason)
+
+
+class LeagueCoordinator(Coordinator):
+    """The coordinator of a league: a run of verdicts is judged on league games only (a side game is unrated, and
+    counts for nothing: an author may not get another's version quarantined by challenging it)."""
+
+    def newly_disqualified(self, games: list[GameRecord]) -> list[tuple[str, str]]:
+        return super().newly_disqualified([record for record in games if not is_side_deal(record.deal)])
 
 
 def protected_paths(db_path: Path) -> list[str]:
@@ -128,7 +151,7 @@ def _play(store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, reques
                   f"{sum(v.active for v in course.versions.values())} versions playing")
     summary = RunSummary(league, 0, stored)
     sink = LeagueSink(store, league, course.files, course)
-    coordinator = Coordinator(sink, course, summary, progress, loaded.settings.max_failures, disqualified)
+    coordinator = LeagueCoordinator(sink, course, summary, progress, loaded.settings.max_failures, disqualified)
 
     def forget_failures(name: str) -> None:  # a reinstated version starts afresh: max_failures more to quarantine
         coordinator.streaks.pop(name, None)

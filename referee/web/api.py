@@ -12,10 +12,12 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from referee.league.names import name_problem
 from referee.results.league_store import RequestKind
+from referee.results.side_store import SideRow
 from referee.results.web_queries import WebStore
 from referee.web import models
 from referee.web.answers import Answers, GameFilter
-from referee.web.context import context, login_wall, web_state
+from referee.web.challenges import ChallengeRefused, take_challenge
+from referee.web.context import Context, context, login_wall, web_state
 from referee.web.uploads import UploadRefused, take_upload
 from referee.web.visibility import AdminSubject, Sight, sight
 
@@ -102,6 +104,41 @@ async def api_upload_post(request: Req, bot: FromQuery[str]) -> models.UploadAcc
         return models.UploadAccepted(upload=row.id, status=row.status, url=f"/api/uploads/{row.id}")
 
 
+@post("/api/challenges", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["authors"])
+def api_challenge_post(request: Req, data: JSONBody[models.SideIn]) -> models.SideQueued:
+    """Ask for ``games`` unrated games of your bot against the latest versions of ``opponents`` (a challenge),
+    within your hourly quotas; the daemon plays them at low priority on deals of your own seed domain."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        row = queue_challenge(ctx, data)
+        return models.SideQueued(challenge=row.id, status=row.status, url=f"/api/challenges/{row.id}")
+
+
+@get("/api/challenges/{challenge_id:int}", sync_to_thread=True, tags=["authors"])
+def api_challenge(request: Req, challenge_id: FromPath[int]) -> models.SideOut:
+    """A challenge's status and games: its asker's and the admin's only."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return _found(ctx.answers.side(challenge_id))
+
+
+@get("/api/challenges/{challenge_id:int}/games/{number:int}", sync_to_thread=True, tags=["authors"])
+def api_challenge_game(request: Req, challenge_id: FromPath[int], number: FromPath[int]) -> models.GameOut:
+    """A challenge's game for the replay viewer: every hand, and the asker's own seats' views with their stderr."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return _found(ctx.answers.side_game(challenge_id, number))
+
+
+def queue_challenge(ctx: Context, asked: models.SideIn) -> SideRow:
+    """The signed-in viewer's challenge, queued; :raises HTTPException: refused (its status, one line)."""
+    assert ctx.viewer.author is not None
+    try:
+        return take_challenge(ctx.store, ctx.viewer.author, asked, ctx.web.settings)
+    except ChallengeRefused as exc:
+        raise HTTPException(str(exc), status_code=exc.status) from None
+
+
 @get("/api/admin", sync_to_thread=True, tags=["admin"])
 def api_admin(request: Req) -> models.AdminOut:
     """Authors and versions, for the admin."""
@@ -142,5 +179,5 @@ async def _body(request: Req, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-ROUTES = [api_board, api_bot, api_games, api_game, api_author, api_upload, api_upload_post, api_admin,
-          api_admin_action]
+ROUTES = [api_board, api_bot, api_games, api_game, api_author, api_upload, api_upload_post, api_challenge_post,
+          api_challenge, api_challenge_game, api_admin, api_admin_action]

@@ -121,10 +121,51 @@ class UploadAccepted(msgspec.Struct, frozen=True):
     url: str
 
 
+class SideIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A challenge: ``games`` unrated games of the asker's bot ``bot`` (its latest version) against the latest
+    versions of ``opponents`` (other bots of the league), at a table of 1 + len(opponents)."""
+
+    bot: str
+    opponents: list[str]
+    games: int
+
+
+class SideGameLine(msgspec.Struct, frozen=True):
+    number: int
+    players: list[str]
+    fools: list[str]
+    end: str
+    verdicts: list[VerdictOut]  # a reason for the asker's own seats only (and the admin)
+    url: str
+
+
+class SideOut(msgspec.Struct, frozen=True):
+    """An unrated side request and its games so far: its asker's and the admin's only."""
+
+    id: int
+    kind: str
+    author: str
+    seats: list[str]
+    games: int
+    created: str
+    status: str  # pending, playing, done or void
+    result: str
+    finished: str | None
+    played: list[SideGameLine]
+    url: str
+
+
+class SideQueued(msgspec.Struct, frozen=True):
+    challenge: int
+    status: str
+    url: str
+
+
 class AuthorOut(msgspec.Struct, frozen=True):
     name: str
     bots: list[str]
     uploads: list[UploadOut] | None = None  # the author's own and the admin's only
+    challenges: list[SideOut] | None = None  # the author's own and the admin's only
 
 
 class AuthorLine(msgspec.Struct, frozen=True):
@@ -137,6 +178,7 @@ class AuthorLine(msgspec.Struct, frozen=True):
 class AdminOut(msgspec.Struct, frozen=True):
     authors: list[AuthorLine]
     versions: list[BoardLine]
+    challenges: list[SideOut]  # every author's latest
 
 
 class ActionIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
