@@ -25,7 +25,7 @@ from referee.league.matchmaker import finish, issue, next_group, rerate, with_ve
 from referee.league.side import SideQueue, is_side_deal
 from referee.league.state import as_row, group_of, group_slots, rebuild_state, version_state
 from referee.results.arena_store import ArenaStore
-from referee.results.league_store import LeagueStore, VersionRow
+from referee.results.league_store import LeagueStore, RequestRow, VersionRow
 from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
 from referee.results.store import Store
@@ -76,6 +76,8 @@ class LeagueCourse:
         self._printed = False  # whether the board has been printed
         self._refitting: _Refit | None = None
         self.side = SideQueue(store, league, loaded)
+        #: The admin's request for the finals, once seen: no group or side game is handed out after it.
+        self.finals: RequestRow | None = None
         for version in self.versions.values():
             if not version.active:
                 self.disqualified[version.name] = _why_stopped(version)
@@ -95,8 +97,11 @@ class LeagueCourse:
                 if slot.key not in stored]
 
     def more(self) -> list[Slot]:
-        """The league's next group, and a side game after it if none is in flight (:mod:`.side`: low priority)."""
+        """The league's next group, and a side game after it if none is in flight (:mod:`.side`: low priority);
+        nothing once the finals are asked for (the groups in flight are completed first)."""
         self.housekeeping()
+        if self.finals is not None:
+            return []
         slots: list[Slot] = []
         group = next_group(self.state, self.loaded.match_settings())
         if group is not None:
@@ -145,6 +150,12 @@ class LeagueCourse:
             changes = self.lifecycle.apply()
             for change in changes:
                 self._take(change)
+            if self.finals is None:
+                self.finals = next((r for r in self.store.pending_requests(self.league.id) if r.kind == "finals"),
+                                   None)
+                if self.finals is not None and self.progress is not None:
+                    self.progress.note(f"league: request {self.finals.id} (finals): no new group; the finals begin "
+                                       "once the groups in flight are complete")
         if self._refitting is not None and self._refitting.done.is_set():
             self.take_board(self._refitting.board())
             self._refitting = None

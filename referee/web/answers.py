@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+import msgspec
+
 from referee.report.game_data import SeatTraces, game_data
 from referee.results.arena_store import UploadRow
 from referee.results.league_store import VersionRow
@@ -246,7 +248,20 @@ class Answers:
                    for a in self.store.authors()]
         versions = [self._board_line(b.rank if (b := board.get(n)) else 0, n, b.elo if b else 0.0,
                                      b.sd if b else None, b.games if b else 0) for n in self.versions]
-        return models.AdminOut(authors=authors, versions=versions, challenges=self.sides(None))
+        return models.AdminOut(authors=authors, versions=versions, challenges=self.sides(None), finals=self._finals())
+
+    def _finals(self) -> models.FinalsOut:
+        asked = self.store.latest_request(self.league.id, "finals")
+        begun = self.store.finals(self.league)
+        finalists: list[str] = []
+        games = 0
+        if begun:
+            finals = msgspec.json.decode(begun[-1].config)
+            finalists = [str(name) for name in finals.get("finalists", [])] if isinstance(finals, dict) else []
+            games = self.store.count_games(begun[-1].id)
+        return models.FinalsOut(request=asked.id if asked else None, status=asked.status if asked else None,
+                                result=asked.result if asked else "", begun=bool(begun), finalists=finalists,
+                                games=games)
 
 
 def upload_out(row: UploadRow) -> models.UploadOut:

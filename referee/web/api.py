@@ -147,6 +147,34 @@ def api_admin(request: Req) -> models.AdminOut:
         return _found(ctx.answers.admin())
 
 
+@post("/api/admin/finals", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["admin"])
+def api_admin_finals(request: Req, data: JSONBody[models.FinalsIn]) -> models.RequestQueued:
+    """Ask the daemon for the finals: it completes the groups in flight, then the board's ``top`` active versions
+    play them (``max_games`` at most; default the config's) and entries freeze for good."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return queue_finals(ctx.store, ctx.answers, data, sight(ctx.viewer, AdminSubject()))
+
+
+def queue_finals(store: WebStore, answers: Answers, asked: models.FinalsIn, seen: Sight) -> models.RequestQueued:
+    """A ``finals`` request, if the viewer is the admin (else 404) and the finals can begin (else 409)."""
+    if seen is Sight.HIDDEN:
+        raise NotFoundException(NOT_FOUND)
+    if store.finals(answers.league):
+        raise HTTPException("the finals have begun already", status_code=409)
+    earlier = store.latest_request(answers.league.id, "finals")
+    if earlier is not None and earlier.status == "pending":
+        raise HTTPException(f"the finals were asked for already (request {earlier.id}, pending)", status_code=409)
+    rated = [row.version for row in store.board(answers.league.id)
+             if (v := answers.versions.get(row.version)) is not None and v.active]
+    if len(rated) < 2:
+        raise HTTPException(f"the board has {len(rated)} active rated version(s): finals need two or more",
+                            status_code=409)
+    payload: dict[str, object] = {"top": asked.top, "max_games": asked.max_games, "by": "web"}
+    request_id = store.add_request(answers.league.id, "finals", "", payload)
+    return models.RequestQueued(request=request_id, kind="finals", bot="")
+
+
 @post("/api/admin/{action:str}", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["admin"])
 def api_admin_action(request: Req, action: FromPath[str], data: JSONBody[models.ActionIn]) -> models.RequestQueued:
     """Ask the daemon to retire, quarantine or reinstate a bot (a lifecycle request)."""
@@ -180,4 +208,4 @@ async def _body(request: Req, cap: int) -> bytes:
 
 
 ROUTES = [api_board, api_bot, api_games, api_game, api_author, api_upload, api_upload_post, api_challenge_post,
-          api_challenge, api_challenge_game, api_admin, api_admin_action]
+          api_challenge, api_challenge_game, api_admin, api_admin_finals, api_admin_action]

@@ -3,7 +3,7 @@ these). The HTML pages render the same objects, so a page never shows what its A
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -175,14 +175,34 @@ class AuthorLine(msgspec.Struct, frozen=True):
     revoked: str | None
 
 
+class FinalsOut(msgspec.Struct, frozen=True):
+    """The finals as the admin sees them: the latest request for them, and the finals' own row once begun."""
+
+    request: int | None  # the latest finals request (None: never asked for)
+    status: str | None  # pending (the daemon completes its groups in flight first), done or refused
+    result: str  # the final board's text, or why they could not begin
+    begun: bool
+    finalists: list[str]
+    games: int
+
+
 class AdminOut(msgspec.Struct, frozen=True):
     authors: list[AuthorLine]
     versions: list[BoardLine]
     challenges: list[SideOut]  # every author's latest
+    finals: FinalsOut
 
 
 class ActionIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bot: str
+
+
+class FinalsIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The finals: the board's ``top`` active versions, within ``max_games`` games (None: the config's
+    ``[league] finals_games``)."""
+
+    top: Annotated[int, msgspec.Meta(ge=2, le=64)]
+    max_games: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 class RequestQueued(msgspec.Struct, frozen=True):

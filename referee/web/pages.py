@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request, Response, get, post
 from litestar.datastructures import Cookie, UploadFile
 from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
@@ -17,7 +18,7 @@ from referee.report.page import VIEWER_BODY, script_json
 from referee.results.web_queries import WebStore
 from referee.web import auth, models
 from referee.web.answers import GameFilter
-from referee.web.api import ARCHIVE_CEILING, NOT_FOUND, queue_action
+from referee.web.api import ARCHIVE_CEILING, NOT_FOUND, queue_action, queue_finals
 from referee.web.challenges import ChallengeRefused, take_challenge
 from referee.web.charts import rating_chart
 from referee.web.context import Context, WebState, context, web_state
@@ -149,6 +150,24 @@ def admin_page(request: Req) -> Response[Any]:
         return render(ctx.web, "admin.html", ctx, admin=admin)
 
 
+@post("/admin/finals", include_in_schema=False)
+async def admin_finals(request: Req) -> Response[Any]:
+    form = await request.form()
+    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        top, budget = _field(form, "top") or "", _field(form, "max_games") or ""
+        try:
+            asked = msgspec.convert({"top": int(top) if top.isdigit() else 0,
+                                     "max_games": int(budget) if budget.isdigit() else None}, models.FinalsIn)
+        except msgspec.ValidationError as exc:
+            raise HTTPException(f"finals: {exc}", status_code=400) from None
+        queued = queue_finals(ctx.store, ctx.answers, asked, sight(ctx.viewer, AdminSubject()))
+        return render(ctx.web, "done.html", ctx, message=f"asked the daemon for the finals of the top {asked.top} "
+                                                         f"(request {queued.request})")
+
+
 @post("/admin/{action:str}", include_in_schema=False)
 async def admin_action(request: Req, action: FromPath[str]) -> Response[Any]:
     form = await request.form()
@@ -245,4 +264,5 @@ def _field(form: Any, name: str) -> str | None:
 
 
 ROUTES = [board_page, bot_page, games_page, game_page, author_page, challenge_form, challenge_page,
-          challenge_game_page, admin_page, admin_action, upload_page, upload_form, login_page, login, logout]
+          challenge_game_page, admin_page, admin_finals, admin_action, upload_page, upload_form, login_page, login,
+          logout]
