@@ -1,6 +1,7 @@
 """Asking for a challenge from the web: the API (Bearer) and the author page's form (session + CSRF), the refusals
 (unknown bots, another's bot, inactive versions, bad sizes, bad counts: one line each), the hourly quotas (games,
-and CPU seconds of the measured moves: 429), and another author's challenge answered as a missing one (404)."""
+and CPU seconds of the measured moves: 429), and another author's challenge answered as a missing one (404); and the
+admin's finals asked for from the web (the API and the admin page's form)."""
 
 from __future__ import annotations
 
@@ -176,3 +177,58 @@ def test_the_form_is_the_authors_own(db: WebDb) -> None:
         mine = client.get("/authors/alice").text
         options = re.search(r'<select name="opponents" multiple required>(.*?)</select>', mine)
         assert options is not None and re.findall(r"<option>(\w+)</option>", options.group(1)) == ["beta", "delta"]
+
+
+# -- the admin's finals ------------------------------------------------------------------------
+
+
+def finals_requests(db: WebDb) -> list[tuple[str, str]]:
+    with sqlite3.connect(db.path) as con:
+        return con.execute("SELECT status, payload FROM league_requests WHERE kind = 'finals' ORDER BY id").fetchall()
+
+
+def test_the_admin_asks_for_the_finals_once_and_nobody_else_may(db: WebDb) -> None:
+    with client_for(db) as client:
+        assert client.post("/api/admin/finals", json={"top": 2}).status_code == 401
+        assert client.post("/api/admin/finals", json={"top": 2}, headers=bearer(db, "alice")).status_code == 404
+        for bad in ({"top": 1}, {"top": 2, "max_games": 0}, {"top": "x"}, {"top": 2, "extra": 1}):
+            answer = client.post("/api/admin/finals", json=bad, headers=bearer(db, "admin"))
+            assert answer.status_code == 400, bad
+        assert finals_requests(db) == []
+        answer = client.post("/api/admin/finals", json={"top": 3, "max_games": 50}, headers=bearer(db, "admin"))
+        assert answer.status_code == 202 and answer.json()["kind"] == "finals"
+        assert finals_requests(db) == [("pending", '{"top":3,"max_games":50,"by":"web"}')]
+        again = client.post("/api/admin/finals", json={"top": 2}, headers=bearer(db, "admin"))
+        assert again.status_code == 409 and "asked for already" in again.json()["detail"]
+        status = client.get("/api/admin", headers=bearer(db, "admin")).json()["finals"]
+        assert status["status"] == "pending" and not status["begun"]
+
+
+def test_finals_need_two_active_rated_versions(db: WebDb) -> None:
+    with sqlite3.connect(db.path) as con:
+        con.execute("UPDATE league_versions SET retired = 'now' WHERE name != 'beta@1'")
+    with client_for(db) as client:
+        answer = client.post("/api/admin/finals", json={"top": 2}, headers=bearer(db, "admin"))
+        assert answer.status_code == 409
+        assert answer.json()["detail"] == "the board has 1 active rated version(s): finals need two or more"
+
+
+def test_the_finals_form_needs_its_csrf_token_and_the_page_shows_the_status(db: WebDb) -> None:
+    with client_for(db) as client:
+        log_in_admin = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]*)"', log_in_admin)
+        assert token is not None
+        client.post("/login", data={"token": db.tokens["admin"], "csrf": token.group(1)})
+        page = client.get("/admin").text
+        assert "Not asked for." in page
+        form = re.search(r'<form method="post" action="/admin/finals" id="finals-form"><input type="hidden" '
+                         r'name="csrf" value="([^"]*)"', page)
+        assert form is not None
+        for wrong in ({}, {"csrf": "nope"}):
+            assert client.post("/admin/finals", data={"top": "2", **wrong}).status_code == 403
+        assert finals_requests(db) == []
+        answer = client.post("/admin/finals", data={"top": "2", "max_games": "", "csrf": form.group(1)})
+        assert answer.status_code == 200 and "asked the daemon for the finals of the top 2" in answer.text
+        assert finals_requests(db) == [("pending", '{"top":2,"max_games":null,"by":"web"}')]
+        page = client.get("/admin").text
+        assert "Asked for (request" in page and 'id="finals-form"' not in page
