@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from referee.league.names import name_problem
 from referee.results.league_store import VersionRow
 from referee.results.side_store import SideRow
 from referee.results.web_queries import WebStore
@@ -52,7 +51,7 @@ def take_challenge(store: WebStore, author: str, asked: SideIn, settings: WebSet
 
 def _playing(latest: dict[str, VersionRow], bot: str) -> VersionRow:
     """``bot``'s latest version, if it plays; :raises ChallengeRefused: no such bot, or its latest does not."""
-    if name_problem(bot) is not None or bot not in latest:
+    if bot not in latest:  # looked up, never used as a path: any name the league holds may be asked for
         raise ChallengeRefused(f"no bot {bot!r} in the league", 404)
     version = latest[bot]
     if not version.active:
