@@ -197,7 +197,9 @@ def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> No
     _, client = web
     paths = client.get("/schema/openapi.json").json()["paths"]
     assert {"/api/board", "/api/bots/{name}", "/api/games", "/api/games/{number}", "/api/authors/{name}",
-            "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}"} <= set(paths)
+            "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}", "/api/admin/finals",
+            "/api/challenges", "/api/challenges/{challenge_id}",
+            "/api/challenges/{challenge_id}/games/{number}"} <= set(paths)
     assert not any(path.startswith(("/login", "/static")) for path in paths)
 
 
