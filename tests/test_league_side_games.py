@@ -11,9 +11,12 @@ from protocol.records import ResultRecord
 from referee.engine.rng import derive_seed
 from referee.league.board import refit
 from referee.league.config import load_league
+from referee.league.daemon import LeagueCoordinator
 from referee.league.side import SideQueue
 from referee.results.arena_store import ArenaStore
+from referee.results.record import GameRecord
 from referee.results.rows import StoredGame
+from referee.tournament.coordinator import Coordinator
 from tests.sandboxes import needs_bwrap
 from tests.test_league_daemon import (  # noqa: F401 - the fixture
     config_text,
@@ -22,7 +25,7 @@ from tests.test_league_daemon import (  # noqa: F401 - the fixture
     start_daemon,
     until,
 )
-from tests.webdb import LEAGUE_CONFIG, build
+from tests.webdb import LEAGUE_CONFIG, build, game
 
 #: A bot that plays the first legal action and crashes in every side game (game ids "s<request>|d<deal>|r<r>|g1"),
 #: so it passes its gate and plays league games well enough to stay.
@@ -89,8 +92,8 @@ def test_the_daemon_plays_challenges_unrated_on_the_askers_deals(league: tuple[P
         side_seeds = {s for (s,) in query(db, "SELECT deal_seed FROM games WHERE tournament_id != ?",
                                           (league_row.id,))}
         assert side_seeds and not side_seeds & league_seeds
-        # the crasher lost every side game by a crash, 4 in a row, yet is not quarantined (max_failures 3): side
-        # games count for nothing; a league game's run of crashes would have (tests/test_league_daemon.py)
+        # the crasher lost every side game by a crash, yet is not quarantined (max_failures 3): side games count for
+        # nothing (its league games between them would reset a run too: the control is the next test's)
         crashes = query(db, "SELECT COUNT(*) FROM games WHERE tournament_id = ? AND record LIKE "
                             "'%\"bot\":\"crasher@1\",\"kind\":\"crash\"%'", (store.side(crashing.id).tournament_id,))
         assert crashes[0][0] == 4
@@ -131,3 +134,18 @@ def _any_record(store: ArenaStore) -> ResultRecord:
     league_row = store.league()
     assert league_row is not None
     return next(store.records(league_row.id))
+
+
+def test_side_games_count_for_nothing_towards_a_quarantine() -> None:
+    """Three crashes in a row: in side games, the league's coordinator ignores them; the tournament's coordinator
+    (the control) and league games quarantine."""
+    def crashes(deal: str) -> list[GameRecord]:
+        return [game(["a@1", "b@1"], seed, deal, ["", ""], crash="exit 1") for seed in range(3)]
+
+    def quarantined(kind: type[Coordinator], deal: str) -> list[str]:
+        coordinator = kind(None, None, None, None, 3, {})  # type: ignore[arg-type]
+        return [name for name, _ in coordinator.newly_disqualified(crashes(deal))]
+
+    assert quarantined(LeagueCoordinator, "s1|d0") == []
+    assert quarantined(Coordinator, "s1|d0") == ["a@1"]
+    assert quarantined(LeagueCoordinator, "g1") == ["a@1"]
