@@ -19,9 +19,12 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
+from referee.results.arena_store import ArenaStore
+from referee.results.replay import replay_lines
+from referee.results.rows import StoredGame
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb, build, game
 
 Client = TestClient  # type: ignore[type-arg]
 #: gamma is alice's second bot (active); beta is bob's (active); alpha, alice's first, is quarantined.
@@ -232,3 +235,32 @@ def test_the_finals_form_needs_its_csrf_token_and_the_page_shows_the_status(db: 
         assert finals_requests(db) == [("pending", '{"top":2,"max_games":null,"by":"web"}')]
         page = client.get("/admin").text
         assert "Asked for (request" in page and 'id="finals-form"' not in page
+
+
+def test_a_challenge_game_shows_once_every_rotation_of_its_deal_is_stored(db: WebDb) -> None:
+    """As a league game's group: the asker sees a game once its deal is over (its other rotation could be played
+    still); the admin sees it at once."""
+    with ArenaStore(db.path) as store:
+        league = store.league()
+        assert league is not None
+        side = store.start_side(store.add_side(league.id, "challenge", "alice", ("gamma@1", "beta@1"), 2), league, 5)
+        assert side.tournament_id is not None
+        for rotation in range(2):
+            names = ["gamma@1", "beta@1"][rotation:] + ["gamma@1", "beta@1"][:rotation]
+            record = game(names, 40 + rotation, f"s{side.id}|d0", ["", ""])
+            store.save_slots(side.tournament_id, [[StoredGame(
+                slot_key=f"s{side.id}|d0|r{rotation}", game_index=0, deal_seed=5, rotation=rotation,
+                record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr)]])
+            if rotation == 0:
+                with client_for(db) as client:
+                    mine = client.get(f"/api/challenges/{side.id}", headers=bearer(db, "alice")).json()
+                    assert mine["status"] == "playing" and mine["played"] == []
+                    hidden = client.get(f"/api/challenges/{side.id}/games/1", headers=bearer(db, "alice"))
+                    assert hidden.status_code == 404
+                    admin = client.get(f"/api/challenges/{side.id}/games/1", headers=bearer(db, "admin"))
+                    assert admin.status_code == 200  # the control: the game is there
+    with client_for(db) as client:
+        mine = client.get(f"/api/challenges/{side.id}", headers=bearer(db, "alice")).json()
+        assert [g["number"] for g in mine["played"]] == [1, 2]
+        views = client.get(f"/api/challenges/{side.id}/games/2", headers=bearer(db, "alice")).json()["views"]
+        assert [v["seat"] for v in views] == [None, 1]  # every hand, and gamma's seat (1 in rotation 1)
