@@ -7,6 +7,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import msgspec
+
 from protocol.records import ResultRecord
 from referee.engine.rng import derive_seed
 from referee.league.board import refit
@@ -149,3 +151,24 @@ def test_side_games_count_for_nothing_towards_a_quarantine() -> None:
     assert quarantined(LeagueCoordinator, "s1|d0") == []
     assert quarantined(Coordinator, "s1|d0") == ["a@1"]
     assert quarantined(LeagueCoordinator, "g1") == ["a@1"]
+
+
+def test_a_side_game_handed_back_twice_goes_to_its_requests_row(tmp_path: Path) -> None:
+    """A cluster may hand back a game stored already, after its request is over: it is routed by its key."""
+    db = build(tmp_path)
+    (tmp_path / "league.toml").write_text(LEAGUE_CONFIG)
+    loaded = load_league(tmp_path / "league.toml", text=LEAGUE_CONFIG, with_bots=False, sandbox="none")
+    with ArenaStore(db.path) as store:
+        league_row = store.league()
+        assert league_row is not None
+        versions = {v.name: v for v in store.versions(league_row.id)}
+        side = store.add_side(league_row.id, "challenge", "bob", ("beta@1", "alpha@1"), 1)
+        queue = SideQueue(store, league_row, loaded)
+        slot, = queue.more(versions, {})
+        row = queue.tournament_of(slot)
+        queue.on_stored(slot)
+        assert store.side(side.id).status == "done"
+        assert SideQueue(store, league_row, loaded).tournament_of(slot) == row == store.side(side.id).tournament_id
+        earlier = store.side(db.challenges["alice"])
+        assert queue.tournament_of(msgspec.structs.replace(slot, deal_key=f"s{earlier.id}|d0")) == \
+            earlier.tournament_id

@@ -164,7 +164,8 @@ def status_command(db: DbArg) -> None:
                  f"quarantined: {visible(v.quarantined or '')}", v.added] for v in store.versions(league.id)]
         typer.echo(tabulate(rows, headers=["version", "author", "state", "added"]) if rows else "no versions yet")
         for request in store.pending_requests(league.id):
-            typer.echo(f"pending: request {request.id}: {request.kind} {visible(request.bot)} ({request.created})")
+            bot = f" {visible(request.bot)}" if request.bot else ""  # a finals request names no bot
+            typer.echo(f"pending: request {request.id}: {request.kind}{bot} ({request.created})")
 
 
 @league_app.command("finals")

@@ -58,6 +58,7 @@ class SideQueue:
         self.current: SideRow | None = None
         self.waiting: list[Slot] = []
         self.handed: str | None = None  # the key of the side game in flight
+        self._rows: dict[int, int] = {}  # each started request's tournament row
 
     def more(self, versions: Mapping[str, VersionRow], stopped: Mapping[str, str]) -> list[Slot]:
         """The next side game, or nothing while one is in flight or none is asked for."""
@@ -72,9 +73,14 @@ class SideQueue:
         return [slot]
 
     def tournament_of(self, slot: Slot) -> int:
-        """The tournament row a side game goes to (its request's)."""
-        assert self.current is not None and self.current.tournament_id is not None and slot.key == self.handed
-        return self.current.tournament_id
+        """The tournament row a side game goes to: its request's (read from its key, not from what is in flight: a
+        cluster may hand back a game stored already, whose request may be over)."""
+        side_id = int(slot.deal_key[len(SIDE_PREFIX):].split("|", 1)[0])
+        if side_id not in self._rows:
+            row = self.store.side(side_id).tournament_id
+            assert row is not None, f"side request {side_id} was never started"
+            self._rows[side_id] = row
+        return self._rows[side_id]
 
     def on_stored(self, slot: Slot) -> None:
         if slot.key != self.handed:
