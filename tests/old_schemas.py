@@ -22,7 +22,8 @@ SCHEMA_6_TABLES = ("side_requests",)
 
 
 def drop_schema_6(con: sqlite3.Connection) -> None:
-    """Back to schema 5: the side games' queue dropped (its rows of kind ``side`` are schema 6's too)."""
+    """Back to schema 5: the side games' queue dropped, its indexes with it (its rows of kind ``side`` are schema
+    6's too)."""
     for table in SCHEMA_6_TABLES:
         con.execute(f"DROP TABLE {table}")
     con.execute("DELETE FROM games WHERE tournament_id IN (SELECT id FROM tournaments WHERE kind = 'side')")

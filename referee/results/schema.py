@@ -173,6 +173,7 @@ CREATE TABLE IF NOT EXISTS side_requests (
     finished TEXT
 );
 CREATE INDEX IF NOT EXISTS side_requests_by_author ON side_requests (author, created);
+CREATE INDEX IF NOT EXISTS side_requests_by_status ON side_requests (league_id, status, id);
 CREATE TRIGGER IF NOT EXISTS league_seats_of_a_game AFTER INSERT ON games
     WHEN (SELECT kind FROM tournaments WHERE id = NEW.tournament_id) = 'league'
     BEGIN INSERT OR IGNORE INTO league_seats {seats_of_new}; END;
