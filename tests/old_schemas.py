@@ -15,3 +15,16 @@ def drop_schema_5(con: sqlite3.Connection) -> None:
         con.execute(f"DROP TRIGGER {trigger}")
     for table in SCHEMA_5_TABLES:
         con.execute(f"DROP TABLE {table}")
+
+
+#: Schema 6's objects (the queue of unrated side games).
+SCHEMA_6_TABLES = ("side_requests",)
+
+
+def drop_schema_6(con: sqlite3.Connection) -> None:
+    """Back to schema 5: the side games' queue dropped, its indexes with it (its rows of kind ``side`` are schema
+    6's too)."""
+    for table in SCHEMA_6_TABLES:
+        con.execute(f"DROP TABLE {table}")
+    con.execute("DELETE FROM games WHERE tournament_id IN (SELECT id FROM tournaments WHERE kind = 'side')")
+    con.execute("DELETE FROM tournaments WHERE kind = 'side'")

@@ -9,6 +9,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ def base() -> Iterator[WebDb]:
 def db(base: WebDb, tmp_path: Path) -> WebDb:
     """A copy of the module's league for one test (uploads and requests change it)."""
     shutil.copy(base.path, tmp_path / "league.db")
-    return WebDb(tmp_path / "league.db", base.tokens, base.games, base.uploads)
+    return replace(base, path=tmp_path / "league.db")
 
 
 def client_for(db: WebDb, **settings: object) -> Client:

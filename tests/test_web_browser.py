@@ -24,7 +24,7 @@ from referee.web.app import create_app
 from referee.web.auth import SESSION_COOKIE, sign_session
 from referee.web.settings import WebSettings
 from tests.browser import browser, console_errors, wait_for
-from tests.webdb import A_STDERR, EXTRA_STDERR, WebDb, build
+from tests.webdb import A_SIDE_STDERR, A_STDERR, B_SIDE_STDERR, EXTRA_STDERR, WebDb, build
 
 __all__ = ["browser"]  # the fixture, used by name
 
@@ -117,3 +117,42 @@ def test_the_board_refreshes_without_a_reload(browser: Any, site: tuple[WebDb, s
     assert browser.execute_script("return document.body.dataset.marker") == "same page"
     assert browser.execute_script("return document.getElementById('board-fitted').textContent") == \
         "2026-02-01T00:00:00"
+
+
+def test_an_author_asks_for_a_challenge_and_replays_its_games_from_their_seat(browser: Any,
+                                                                             site: tuple[WebDb, str]) -> None:
+    db, url = site
+    sign_in(browser, db, url, "alice")
+    console_errors(browser)
+    visit(browser, f"{url}/authors/alice", scripted=False)
+    assert browser.execute_script(PWNED)  # her bot's name, with markup, is an option as text
+    form = browser.find_element("id", "challenge-form")
+    options = [o.text for o in form.find_elements("css selector", "select[name=bot] option")]
+    assert options == sorted(["alpha", NAME])
+    browser.execute_script("document.querySelector('select[name=bot]').value = arguments[0]", NAME)
+    for option in form.find_elements("css selector", "select[name=opponents] option"):
+        if option.text == "beta":
+            option.click()
+    games = form.find_element("css selector", "input[name=games]")
+    games.clear()
+    games.send_keys("2")
+    form.find_element("css selector", "button").click()
+    wait_for(browser, "return location.pathname.startsWith('/challenges/')")
+    wait_for(browser, "return document.readyState === 'complete'")
+    status = browser.find_element("id", "challenge-status").text
+    assert status == "pending"
+    assert f"{NAME}@1, beta@1" in browser.execute_script("return document.body.innerText")
+    assert browser.execute_script(PWNED) and console_errors(browser) == []
+    with ArenaStore(db.path) as store:
+        asked = store.sides(store.league().id, author="alice")[-1]  # type: ignore[union-attr]
+        assert asked.seats == (f"{NAME}@1", "beta@1") and asked.games == 2 and asked.status == "pending"
+    # her earlier challenge's game: every hand, and her seat's view with her bot's stderr, none of bob's bot's
+    number = db.challenges["alice"]
+    visit(browser, f"{url}/challenges/{number}", scripted=False)
+    browser.find_element("css selector", "#challenge-games a").click()
+    wait_for(browser, "return document.body.dataset.ready === '1'")
+    browser.get(f"{url}/challenges/{number}/games/1#game=2&step=0")
+    wait_for(browser, "return document.body.dataset.ready === '1'")
+    wait_for(browser, f"return document.body.innerText.includes({A_SIDE_STDERR!r})")
+    text = browser.execute_script("return document.body.innerText")
+    assert B_SIDE_STDERR not in text and console_errors(browser) == []

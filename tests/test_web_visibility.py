@@ -20,9 +20,14 @@ from tests.webdb import (
     A_GATE_LOG,
     A_QUARANTINE,
     A_REASON,
+    A_SIDE_REASON,
+    A_SIDE_RESULT,
+    A_SIDE_STDERR,
     A_STDERR,
     B_BUILD_LOG,
     B_GATE_LOG,
+    B_SIDE_RESULT,
+    B_SIDE_STDERR,
     B_STDERR,
     OPEN_MARK,
     WebDb,
@@ -44,6 +49,13 @@ MAY_SEE: dict[str, set[str]] = {
     B_BUILD_LOG: {"bob", "admin"},
     B_GATE_LOG: {"bob", "admin"},
     A_QUARANTINE: {"alice", "admin"},  # why a version is quarantined may quote what it did
+    # a challenge and its games: its asker's and the admin's; in them, the asker's own bot's stderr and reasons
+    # only (bob's bot's stderr in alice's challenge is nobody's but the admin's, and the other way round)
+    A_SIDE_RESULT: {"alice", "admin"},
+    B_SIDE_RESULT: {"bob", "admin"},
+    A_SIDE_STDERR: {"alice", "admin"},
+    A_SIDE_REASON: {"alice", "admin"},
+    B_SIDE_STDERR: {"bob", "admin"},
 }
 
 
@@ -73,7 +85,20 @@ def routes(db: WebDb) -> dict[str, dict[str, int]]:
         "/admin": {"anonymous": 303, "alice": 404, "bob": 404}, "/api/admin": {"anonymous": 401, "alice": 404,
                                                                               "bob": 404},
         "/upload": {"anonymous": 303}, "/login": {},
+        **challenge_routes(db),
     }
+
+
+def challenge_routes(db: WebDb) -> dict[str, dict[str, int]]:
+    """Each author's challenge and its games: the asker's and the admin's; another author gets 404 (as for an id
+    that does not exist), nobody the login (a page's redirect, the API's 401)."""
+    found: dict[str, dict[str, int]] = {}
+    for author, other in (("alice", "bob"), ("bob", "alice")):
+        number = db.challenges[author]
+        for tail in ("", "/games/1", "/games/2"):
+            found[f"/challenges/{number}{tail}"] = {"anonymous": 303, other: 404}
+            found[f"/api/challenges/{number}{tail}"] = {"anonymous": 401, other: 404}
+    return found
 
 
 def fetch(db: WebDb, client: TestClient, viewer: str, path: str) -> tuple[int, bytes]:  # type: ignore[type-arg]
@@ -114,6 +139,14 @@ def test_every_route_shows_each_viewer_only_what_the_rules_allow(web: tuple[WebD
         (OPEN_GAME_KEY, "admin"): "/api/games", (A_BUILD_LOG, "alice"): "/authors/alice",
         (B_GATE_LOG, "bob"): f"/api/uploads/{db.uploads['bob']}", (B_BUILD_LOG, "admin"): "/api/authors/bob",
         (A_QUARANTINE, "alice"): "/bots/alpha", (A_QUARANTINE, "admin"): "/api/bots/alpha",
+        (A_SIDE_RESULT, "alice"): "/authors/alice", (A_SIDE_RESULT, "admin"): "/admin",
+        (B_SIDE_RESULT, "bob"): f"/api/challenges/{db.challenges['bob']}",
+        (A_SIDE_STDERR, "alice"): f"/challenges/{db.challenges['alice']}/games/1",
+        (A_SIDE_STDERR, "admin"): f"/api/challenges/{db.challenges['alice']}/games/2",
+        (A_SIDE_REASON, "alice"): f"/api/challenges/{db.challenges['alice']}",
+        (A_SIDE_REASON, "admin"): "/api/admin",
+        (B_SIDE_STDERR, "bob"): f"/challenges/{db.challenges['bob']}/games/2",
+        (B_SIDE_STDERR, "admin"): f"/challenges/{db.challenges['alice']}/games/1",
     }
     for (secret, viewer), path in controls.items():
         assert path in seen.get((secret, viewer), set()), f"{secret} not shown to {viewer} at {path}"
@@ -164,7 +197,9 @@ def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> No
     _, client = web
     paths = client.get("/schema/openapi.json").json()["paths"]
     assert {"/api/board", "/api/bots/{name}", "/api/games", "/api/games/{number}", "/api/authors/{name}",
-            "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}"} <= set(paths)
+            "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}", "/api/admin/finals",
+            "/api/challenges", "/api/challenges/{challenge_id}",
+            "/api/challenges/{challenge_id}/games/{number}"} <= set(paths)
     assert not any(path.startswith(("/login", "/static")) for path in paths)
 
 

@@ -1,6 +1,7 @@
 """A league database for the web tests, written through the store API: authors alice (A), bob (B) and the admin;
 bots alpha (A) and beta (B); a complete group (a crash of alpha whose reason quotes its stderr), an open group and
-a void one, each with real stored games and stderr; uploads of A and B with logs; a board with history.
+a void one, each with real stored games and stderr; uploads of A and B with logs; a challenge of A's and one of
+B's, each with two games; a board with history.
 
 Every string a test looks for in the bytes sent is a constant here."""
 
@@ -21,7 +22,7 @@ from referee.results.arena_store import ArenaStore, BoardRow, UploadStep
 from referee.results.league_store import GroupRow, VersionRow
 from referee.results.record import GameRecord
 from referee.results.replay import replay_lines
-from referee.results.rows import StoredGame
+from referee.results.rows import StoredGame, TournamentRow
 
 A_STDERR = "A-STDERR-MARK-7f3a"
 B_STDERR = "B-STDERR-MARK-91c2"
@@ -30,6 +31,11 @@ OPEN_MARK = "OPEN-GROUP-MARK-3b8c"  # the stderr of the open group's game
 A_BUILD_LOG, A_GATE_LOG = "A-BUILD-LOG-2e6f", "A-GATE-LOG-c4d0"
 B_BUILD_LOG, B_GATE_LOG = "B-BUILD-LOG-8a17", "B-GATE-LOG-f05b"
 A_QUARANTINE = "A-QUARANTINE-WHY-6e2d"
+#: A challenge of alice's (alpha against beta, alpha crashing) and one of bob's: each seat's stderr, alpha's crash
+#: reason and each challenge's result text.
+A_SIDE_STDERR, B_SIDE_STDERR = "A-SIDE-STDERR-0c4e", "B-SIDE-STDERR-7d21"
+A_SIDE_REASON = "A-SIDE-REASON-93ab"
+A_SIDE_RESULT, B_SIDE_RESULT = "A-SIDE-RESULT-1f6d", "B-SIDE-RESULT-e85a"
 #: What an extra bot writes to stderr: script and markup (the browser test's payload).
 EXTRA_STDERR = "<script>window.pwned = 'stderr-script'</script><img src=x onerror=\"window.pwned='stderr-img'\">"
 
@@ -46,6 +52,7 @@ class WebDb:
     tokens: dict[str, str]  # author -> token
     games: dict[str, int]  # complete0, complete1, open, void -> game number
     uploads: dict[str, int]  # author -> an upload id of theirs
+    challenges: dict[str, int]  # author -> a challenge id of theirs (its games numbered 1, 2)
 
 
 def game(names: list[str], seed: int, deal: str, stderr: list[str], *, crash: str | None = None,
@@ -105,13 +112,34 @@ def build(folder: Path, *, extra_bots: dict[str, str] | None = None) -> WebDb:
             store.step_upload(row.id, "refused", UploadStep("build", False, "exit 2", 1.5), build_log=build_log,
                               gate_log=gate_log)
             uploads[author] = row.id
+        challenges = _challenges(store, league)
         store.save_board(league.id, [BoardRow("alpha@1", 1, 20.0, 30.0, 2, "2026-01-01T00:00:00"),
                                      BoardRow("beta@1", 2, -20.0, 30.0, 2, "2026-01-01T00:00:00")])
         store.save_board(league.id, [BoardRow("alpha@1", 1, 25.0, 20.0, 4, "2026-01-02T00:00:00"),
                                      BoardRow("beta@1", 2, -25.0, 20.0, 4, "2026-01-02T00:00:00"),
                                      *[BoardRow(f"{bot}@1", 3 + i, 0.0, None, 0, "2026-01-02T00:00:00")
                                        for i, bot in enumerate(extra_bots or {})]])
-    return WebDb(path, tokens, games, uploads)
+    return WebDb(path, tokens, games, uploads, challenges)
+
+
+def _challenges(store: ArenaStore, league: TournamentRow) -> dict[str, int]:
+    """A done challenge of alice's (two games: alpha crashes in the first) and one of bob's, with their games."""
+    ids = {}
+    for author, seats, result in (("alice", ("alpha@1", "beta@1"), A_SIDE_RESULT),
+                                  ("bob", ("beta@1", "alpha@1"), B_SIDE_RESULT)):
+        side = store.start_side(store.add_side(league.id, "challenge", author, seats, 2), league, 99)
+        assert side.tournament_id is not None
+        stderr = {"alpha@1": A_SIDE_STDERR, "beta@1": B_SIDE_STDERR}
+        for rotation in range(2):
+            names = list(seats[rotation:] + seats[:rotation])
+            crash = f"exit 1; stderr: {A_SIDE_REASON}" if rotation == 0 and names[0] == "alpha@1" else None
+            record = game(names, 30 + rotation, f"s{side.id}|d0", [stderr[n] for n in names], crash=crash)
+            store.save_slots(side.tournament_id, [[StoredGame(
+                slot_key=f"s{side.id}|d0|r{rotation}", game_index=0, deal_seed=99, rotation=rotation,
+                record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr)]])
+        store.finish_side(side.id, "done", result)
+        ids[author] = side.id
+    return ids
 
 
 def _games(store: ArenaStore, league_id: int, seats: tuple[str, str]) -> dict[str, int]:

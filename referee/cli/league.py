@@ -57,14 +57,18 @@ def run_command(
     bots_as_root: RootOption = False,
 ) -> None:
     """Run the league's daemon: play deal groups until stopped (Ctrl-C, SIGTERM), printing a progress line and
-    the board at every refit; the same command resumes it. The first run keeps the config in the database."""
+    the board at every refit; the same command resumes it. The first run keeps the config in the database. When
+    the admin asks for the finals from the web, it completes the groups in flight, plays the finals, prints their
+    board and ends."""
     with reported_errors():
         if jobs is not None and cluster is not None:
             raise UsageError("--jobs is for a league on this machine; with --cluster the Dask workers' threads "
                              "set how many games run at once")
         loaded = load_league(config, sandbox=sandbox)
         path = Path(os.path.abspath(db)) if db is not None else config.with_suffix(".db").absolute()
-        run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root))
+        finals = run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root))
+        if finals is not None:  # the admin asked for the finals from the web: played, the league is over
+            typer.echo(finals)
 
 
 @league_app.command("add")
@@ -160,7 +164,8 @@ def status_command(db: DbArg) -> None:
                  f"quarantined: {visible(v.quarantined or '')}", v.added] for v in store.versions(league.id)]
         typer.echo(tabulate(rows, headers=["version", "author", "state", "added"]) if rows else "no versions yet")
         for request in store.pending_requests(league.id):
-            typer.echo(f"pending: request {request.id}: {request.kind} {visible(request.bot)} ({request.created})")
+            bot = f" {visible(request.bot)}" if request.bot else ""  # a finals request names no bot
+            typer.echo(f"pending: request {request.id}: {request.kind}{bot} ({request.created})")
 
 
 @league_app.command("finals")

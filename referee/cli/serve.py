@@ -57,7 +57,7 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
     with WebStore(db) as store:  # one-line refusals (no league, another schema) before anything else
         league = store.the_league()
         store.web_key()  # drawn now, by the owner, if it never was
-    arena = load_league(league.config_path, text=league.config, with_bots=False).arena
+    league_config = load_league(league.config_path, text=league.config, with_bots=False).config
     sock = bind(host, port)
     if os.geteuid() == 0:
         web_user = WebUser.named(user)
@@ -67,7 +67,7 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
             raise PrivilegeError(f"user {user} cannot read and write {str(db)!r}: every folder above it must be "
                                  "searchable by that user (docs/WEB.md)")
     os.environ[DB_ENV] = str(db.resolve())
-    settings = WebSettings(trusted_proxies=trusted).with_arena(arena)
+    settings = WebSettings(trusted_proxies=trusted).for_league(league_config)
     os.environ[SETTINGS_ENV] = msgspec.json.encode(settings).decode()
     # The proxy headers are read by the app, for trusted proxies only; uvicorn's own reading is off.
     config = uvicorn.Config("referee.web.app:app_from_environment", factory=True, workers=workers,

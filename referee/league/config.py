@@ -73,6 +73,8 @@ class ArenaSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     build_seconds: Positive = 120.0
     build_memory_mb: AtLeastOne = 1024
     build_scratch_mb: AtLeastOne = 256
+    side_games_per_hour: AtLeastOne = 100
+    side_cpu_seconds_per_hour: Positive = 600.0
 
 
 class LeagueBotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -143,6 +145,11 @@ class LoadedLeague:
     def gate_seed(self, league_seed: int, version: str) -> int:
         """The seed of a version's gate games: a domain of its own, never a league deal's."""
         return derive_seed(league_seed, "league", "gate", version)
+
+    def side_seed(self, league_seed: int, author: str, side: int) -> int:
+        """The seed of an author's side request's deals (deal d's seed: ``derive_seed(this, d)``): the author's
+        own domain, never a league deal's nor a gate's."""
+        return derive_seed(league_seed, "league", "side", author, side)
 
 
 _SCHEMA = TomlSchema(LeagueConfig, {**CHOICES}, {"seed": SEED_KEY_ERROR.replace("tournament seed", "league seed")})

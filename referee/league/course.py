@@ -22,9 +22,10 @@ from referee.league.board import Board, board_rows, refit
 from referee.league.config import LoadedLeague
 from referee.league.lifecycle import Change, Lifecycle
 from referee.league.matchmaker import finish, issue, next_group, rerate, with_versions
+from referee.league.side import SideQueue, is_side_deal
 from referee.league.state import as_row, group_of, group_slots, rebuild_state, version_state
 from referee.results.arena_store import ArenaStore
-from referee.results.league_store import LeagueStore, VersionRow
+from referee.results.league_store import LeagueStore, RequestRow, VersionRow
 from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
 from referee.results.store import Store
@@ -74,6 +75,9 @@ class LeagueCourse:
         self._next_requests = self._next_refit = 0.0
         self._printed = False  # whether the board has been printed
         self._refitting: _Refit | None = None
+        self.side = SideQueue(store, league, loaded)
+        #: The admin's request for the finals, once seen: no group or side game is handed out after it.
+        self.finals: RequestRow | None = None
         for version in self.versions.values():
             if not version.active:
                 self.disqualified[version.name] = _why_stopped(version)
@@ -93,18 +97,30 @@ class LeagueCourse:
                 if slot.key not in stored]
 
     def more(self) -> list[Slot]:
+        """The league's next group, and a side game after it if none is in flight (:mod:`.side`: low priority);
+        nothing once the finals are asked for (the groups in flight are completed first)."""
         self.housekeeping()
-        group = next_group(self.state, self.loaded.match_settings())
-        if group is None:
+        if self.finals is not None:
             return []
-        self.store.issue_group(self.league.id, as_row(group))  # before any of its games starts
-        self.state = issue(self.state, group, now=group.number)
-        self.open[group.number] = group
-        self.stored[group.number] = 0
-        return group_slots(group)
+        slots: list[Slot] = []
+        group = next_group(self.state, self.loaded.match_settings())
+        if group is not None:
+            self.store.issue_group(self.league.id, as_row(group))  # before any of its games starts
+            self.state = issue(self.state, group, now=group.number)
+            self.open[group.number] = group
+            self.stored[group.number] = 0
+            slots = group_slots(group)
+        return slots + self.side.more(self.versions, self.disqualified)
+
+    def tournament_of(self, slot: Slot) -> int:
+        """The tournament row a finished slot is stored in: the league's, or a side request's own."""
+        return self.side.tournament_of(slot) if is_side_deal(slot.deal_key) else self.league.id
 
     def on_stored(self, done: list[tuple[Slot, list[GameRecord]]]) -> bool:
         for slot, games in done:
+            if is_side_deal(slot.deal_key):
+                self.side.on_stored(slot)
+                continue
             number = group_of(slot)
             if number not in self.open:
                 continue  # a game of a group made void meanwhile: kept, never rated
@@ -134,6 +150,12 @@ class LeagueCourse:
             changes = self.lifecycle.apply()
             for change in changes:
                 self._take(change)
+            if self.finals is None:
+                self.finals = next((r for r in self.store.pending_requests(self.league.id) if r.kind == "finals"),
+                                   None)
+                if self.finals is not None and self.progress is not None:
+                    self.progress.note(f"league: request {self.finals.id} (finals): no new group; the finals begin "
+                                       "once the groups in flight are complete")
         if self._refitting is not None and self._refitting.done.is_set():
             self.take_board(self._refitting.board())
             self._refitting = None
@@ -196,6 +218,7 @@ class LeagueCourse:
             self.state = with_versions(self.state, replace(version, active=False))
         self.disqualified[name] = why
         self._void_stopped()
+        self.side.stop(name, why)
 
     def _void_stopped(self) -> None:
         """Make void every open group that seats a version no longer playing."""

@@ -16,16 +16,20 @@ import msgspec
 from referee.bots.sandbox.isolation import Isolation, probe_bwrap
 from referee.league.config import LoadedLeague
 from referee.league.course import LeagueCourse
+from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle
+from referee.league.side import is_side_deal
 from referee.results.arena_store import ArenaStore
-from referee.results.league_store import LeagueStore
+from referee.results.league_store import LeagueStore, RequestRow
+from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
 from referee.results.store import DATABASE_SUFFIXES
 from referee.text import visible
 from referee.tournament.config import draw_seed
-from referee.tournament.coordinator import Coordinator, GameSink, RunSummary
+from referee.tournament.coordinator import Coordinator, GameSink, RunSummary, game_row
 from referee.tournament.errors import Interrupted, TournamentError
 from referee.tournament.executors import make_executor
+from referee.tournament.schedule import Slot
 from referee.tournament.stop_signals import sigterm_as_interrupt, stop_signal_number
 from referee.tournament.worker import WorkerSetup
 
@@ -55,8 +59,28 @@ class LeagueSink(GameSink):
 
     course: LeagueCourse
 
+    def save(self, done: list[tuple[Slot, list[GameRecord]]]) -> list[bool]:
+        """Store each slot in its own row's games: the league's, or a side request's (never rated)."""
+        flags: dict[int, bool] = {}
+        by_row: dict[int, list[int]] = {}
+        for index, (slot, _) in enumerate(done):
+            by_row.setdefault(self.course.tournament_of(slot), []).append(index)
+        for row, indices in by_row.items():
+            rows = [[game_row(done[i][0], n, record, self.bot_files) for n, record in enumerate(done[i][1])]
+                    for i in indices]
+            flags.update(zip(indices, self.store.save_slots(row, rows), strict=True))
+        return [flags[index] for index in range(len(done))]
+
     def disqualify(self, name: str, reason: str) -> None:
         self.course.quarantine(name, reason)
+
+
+class LeagueCoordinator(Coordinator):
+    """The coordinator of a league: a run of verdicts is judged on league games only (a side game is unrated, and
+    counts for nothing: an author may not get another's version quarantined by challenging it)."""
+
+    def newly_disqualified(self, games: list[GameRecord]) -> list[tuple[str, str]]:
+        return super().newly_disqualified([record for record in games if not is_side_deal(record.deal)])
 
 
 def protected_paths(db_path: Path) -> list[str]:
@@ -93,13 +117,25 @@ def open_league(store: LeagueStore, loaded: LoadedLeague) -> TournamentRow:
     return league
 
 
-def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None = None) -> None:
-    """Play the league until stopped.
+def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None = None) -> str | None:
+    """Play the league until stopped, or until the admin asks for its finals (a ``finals`` request, from the web):
+    then no new group is issued, the groups in flight are completed, the daemon lets go of the league's lock and
+    plays the finals (:func:`referee.league.finals.run_finals`, which takes the lock; entries freeze), and returns
+    their board's text. Finals that cannot begin (fewer than two active rated versions) are refused, and the league
+    plays on.
 
     :raises LeagueError: another daemon runs it, or the database holds other games.
     :raises Interrupted: on Ctrl-C or SIGTERM, once the finished games are stored.
     :raises StoreError, WorkerFailed, ClusterUnavailable: as a tournament's run.
     """
+    while True:
+        asked = _run_until_finals(loaded, request, progress_stream)
+        text = _finals(request, asked, progress_stream)
+        if text is not None:
+            return text
+
+
+def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None) -> RequestRow:
     lock = LeagueLock(request.db_path)
     if not lock.acquire():
         raise LeagueError(f"a league daemon runs on {request.db_path} already (it holds {lock.path})")
@@ -110,7 +146,7 @@ def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: Te
     try:
         with sigterm_as_interrupt(), ArenaStore(request.db_path) as store:
             league = open_league(store, loaded)
-            _play(store, league, loaded, request, progress_stream, isolation)
+            return _play(store, league, loaded, request, progress_stream, isolation)
     except KeyboardInterrupt as stop:
         raise Interrupted("interrupted before the first game; the same command starts the league",
                           stop_signal_number(stop)) from None
@@ -118,8 +154,31 @@ def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: Te
         lock.release()
 
 
+def _finals(request: DaemonRequest, asked: RequestRow, progress_stream: TextIO | None) -> str | None:
+    """Play the finals the admin asked for; their board's text, or None: they cannot begin (the request refused)."""
+    top, max_games = asked.payload.get("top"), asked.payload.get("max_games")
+    finals = FinalsRequest(request.db_path, top if isinstance(top, int) else 0,
+                           max_games if isinstance(max_games, int) else None, jobs=request.jobs,
+                           bots_as_root=request.bots_as_root)
+    try:
+        if finals.top < 2:
+            raise TournamentError(f"finals need --top 2 or more, not {top!r}")
+        text = run_finals(finals, progress_stream)
+    except Interrupted:
+        raise  # the request stays pending; durak league finals resumes the finals
+    except TournamentError as exc:
+        with LeagueStore(request.db_path) as store:
+            store.finish_request(asked.id, "refused", str(exc))
+        return None
+    with LeagueStore(request.db_path) as store:
+        store.finish_request(asked.id, "done", text)
+    return text
+
+
 def _play(store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, request: DaemonRequest,
-          progress_stream: TextIO | None, isolation: Isolation) -> None:
+          progress_stream: TextIO | None, isolation: Isolation) -> RequestRow:
+    """Play until stopped (an exception) or until the finals are asked for: that request, once the groups in flight
+    are complete."""
     disqualified: dict[str, str] = {}
     course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, isolation), disqualified)
     stored = store.count_games(league.id)
@@ -128,7 +187,7 @@ def _play(store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, reques
                   f"{sum(v.active for v in course.versions.values())} versions playing")
     summary = RunSummary(league, 0, stored)
     sink = LeagueSink(store, league, course.files, course)
-    coordinator = Coordinator(sink, course, summary, progress, loaded.settings.max_failures, disqualified)
+    coordinator = LeagueCoordinator(sink, course, summary, progress, loaded.settings.max_failures, disqualified)
 
     def forget_failures(name: str) -> None:  # a reinstated version starts afresh: max_failures more to quarantine
         coordinator.streaks.pop(name, None)
@@ -144,6 +203,8 @@ def _play(store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, reques
         course.housekeeping(force=True)
         while True:
             coordinator.play(pending, executor)
+            if course.finals is not None:
+                return course.finals
             time.sleep(IDLE_WAIT)  # nothing to play now: fewer than two versions can meet, or every one is busy
             course.housekeeping()
             pending = []

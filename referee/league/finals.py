@@ -4,8 +4,10 @@ per table a round at every cyclic rotation, from the finals' own seed; after eac
 fitted, and the finals end once every adjacent pair of the fit is decided (LOS at least 0.99) or the budget of
 games is spent. The final board is that fit alone.
 
-The finals hold the league's lock, so no daemon plays meanwhile; once a finals has begun the league takes no new
-entries and its daemon does not run again. A finals broken off resumes where it stopped, with the same finalists.
+The finals hold the league's lock, so no daemon plays meanwhile (when the admin asks for them from the web, the
+running daemon stops issuing groups, completes those in flight, lets go of the lock and runs them itself:
+:func:`referee.league.daemon.run_league`); once a finals has begun the league takes no new entries and its daemon
+does not run again. A finals broken off resumes where it stopped, with the same finalists.
 """
 
 from __future__ import annotations

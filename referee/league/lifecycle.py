@@ -85,8 +85,11 @@ class Lifecycle:
         self.remote_check: Callable[[BotSpec, str], str | None] | None = None
 
     def apply(self) -> list[Change]:
+        """Carry out the pending requests but ``finals``, which the daemon alone carries out (:mod:`.daemon`)."""
         changes = []
         for request in self.store.pending_requests(self.league.id):
+            if request.kind == "finals":
+                continue
             change = self._carry_out(request)
             self.store.finish_request(request.id, "done" if change.accepted else "refused", change.result)
             changes.append(change)

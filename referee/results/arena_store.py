@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from referee.results.league_store import LeagueStore
+from referee.results.side_store import SideStore
 from referee.results.store import StoreError
 
 UploadStatus = Literal["pending", "extracting", "building", "gating", "accepted", "refused"]
@@ -110,8 +110,8 @@ _UPLOAD_COLUMNS = ("id, author, bot, created, size, sha256, request_id, status, 
                    "version, finished")
 
 
-class ArenaStore(LeagueStore):
-    """A league's database with the arena's tables (:class:`~referee.results.league_store.LeagueStore` and more)."""
+class ArenaStore(SideStore):
+    """A league's database with the arena's tables (:class:`~referee.results.side_store.SideStore` and more)."""
 
     # -- authors ------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from referee.results.rows import TournamentRow
 from referee.results.store import Store, StoreError
 
 GroupStatus = Literal["open", "complete", "void"]
-RequestKind = Literal["add", "update", "retire", "reinstate", "quarantine", "upload"]
+RequestKind = Literal["add", "update", "retire", "reinstate", "quarantine", "upload", "finals"]
 RequestStatus = Literal["pending", "done", "refused"]
 
 
@@ -220,6 +220,12 @@ class LeagueStore(Store):
     def pending_requests(self, league_id: int) -> list[RequestRow]:
         return [RequestRow.from_row(row) for row in self._query(
             "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'pending' ORDER BY id", (league_id,))]
+
+    def latest_request(self, league_id: int, kind: RequestKind) -> RequestRow | None:
+        """The league's latest request of ``kind``, whatever became of it."""
+        row = self._query_one("SELECT * FROM league_requests WHERE tournament_id = ? AND kind = ? ORDER BY id DESC "
+                              "LIMIT 1", (league_id, kind))
+        return None if row is None else RequestRow.from_row(row)
 
     def request(self, request_id: int) -> RequestRow:
         row = self._query_one("SELECT * FROM league_requests WHERE id = ?", (request_id,))

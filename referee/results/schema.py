@@ -10,7 +10,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -159,6 +159,21 @@ CREATE TABLE IF NOT EXISTS league_seats (
     PRIMARY KEY (tournament_id, version, game_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS league_seats_by_game ON league_seats (game_id);
+CREATE TABLE IF NOT EXISTS side_requests (
+    id INTEGER PRIMARY KEY,
+    league_id INTEGER NOT NULL REFERENCES tournaments(id),
+    kind TEXT NOT NULL,
+    author TEXT NOT NULL,
+    seats TEXT NOT NULL,
+    games INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    result TEXT NOT NULL DEFAULT '',
+    tournament_id INTEGER REFERENCES tournaments(id),
+    finished TEXT
+);
+CREATE INDEX IF NOT EXISTS side_requests_by_author ON side_requests (author, created);
+CREATE INDEX IF NOT EXISTS side_requests_by_status ON side_requests (league_id, status, id);
 CREATE TRIGGER IF NOT EXISTS league_seats_of_a_game AFTER INSERT ON games
     WHEN (SELECT kind FROM tournaments WHERE id = NEW.tournament_id) = 'league'
     BEGIN INSERT OR IGNORE INTO league_seats {seats_of_new}; END;
@@ -193,6 +208,10 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: ends their sessions) and uploads (the archive until the daemon has carried it out, each step's outcome and the
 #: build's and gate's output), and each league game's seats (``league_seats``, kept by a trigger on ``games``, its
 #: league games' seats filled in at the migration): tables made by the schema.
+#: Schema 5 -> 6: unrated side games (an author's challenge of their bot against chosen opponents; later, a person's
+#: table against bots): ``side_requests`` is their queue (who asked, which versions sit at rotation 0, how many
+#: games, what became of it); the daemon plays each one's games into a ``tournaments`` row of kind ``side`` whose
+#: ``parent`` is the league, which no rating and no board reads. A table made by the schema.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -221,6 +240,7 @@ ALTER TABLE tournaments ADD COLUMN kind TEXT NOT NULL DEFAULT 'tournament';
 ALTER TABLE tournaments ADD COLUMN parent INTEGER;
 """,
     4: "",
+    5: "",
 }
 
 

@@ -7,10 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+import msgspec
+
 from referee.report.game_data import SeatTraces, game_data
 from referee.results.arena_store import UploadRow
 from referee.results.league_store import VersionRow
 from referee.results.rows import StoredReplay
+from referee.results.side_store import SideRow
 from referee.results.store import StoreError
 from referee.results.web_queries import GameQuery, LeagueGame, WebStore
 from referee.web import models
@@ -18,6 +21,7 @@ from referee.web.visibility import (
     AdminSubject,
     AuthorSubject,
     GameSubject,
+    SideSubject,
     Sight,
     UploadSubject,
     Viewer,
@@ -142,7 +146,7 @@ class Answers:
 
     def _authors_of(self, game: LeagueGame) -> tuple[str, ...]:
         # A player that is no version of the league belongs to nobody (no author sees it as theirs).
-        return tuple(self.versions[p].author if p in self.versions else "" for p in game.record.players)
+        return self._authors(game.record.players)
 
     def _bot(self, version: str) -> str:
         return self.versions[version].bot if version in self.versions else version
@@ -157,7 +161,7 @@ class Answers:
         if sight(self.viewer, AuthorSubject(name)) is Sight.PUBLIC:
             return models.AuthorOut(name=name, bots=bots)
         uploads = [upload_out(u) for u in self.store.uploads(self.league.id, name)]
-        return models.AuthorOut(name=name, bots=bots, uploads=uploads)
+        return models.AuthorOut(name=name, bots=bots, uploads=uploads, challenges=self.sides(name))
 
     def upload(self, upload_id: int) -> models.UploadOut | None:
         try:
@@ -168,6 +172,74 @@ class Answers:
             return None
         return upload_out(row)
 
+    # -- unrated side games (challenges) ---------------------------------------------------
+
+    def sides(self, author: str | None, limit: int = 20) -> list[models.SideOut]:
+        """The latest side requests of ``author`` (None: everyone's) this viewer may see, newest first."""
+        rows = self.store.sides(self.league.id, author=author, limit=limit)
+        return [self._side_out(row, seen) for row in reversed(rows)
+                if (seen := sight(self.viewer, SideSubject(row.author))) is not Sight.HIDDEN]
+
+    def side(self, side_id: int) -> models.SideOut | None:
+        """A side request (None: no such request, or another author's: the same answer)."""
+        found = self._side_row(side_id)
+        return None if found is None else self._side_out(*found)
+
+    def side_game(self, side_id: int, number: int) -> models.GameOut | None:
+        """One of a side request's games, once its deal is over, from the asker's seats (None: not shown)."""
+        found = self._side_row(side_id)
+        if found is None:
+            return None
+        row, seen = found
+        stored = self.store.side_game(row, number)
+        if stored is None or not self._deal_over(row, stored.record.deal, seen):
+            return None
+        traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us)
+        if seen is Sight.ALL:
+            views = [game_data(stored.replay, traces, private=True, game_id=number)]
+        else:
+            views = [game_data(stored.replay, traces, reasons=False, game_id=number)]
+            views += [game_data(stored.replay, traces, seat=seat, game_id=number)
+                      for seat in own_seats(self.viewer, self._authors(stored.record.players))]
+        return models.GameOut(number=number, status=row.status, views=views)
+
+    def _side_row(self, side_id: int) -> tuple[SideRow, Sight] | None:
+        try:
+            row = self.store.side(side_id)
+        except StoreError:
+            return None
+        seen = sight(self.viewer, SideSubject(row.author))
+        if seen is Sight.HIDDEN or row.league_id != self.league.id:
+            return None
+        return row, seen
+
+    def _deal_over(self, row: SideRow, deal: str, seen: Sight) -> bool:
+        """As a league game's group: a side game is shown (but to the admin) once every rotation of its deal is
+        stored, or its request is over."""
+        if seen is Sight.ALL or row.status in ("done", "void"):
+            return True
+        return sum(g.record.deal == deal for g in self.store.side_games(row)) >= len(row.seats)
+
+    def _side_out(self, row: SideRow, seen: Sight) -> models.SideOut:
+        url = f"/challenges/{row.id}"
+        played = []
+        for game in self.store.side_games(row):
+            record = game.record
+            if not self._deal_over(row, record.deal, seen):
+                continue
+            mine = own_seats(self.viewer, self._authors(record.players))
+            verdicts = [models.VerdictOut(seat=v.seat, bot=v.bot, kind=v.kind,
+                                          reason=v.reason if reason_shown(seen, v.seat, mine) else None)
+                        for v in record.verdicts]
+            played.append(models.SideGameLine(number=game.number, players=record.players, fools=record.fools,
+                                              end=record.end, verdicts=verdicts, url=f"{url}/games/{game.number}"))
+        return models.SideOut(id=row.id, kind=row.kind, author=row.author, seats=list(row.seats), games=row.games,
+                              created=row.created, status=row.status, result=row.result, finished=row.finished,
+                              played=played, url=url)
+
+    def _authors(self, players: list[str]) -> tuple[str, ...]:
+        return tuple(self.versions[p].author if p in self.versions else "" for p in players)
+
     def admin(self) -> models.AdminOut | None:
         if sight(self.viewer, AdminSubject()) is Sight.HIDDEN:
             return None
@@ -176,7 +248,20 @@ class Answers:
                    for a in self.store.authors()]
         versions = [self._board_line(b.rank if (b := board.get(n)) else 0, n, b.elo if b else 0.0,
                                      b.sd if b else None, b.games if b else 0) for n in self.versions]
-        return models.AdminOut(authors=authors, versions=versions)
+        return models.AdminOut(authors=authors, versions=versions, challenges=self.sides(None), finals=self._finals())
+
+    def _finals(self) -> models.FinalsOut:
+        asked = self.store.latest_request(self.league.id, "finals")
+        begun = self.store.finals(self.league)
+        finalists: list[str] = []
+        games = 0
+        if begun:
+            finals = msgspec.json.decode(begun[-1].config)
+            finalists = [str(name) for name in finals.get("finalists", [])] if isinstance(finals, dict) else []
+            games = self.store.count_games(begun[-1].id)
+        return models.FinalsOut(request=asked.id if asked else None, status=asked.status if asked else None,
+                                result=asked.result if asked else "", begun=bool(begun), finalists=finalists,
+                                games=games)
 
 
 def upload_out(row: UploadRow) -> models.UploadOut:

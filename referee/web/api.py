@@ -12,10 +12,12 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from referee.league.names import name_problem
 from referee.results.league_store import RequestKind
+from referee.results.side_store import SideRow
 from referee.results.web_queries import WebStore
 from referee.web import models
 from referee.web.answers import Answers, GameFilter
-from referee.web.context import context, login_wall, web_state
+from referee.web.challenges import ChallengeRefused, take_challenge
+from referee.web.context import Context, context, login_wall, web_state
 from referee.web.uploads import UploadRefused, take_upload
 from referee.web.visibility import AdminSubject, Sight, sight
 
@@ -102,12 +104,75 @@ async def api_upload_post(request: Req, bot: FromQuery[str]) -> models.UploadAcc
         return models.UploadAccepted(upload=row.id, status=row.status, url=f"/api/uploads/{row.id}")
 
 
+@post("/api/challenges", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["authors"])
+def api_challenge_post(request: Req, data: JSONBody[models.SideIn]) -> models.SideQueued:
+    """Ask for ``games`` unrated games of your bot against the latest versions of ``opponents`` (a challenge),
+    within your hourly quotas; the daemon plays them at low priority on deals of your own seed domain."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        row = queue_challenge(ctx, data)
+        return models.SideQueued(challenge=row.id, status=row.status, url=f"/api/challenges/{row.id}")
+
+
+@get("/api/challenges/{challenge_id:int}", sync_to_thread=True, tags=["authors"])
+def api_challenge(request: Req, challenge_id: FromPath[int]) -> models.SideOut:
+    """A challenge's status and games: its asker's and the admin's only."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return _found(ctx.answers.side(challenge_id))
+
+
+@get("/api/challenges/{challenge_id:int}/games/{number:int}", sync_to_thread=True, tags=["authors"])
+def api_challenge_game(request: Req, challenge_id: FromPath[int], number: FromPath[int]) -> models.GameOut:
+    """A challenge's game for the replay viewer: every hand, and the asker's own seats' views with their stderr."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return _found(ctx.answers.side_game(challenge_id, number))
+
+
+def queue_challenge(ctx: Context, asked: models.SideIn) -> SideRow:
+    """The signed-in viewer's challenge, queued; :raises HTTPException: refused (its status, one line)."""
+    assert ctx.viewer.author is not None
+    try:
+        return take_challenge(ctx.store, ctx.viewer.author, asked, ctx.web.settings)
+    except ChallengeRefused as exc:
+        raise HTTPException(str(exc), status_code=exc.status) from None
+
+
 @get("/api/admin", sync_to_thread=True, tags=["admin"])
 def api_admin(request: Req) -> models.AdminOut:
     """Authors and versions, for the admin."""
     with context(request) as ctx:
         login_wall(ctx)
         return _found(ctx.answers.admin())
+
+
+@post("/api/admin/finals", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["admin"])
+def api_admin_finals(request: Req, data: JSONBody[models.FinalsIn]) -> models.RequestQueued:
+    """Ask the daemon for the finals: it completes the groups in flight, then the board's ``top`` active versions
+    play them (``max_games`` at most; default the config's) and entries freeze for good."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return queue_finals(ctx.store, ctx.answers, data, sight(ctx.viewer, AdminSubject()))
+
+
+def queue_finals(store: WebStore, answers: Answers, asked: models.FinalsIn, seen: Sight) -> models.RequestQueued:
+    """A ``finals`` request, if the viewer is the admin (else 404) and the finals can begin (else 409)."""
+    if seen is Sight.HIDDEN:
+        raise NotFoundException(NOT_FOUND)
+    if store.finals(answers.league):
+        raise HTTPException("the finals have begun already", status_code=409)
+    earlier = store.latest_request(answers.league.id, "finals")
+    if earlier is not None and earlier.status == "pending":
+        raise HTTPException(f"the finals were asked for already (request {earlier.id}, pending)", status_code=409)
+    rated = [row.version for row in store.board(answers.league.id)
+             if (v := answers.versions.get(row.version)) is not None and v.active]
+    if len(rated) < 2:
+        raise HTTPException(f"the board has {len(rated)} active rated version(s): finals need two or more",
+                            status_code=409)
+    payload: dict[str, object] = {"top": asked.top, "max_games": asked.max_games, "by": "web"}
+    request_id = store.add_request(answers.league.id, "finals", "", payload)
+    return models.RequestQueued(request=request_id, kind="finals", bot="")
 
 
 @post("/api/admin/{action:str}", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["admin"])
@@ -142,5 +207,5 @@ async def _body(request: Req, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-ROUTES = [api_board, api_bot, api_games, api_game, api_author, api_upload, api_upload_post, api_admin,
-          api_admin_action]
+ROUTES = [api_board, api_bot, api_games, api_game, api_author, api_upload, api_upload_post, api_challenge_post,
+          api_challenge, api_challenge_game, api_admin, api_admin_finals, api_admin_action]

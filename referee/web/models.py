@@ -3,7 +3,7 @@ these). The HTML pages render the same objects, so a page never shows what its A
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -121,10 +121,51 @@ class UploadAccepted(msgspec.Struct, frozen=True):
     url: str
 
 
+class SideIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A challenge: ``games`` unrated games of the asker's bot ``bot`` (its latest version) against the latest
+    versions of ``opponents`` (other bots of the league), at a table of 1 + len(opponents)."""
+
+    bot: str
+    opponents: list[str]
+    games: int
+
+
+class SideGameLine(msgspec.Struct, frozen=True):
+    number: int
+    players: list[str]
+    fools: list[str]
+    end: str
+    verdicts: list[VerdictOut]  # a reason for the asker's own seats only (and the admin)
+    url: str
+
+
+class SideOut(msgspec.Struct, frozen=True):
+    """An unrated side request and its games so far: its asker's and the admin's only."""
+
+    id: int
+    kind: str
+    author: str
+    seats: list[str]
+    games: int
+    created: str
+    status: str  # pending, playing, done or void
+    result: str
+    finished: str | None
+    played: list[SideGameLine]
+    url: str
+
+
+class SideQueued(msgspec.Struct, frozen=True):
+    challenge: int
+    status: str
+    url: str
+
+
 class AuthorOut(msgspec.Struct, frozen=True):
     name: str
     bots: list[str]
     uploads: list[UploadOut] | None = None  # the author's own and the admin's only
+    challenges: list[SideOut] | None = None  # the author's own and the admin's only
 
 
 class AuthorLine(msgspec.Struct, frozen=True):
@@ -134,13 +175,34 @@ class AuthorLine(msgspec.Struct, frozen=True):
     revoked: str | None
 
 
+class FinalsOut(msgspec.Struct, frozen=True):
+    """The finals as the admin sees them: the latest request for them, and the finals' own row once begun."""
+
+    request: int | None  # the latest finals request (None: never asked for)
+    status: str | None  # pending (the daemon completes its groups in flight first), done or refused
+    result: str  # the final board's text, or why they could not begin
+    begun: bool
+    finalists: list[str]
+    games: int
+
+
 class AdminOut(msgspec.Struct, frozen=True):
     authors: list[AuthorLine]
     versions: list[BoardLine]
+    challenges: list[SideOut]  # every author's latest
+    finals: FinalsOut
 
 
 class ActionIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bot: str
+
+
+class FinalsIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The finals: the board's ``top`` active versions, within ``max_games`` games (None: the config's
+    ``[league] finals_games``)."""
+
+    top: Annotated[int, msgspec.Meta(ge=2, le=64)]
+    max_games: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 class RequestQueued(msgspec.Struct, frozen=True):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request, Response, get, post
 from litestar.datastructures import Cookie, UploadFile
 from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
@@ -15,9 +16,10 @@ from litestar.response import Redirect
 from referee.league.authors import author_of_token
 from referee.report.page import VIEWER_BODY, script_json
 from referee.results.web_queries import WebStore
-from referee.web import auth
+from referee.web import auth, models
 from referee.web.answers import GameFilter
-from referee.web.api import ARCHIVE_CEILING, NOT_FOUND, queue_action
+from referee.web.api import ARCHIVE_CEILING, NOT_FOUND, queue_action, queue_finals
+from referee.web.challenges import ChallengeRefused, take_challenge
 from referee.web.charts import rating_chart
 from referee.web.context import Context, WebState, context, web_state
 from referee.web.limits import is_tls
@@ -76,10 +78,64 @@ def game_page(request: Req, number: FromPath[int]) -> Response[str]:
 @get("/authors/{name:str}", sync_to_thread=True, include_in_schema=False)
 def author_page(request: Req, name: FromPath[str]) -> Response[str]:
     with context(request) as ctx:
-        author = ctx.answers.author(name)
-        if author is None:
+        return _author(ctx, name)
+
+
+def _author(ctx: Context, name: str, error: str | None = None, status: int = 200) -> Response[str]:
+    """An author's page; for the author themselves, the challenge form (with ``error``, a refused one's)."""
+    author = ctx.answers.author(name)
+    if author is None:
+        raise NotFoundException(NOT_FOUND)
+    opponents: list[str] = []
+    if ctx.viewer.author == name:
+        latest = {v.bot: v for v in ctx.answers.versions.values()}
+        opponents = sorted(bot for bot, v in latest.items() if v.active and v.author != name)
+    return render(ctx.web, "author.html", ctx, status=status, author=author, opponents=opponents,
+                  sizes=ctx.web.settings.table_sizes, challenge_error=error)
+
+
+@post("/challenges", include_in_schema=False)
+async def challenge_form(request: Req) -> Response[Any]:
+    form = await request.form()
+    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        assert ctx.viewer.author is not None
+        games = _field(form, "games") or ""
+        opponents = [value for value in form.getall("opponents", []) if isinstance(value, str)]
+        asked = models.SideIn(bot=_field(form, "bot") or "", opponents=opponents,
+                              games=int(games) if games.isdigit() and len(games) < 7 else 0)
+        try:
+            row = take_challenge(ctx.store, ctx.viewer.author, asked, ctx.web.settings)
+        except ChallengeRefused as exc:
+            return _author(ctx, ctx.viewer.author, str(exc), exc.status)
+        return Redirect(f"/challenges/{row.id}", status_code=303)
+
+
+@get("/challenges/{challenge_id:int}", sync_to_thread=True, include_in_schema=False)
+def challenge_page(request: Req, challenge_id: FromPath[int]) -> Response[Any]:
+    with context(request) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        challenge = ctx.answers.side(challenge_id)
+        if challenge is None:
             raise NotFoundException(NOT_FOUND)
-        return render(ctx.web, "author.html", ctx, author=author)
+        return render(ctx.web, "challenge.html", ctx, challenge=challenge)
+
+
+@get("/challenges/{challenge_id:int}/games/{number:int}", sync_to_thread=True, include_in_schema=False)
+def challenge_game_page(request: Req, challenge_id: FromPath[int], number: FromPath[int]) -> Response[Any]:
+    with context(request) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        game = ctx.answers.side_game(challenge_id, number)
+        if game is None:
+            raise NotFoundException(NOT_FOUND)
+        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views),
+                      side=challenge_id)
 
 
 @get("/admin", sync_to_thread=True, include_in_schema=False)
@@ -92,6 +148,24 @@ def admin_page(request: Req) -> Response[Any]:
         if admin is None:
             raise NotFoundException(NOT_FOUND)
         return render(ctx.web, "admin.html", ctx, admin=admin)
+
+
+@post("/admin/finals", include_in_schema=False)
+async def admin_finals(request: Req) -> Response[Any]:
+    form = await request.form()
+    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)) as ctx:
+        wall = _signed_in_or_login(ctx)
+        if wall is not None:
+            return wall
+        top, budget = _field(form, "top") or "", _field(form, "max_games") or ""
+        try:
+            asked = msgspec.convert({"top": int(top) if top.isdigit() else 0,
+                                     "max_games": int(budget) if budget.isdigit() else None}, models.FinalsIn)
+        except msgspec.ValidationError as exc:
+            raise HTTPException(f"finals: {exc}", status_code=400) from None
+        queued = queue_finals(ctx.store, ctx.answers, asked, sight(ctx.viewer, AdminSubject()))
+        return render(ctx.web, "done.html", ctx, message=f"asked the daemon for the finals of the top {asked.top} "
+                                                         f"(request {queued.request})")
 
 
 @post("/admin/{action:str}", include_in_schema=False)
@@ -189,5 +263,6 @@ def _field(form: Any, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-ROUTES = [board_page, bot_page, games_page, game_page, author_page, admin_page, admin_action, upload_page,
-          upload_form, login_page, login, logout]
+ROUTES = [board_page, bot_page, games_page, game_page, author_page, challenge_form, challenge_page,
+          challenge_game_page, admin_page, admin_finals, admin_action, upload_page, upload_form, login_page, login,
+          logout]

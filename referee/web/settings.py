@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from referee.league.config import ArenaSettings
+from referee.league.config import ArenaSettings, LeagueConfig
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -27,10 +27,18 @@ class WebSettings:
     max_bots: int = _ARENA.max_bots_per_author  # bot names per author
     uploads_per_hour: int = _ARENA.uploads_per_hour
     stored_bytes: int = _ARENA.store_mb_per_author * MIB  # an author's archives still kept
+    side_games_per_hour: int = _ARENA.side_games_per_hour  # unrated side games an author may ask for
+    side_cpu_seconds_per_hour: float = _ARENA.side_cpu_seconds_per_hour  # their bots' measured move times
+    table_sizes: tuple[int, ...] = (2,)  # the league's (a side game's table is one of them)
     board_seconds: int = 5  # how often the board page polls /api/board
     games_per_page: int = 50
 
-    def with_arena(self, arena: ArenaSettings) -> WebSettings:
-        """These settings with the quotas of a league's ``[arena]`` table (the daemon reads the same table)."""
+    def for_league(self, config: LeagueConfig) -> WebSettings:
+        """These settings with the quotas of a league's ``[arena]`` table (the daemon reads the same table) and its
+        table sizes."""
+        arena = config.arena
         return replace(self, archive_bytes=arena.archive_mb * MIB, max_bots=arena.max_bots_per_author,
-                       uploads_per_hour=arena.uploads_per_hour, stored_bytes=arena.store_mb_per_author * MIB)
+                       uploads_per_hour=arena.uploads_per_hour, stored_bytes=arena.store_mb_per_author * MIB,
+                       side_games_per_hour=arena.side_games_per_hour,
+                       side_cpu_seconds_per_hour=arena.side_cpu_seconds_per_hour,
+                       table_sizes=tuple(sorted(set(config.sizes))))

@@ -4,6 +4,8 @@
   a verdict's kind (never its reason: a crash reason quotes the bot's stderr), an author's bot names.
 - An author, besides: in their own bots' games, that seat's view with its stderr by move and its own verdict
   reasons; their own uploads with build and gate logs. Never another author's stderr, reasons or uploads.
+- An author's unrated side games (their challenges): theirs alone, with each game from their bot's seats and its
+  stderr; nobody else sees that they exist (not the opponents' authors either).
 - The admin: everything, open groups' games included, and the actions.
 
 A subject the viewer may not see answers exactly as one that does not exist (404), but for the login wall.
@@ -59,6 +61,13 @@ class UploadSubject:
 
 
 @dataclass(frozen=True)
+class SideSubject:
+    """An unrated side request (a challenge) and its games: ``author`` asked for it."""
+
+    author: str
+
+
+@dataclass(frozen=True)
 class AuthorSubject:
     """An author's page: ``name``'s uploads and logs are their own."""
 
@@ -70,7 +79,7 @@ class AdminSubject:
     """The admin page and actions."""
 
 
-Subject = PublicSubject | GameSubject | UploadSubject | AuthorSubject | AdminSubject
+Subject = PublicSubject | GameSubject | UploadSubject | SideSubject | AuthorSubject | AdminSubject
 
 
 def sight(viewer: Viewer, subject: Subject) -> Sight:
@@ -84,7 +93,7 @@ def sight(viewer: Viewer, subject: Subject) -> Sight:
             if status == "open":
                 return Sight.HIDDEN
             return Sight.OWNER if viewer.author is not None and viewer.author in authors else Sight.PUBLIC
-        case UploadSubject(author=author):
+        case UploadSubject(author=author) | SideSubject(author=author):
             return Sight.OWNER if viewer.author == author else Sight.HIDDEN
         case AuthorSubject(name=name):
             return Sight.OWNER if viewer.author == name else Sight.PUBLIC
