@@ -38,12 +38,21 @@ class Session:
 Answer = Callable[[int, int], bytes | None]  # (prompt number from 0, choices) -> what to type; None: say nothing
 
 
-def random_answers(seed: int = 0, wrong_first: bool = False) -> Answer:
+LISTED = re.compile(rb"^ +1\. (.+?)\r?$", re.MULTILINE)
+
+
+def random_answers(seed: int = 0, wrong_first: bool = False, session: Session | None = None) -> Answer:
+    """A number at random; with ``wrong_first``, first a wrong entry, then ``?``, then (given the ``session``) the
+    first listed action typed out as an action string."""
     rng = random.Random(seed)
 
     def answer(index: int, choices: int) -> bytes | None:
         if wrong_first and index == 0:
             return b"zzz\n"
+        if wrong_first and index == 1:
+            return b"?\n"
+        if session is not None and index == 2:
+            return LISTED.findall(ANSI.sub(b"", session.screen))[-1].upper() + b"\n"
         return f"{rng.randint(1, choices)}\n".encode()
 
     return answer

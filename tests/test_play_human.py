@@ -18,6 +18,7 @@ from protocol.cards import CARD_NAMES
 from protocol.events import ActionTaken, event_for_seat
 from protocol.rules import VARIANTS
 from referee.cli.exitcodes import ExitCode
+from referee.cli.rules_summary import SUMMARIES
 from referee.engine import SeededRng, new_game
 from referee.engine.rng import derive_seed
 from referee.results.replay import parse_replay
@@ -60,11 +61,17 @@ def before_end(session: Session) -> bytes:
 def test_a_person_finishes_a_game_and_the_screen_shows_only_the_seats_view(
         variant: str, players: int, tmp_path: Path) -> None:
     log, seed, seat = tmp_path / "game.jsonl", 11 + players, players - 1
-    session = play_human(["--human", str(seat), RANDOM_BOT, "--players", str(players), "--variant", variant,
-                          "--seed", str(seed), "--log", str(log), *FAST], random_answers(players, wrong_first=True))
+    session = Session()
+    play_human(["--human", str(seat), RANDOM_BOT, "--players", str(players), "--variant", variant, "--seed",
+                str(seed), "--log", str(log), *FAST], random_answers(players, True, session), session=session)
     text = session.text()
     assert session.code == 0, text[-3000:]
-    assert session.prompts >= 2 and "not a legal answer: 'zzz'" in text
+    assert session.prompts >= 3 and "not a legal answer: 'zzz'" in text
+    assert f"{variant}: {SUMMARIES[variant]}" in text  # what ? shows
+    typed = session.typed[2].decode().strip()
+    _, events, _ = parse_replay(log.read_bytes())
+    mine = [e.action for e in events if isinstance(e, ActionTaken) and e.seat == seat]
+    assert typed == mine[0].upper()  # the first decision, after the wrong entry and ?: typed out in capitals
     # the wrong entry was asked again: the same question follows the one-line refusal
     refused = text.index("not a legal answer: 'zzz'")
     assert text[refused:].splitlines()[1].startswith("your move [1-")
