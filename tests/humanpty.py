@@ -30,6 +30,7 @@ class Session:
     typed: list[bytes] = field(default_factory=list)
     prompts: int = 0
     pid: int = 0  # the durak process, once started
+    fd: int = -1  # the terminal's side the person types into
 
     def text(self) -> str:
         return ANSI.sub(b"", self.screen).decode("utf-8", "replace")
@@ -72,7 +73,7 @@ def play_human(args: list[str], answer: Answer, *, env: dict[str, str] | None = 
         os.chdir(ROOT)
         os.execve(argv[0], argv, environ)
     session = session if session is not None else Session()
-    session.pid = pid
+    session.pid, session.fd = pid, fd
     stop = time.monotonic() + timeout
     try:
         while time.monotonic() < stop:

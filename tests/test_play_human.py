@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -102,6 +103,41 @@ def test_ctrl_c_resigns_the_game_as_a_forfeit_with_its_exit_code_and_log(tmp_pat
     assert set(CARD.findall(before_end(session))) <= allowed
     hidden = deck - allowed
     assert hidden and hidden & set(CARD.findall(ANSI.sub(b"", session.screen)))
+
+
+SLOW_BOT = """import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "hello", "protocol": 2, "name": "slow"}), flush=True)
+    elif message["type"] == "request":
+        time.sleep(0.6)
+        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][0]}), flush=True)
+    elif message["type"] == "shutdown":
+        break
+"""
+
+
+def test_ctrl_c_while_a_bot_thinks_resigns_before_the_next_move(tmp_path: Path) -> None:
+    """Ctrl-C lands while the bots move, not at the person's prompt: the game still ends as the person's forfeit."""
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT)
+    log = tmp_path / "game.jsonl"
+    session = Session()
+
+    def answer(index: int, choices: int) -> bytes | None:
+        if index == 0:  # answer, then press Ctrl-C while the bot sleeps over its reply
+            threading.Timer(0.2, os.write, (session.fd, b"\x03")).start()
+            return b"1\n"
+        return None  # never answers again: a resignation, not a timeout, must end the game
+
+    play_human(["--human", "0", f"{sys.executable} -S {bot}", "--seed", "1", "--log", str(log), "--sandbox", "none",
+                "--move-time", "3", "--human-time", "20"], answer, session=session)
+    assert session.code == ExitCode.RESIGNED, session.text()[-2000:]
+    _, events, end = parse_replay(log.read_bytes())
+    assert (end.result.forfeit_seat, end.result.verdict, end.result.reason) == (0, "resigned", "Ctrl-C")
+    assert sum(isinstance(e, ActionTaken) and e.seat == 0 for e in events) == 1
+    assert session.prompts == 1  # resigned before the person was asked again: between the bot's moves
 
 
 def test_a_person_who_does_not_answer_in_time_forfeits_by_timeout(tmp_path: Path) -> None:
