@@ -79,7 +79,8 @@ def test_a_person_finishes_a_game_and_the_screen_shows_only_the_seats_view(
     header, _, end = parse_replay(log.read_bytes())
     assert header.names[seat] == "human" and end.result.end in {"fool", "draw", "action_cap"}
     # the after-game part: the result and the whole deal, every hand
-    after = text[text.index("the whole deal, every hand:"):]
+    after = text[text.index(f"the whole deal, every hand (deal {seed}:human:0: the seed's human domain):"):]
+    assert header.deal == f"{seed}:human:0"  # the log says which domain dealt it
     assert after.count(" is dealt ") == players if variant != "fools_fool" else "-- ladder: face up" in after
     allowed, deck = seen_by(log, seat, seed)
     shown = set(CARD.findall(before_end(session)))
