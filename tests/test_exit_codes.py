@@ -60,6 +60,7 @@ INTERNAL = {
     "referee.league.botstore.SnapshotError": "a refused request in league/lifecycle.py, a UsageError in "
                                              "cli/league.py",
     "referee.web.uploads.UploadRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
+    "referee.web.challenges.ChallengeRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
 }
 
 
