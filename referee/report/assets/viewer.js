@@ -1,26 +1,10 @@
 // The card-table replay viewer: draws the frames the referee computed (referee/report/steps.py).
 // It knows no rules: every hand, table, stock and pile is in the data. Text a bot controls (names,
-// reasons, stderr) is only ever set with textContent.
+// reasons, stderr) is only ever set with textContent. Cards and hands come from cards.js (loaded first).
 "use strict";
 
 const DurakViewer = (() => {
-  const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
-  const RED = { D: true, H: true };
-
-  function el(tag, cls, text) {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function card(code) {
-    const node = el("span", "card" + (RED[code[1]] ? " red" : " black"));
-    node.dataset.card = code;
-    node.title = code;
-    node.append(el("span", "rank", code[0] === "T" ? "10" : code[0]), el("span", "suit", SUITS[code[1]]));
-    return node;
-  }
+  const { SUITS, el, card, back, cards, hand } = DurakCards;
 
   // A decision's time (microseconds, the referee's clock) in milliseconds, to about three digits.
   function moveTime(us) {
@@ -31,22 +15,6 @@ const DurakViewer = (() => {
   function timeSpan(us) {
     const node = el("span", "move-time", moveTime(us));
     node.dataset.us = String(us);
-    return node;
-  }
-
-  function back() {
-    return el("span", "card back");
-  }
-
-  function cards(text) {
-    return text ? text.split(" ") : [];
-  }
-
-  function hand(faceUp, size) {
-    const node = el("div", "hand");
-    const shown = cards(faceUp);
-    for (const code of shown) node.append(card(code));
-    for (let i = shown.length; i < size; i++) node.append(back());
     return node;
   }
 
