@@ -109,6 +109,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_seccomp.py::test_sample_bots_run_unchanged": ("sandbox",),
     "test_report_browser.py": ("browser",),
     "test_web_browser.py": ("browser",),
+    "test_table_browser.py": ("browser",),
     "test_web_arena.py": ("browser", "sandbox", "slow"),
     "test_cluster.py": ("cluster", "slow"),
     # tests with time bounds, deadlines, CPU-time or core-pinning assertions
