@@ -73,6 +73,10 @@ class ArenaSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     build_seconds: Positive = 120.0
     build_memory_mb: AtLeastOne = 1024
     build_scratch_mb: AtLeastOne = 256
+    tables_per_author: AtLeastOne = 1  # card tables (a person against bots) an author may have open at once
+    tables_total: AtLeastOne = 4  # card tables open at once in the whole arena (each holds sandboxed bots)
+    table_move_seconds: Positive = 30.0  # the person's time for each move at a card table
+    table_bank_seconds: NonNegative = 120.0  # extra time a person may draw on over a game (a bot's time bank)
 
 
 class LeagueBotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

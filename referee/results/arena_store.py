@@ -17,8 +17,8 @@ from typing import Literal
 
 import msgspec
 
-from referee.results.league_store import LeagueStore
 from referee.results.store import StoreError
+from referee.results.table_store import TableStore
 
 UploadStatus = Literal["pending", "extracting", "building", "gating", "accepted", "refused"]
 #: An upload's statuses that are final.
@@ -110,7 +110,7 @@ _UPLOAD_COLUMNS = ("id, author, bot, created, size, sha256, request_id, status, 
                    "version, finished")
 
 
-class ArenaStore(LeagueStore):
+class ArenaStore(TableStore):
     """A league's database with the arena's tables (:class:`~referee.results.league_store.LeagueStore` and more)."""
 
     # -- authors ------------------------------------------------------------------------
