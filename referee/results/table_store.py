@@ -17,7 +17,7 @@ from typing import Literal
 import msgspec
 
 from referee.results.league_store import LeagueStore
-from referee.results.rows import GAME_COLUMNS, StoredGame, TournamentRow
+from referee.results.rows import GAME_COLUMNS, StoredGame
 from referee.results.store import StoreError
 
 TableStatus = Literal["waiting", "playing", "over"]
@@ -49,6 +49,7 @@ class TableRow:
     stored game's row id once it is over."""
 
     id: int
+    tournament_id: int  # the league's
     author: str
     variant: str
     players: int
@@ -62,12 +63,13 @@ class TableRow:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TableRow:
-        return cls(id=row["id"], author=row["author"], variant=row["variant"], players=row["players"],
+        return cls(id=row["id"], tournament_id=row["tournament_id"], author=row["author"], variant=row["variant"],
+                   players=row["players"],
                    seat=row["seat"], bots=msgspec.json.decode(row["bots"], type=list[str]), created=row["created"],
                    status=row["status"], deadline=row["deadline"], game_id=row["game_id"], reason=row["reason"])
 
 
-_TABLE_COLUMNS = "id, author, variant, players, seat, bots, created, status, deadline, game_id, reason"
+_TABLE_COLUMNS = "id, tournament_id, author, variant, players, seat, bots, created, status, deadline, game_id, reason"
 _OPEN = ", ".join(f"'{status}'" for status in TABLE_OPEN)
 
 
@@ -127,6 +129,12 @@ class TableStore(LeagueStore):
         return [row["line"] for row in self._query(
             "SELECT line FROM human_messages WHERE table_id = ? AND n >= ? ORDER BY n", (table_id, since))]
 
+    def last_table_message(self, table_id: int) -> str | None:
+        """The seat's latest message (the open request, while one is open)."""
+        row = self._query_one("SELECT line FROM human_messages WHERE table_id = ? ORDER BY n DESC LIMIT 1",
+                              (table_id,))
+        return None if row is None else str(row["line"])
+
     def move(self, table_id: int, request: int) -> str | None:
         """The person's answer to ``request``, if it came."""
         row = self._query_one("SELECT action FROM human_moves WHERE table_id = ? AND request = ?", (table_id, request))
@@ -175,13 +183,6 @@ class TableStore(LeagueStore):
                                                    league_id))
         assert cursor.lastrowid is not None
         return cursor.lastrowid
-
-    def table_game_row(self, table: TableRow) -> TournamentRow | None:
-        """The tournament row that holds ``table``'s game (for its replay), once it is stored."""
-        if table.game_id is None:
-            return None
-        row = self._query_one("SELECT tournament_id FROM games WHERE id = ?", (table.game_id,))
-        return None if row is None else self.tournament(row["tournament_id"])
 
 
 def _now() -> str:

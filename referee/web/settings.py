@@ -28,9 +28,16 @@ class WebSettings:
     uploads_per_hour: int = _ARENA.uploads_per_hour
     stored_bytes: int = _ARENA.store_mb_per_author * MIB  # an author's archives still kept
     board_seconds: int = 5  # how often the board page polls /api/board
+    tables_per_author: int = _ARENA.tables_per_author  # card tables an author may have open
+    tables_total: int = _ARENA.tables_total  # card tables open in the whole arena
+    table_bots: str = _ARENA.table_bots  # "any" active version, or the author's "own" only
+    moves_per_second: float = 2.0  # a person's moves at the card tables: their own bucket's refill per author
+    moves_burst: int = 6
     games_per_page: int = 50
 
     def with_arena(self, arena: ArenaSettings) -> WebSettings:
         """These settings with the quotas of a league's ``[arena]`` table (the daemon reads the same table)."""
         return replace(self, archive_bytes=arena.archive_mb * MIB, max_bots=arena.max_bots_per_author,
-                       uploads_per_hour=arena.uploads_per_hour, stored_bytes=arena.store_mb_per_author * MIB)
+                       uploads_per_hour=arena.uploads_per_hour, stored_bytes=arena.store_mb_per_author * MIB,
+                       tables_per_author=arena.tables_per_author, tables_total=arena.tables_total,
+                       table_bots=arena.table_bots)

@@ -17,6 +17,8 @@ FILES: dict[str, tuple[str, str, str]] = {
     "viewer.js": ("referee.report", "assets/viewer.js", "text/javascript"),
     "viewer_page.js": ("referee.report", "assets/viewer_page.js", "text/javascript"),
     "board.js": ("referee.web", "static/board.js", "text/javascript"),
+    "table.js": ("referee.web", "static/table.js", "text/javascript"),
+    "table_page.js": ("referee.web", "static/table_page.js", "text/javascript"),
 }
 
 

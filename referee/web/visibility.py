@@ -5,6 +5,7 @@
 - An author, besides: in their own bots' games, that seat's view with its stderr by move and its own verdict
   reasons; their own uploads with build and gate logs. Never another author's stderr, reasons or uploads.
 - The admin: everything, open groups' games included, and the actions.
+- A card table (a person playing bots): its author alone, the admin included in "nobody else".
 
 A subject the viewer may not see answers exactly as one that does not exist (404), but for the login wall.
 """
@@ -66,15 +67,24 @@ class AuthorSubject:
 
 
 @dataclass(frozen=True)
+class TableSubject:
+    """A card table (a person's seat against bots): its live seat view, its moves, its replay."""
+
+    author: str
+
+
+@dataclass(frozen=True)
 class AdminSubject:
     """The admin page and actions."""
 
 
-Subject = PublicSubject | GameSubject | UploadSubject | AuthorSubject | AdminSubject
+Subject = PublicSubject | GameSubject | UploadSubject | AuthorSubject | TableSubject | AdminSubject
 
 
 def sight(viewer: Viewer, subject: Subject) -> Sight:
     """How much of ``subject`` ``viewer`` may see (the rule table of docs/WEB.md, in code)."""
+    if isinstance(subject, TableSubject):  # a person's hand in play: theirs alone, not even the admin's
+        return Sight.OWNER if viewer.author == subject.author else Sight.HIDDEN
     if viewer.admin:
         return Sight.ALL
     match subject:
