@@ -110,6 +110,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_report_browser.py": ("browser",),
     "test_web_browser.py": ("browser",),
     "test_table_browser.py": ("browser",),
+    "test_web_tables_browser.py": ("browser", "slow"),
     "test_web_arena.py": ("browser", "sandbox", "slow"),
     "test_cluster.py": ("cluster", "slow"),
     # tests with time bounds, deadlines, CPU-time or core-pinning assertions

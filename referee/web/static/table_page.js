@@ -1,28 +1,36 @@
 // The card table page: asks the server for the seat's messages since the last it has (all of them after a
 // reload), feeds them to the table (table.js), and posts the person's chosen legal string with the session's
-// CSRF token. It stops asking once the game is over and its replay is stored.
+// CSRF token. It asks again soon after a move (the bots answer fast) and stops once the game is over.
 "use strict";
 
 (() => {
   const data = JSON.parse(document.getElementById("table-data").textContent);
   const root = document.getElementById("table");
   const POLL_MS = 500;
+  const AFTER_MOVE_MS = 100;
   let since = 0;
   let table = null;
+  let timer = null;
+  let asking = false;
+
+  function schedule(ms) {
+    clearTimeout(timer);
+    timer = setTimeout(poll, ms);
+  }
 
   function send(text, id) {
     return fetch(data.moves, {
       method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": data.csrf },
       body: JSON.stringify({ request: id, action: text }),
-    }).then((response) => { if (!response.ok) throw new Error("move refused: " + response.status); });
-  }
-
-  function status(text) {
-    root.dataset.status = text;
+    }).then((response) => {
+      if (!response.ok) throw new Error("move refused: " + response.status);
+      if (!asking) schedule(AFTER_MOVE_MS);
+    });
   }
 
   async function poll() {
+    asking = true;
     let answer = null;
     try {
       const response = await fetch(data.messages + "?since=" + since, { credentials: "same-origin" });
@@ -30,16 +38,17 @@
     } catch (e) {
       answer = null;  // a dropped connection: ask again
     }
+    asking = false;
     if (answer) {
       since = answer.next;
       if (!table) table = new DurakTable.Table(root, { send, replay: null });
       table.options.replay = answer.replay;
       table.feed(answer.messages.map((line) => JSON.parse(line)), answer.clock_ms);
-      status(answer.status);
+      root.dataset.status = answer.status;
       document.body.dataset.ready = "1";
       if (answer.status === "over") return;  // the daemon wrote every message before it ended the table
     }
-    setTimeout(poll, POLL_MS);
+    schedule(POLL_MS);
   }
 
   poll();
