@@ -21,6 +21,7 @@ from tests.webdb import (
     A_QUARANTINE,
     A_REASON,
     A_STDERR,
+    A_TABLE,
     B_BUILD_LOG,
     B_GATE_LOG,
     B_STDERR,
@@ -44,6 +45,7 @@ MAY_SEE: dict[str, set[str]] = {
     B_BUILD_LOG: {"bob", "admin"},
     B_GATE_LOG: {"bob", "admin"},
     A_QUARANTINE: {"alice", "admin"},  # why a version is quarantined may quote what it did
+    A_TABLE: {"alice"},  # a card table's seat: its author's alone, not the admin's
 }
 
 
@@ -73,6 +75,10 @@ def routes(db: WebDb) -> dict[str, dict[str, int]]:
         "/admin": {"anonymous": 303, "alice": 404, "bob": 404}, "/api/admin": {"anonymous": 401, "alice": 404,
                                                                               "bob": 404},
         "/upload": {"anonymous": 303}, "/login": {},
+        "/tables": {"anonymous": 303}, "/api/tables": {"anonymous": 401},
+        f"/tables/{db.table}": {"anonymous": 303, "bob": 404, "admin": 404},
+        **{f"/api/tables/{db.table}{tail}": {"anonymous": 401, "bob": 404, "admin": 404} for tail in ("", "/messages")},
+        f"/api/tables/{db.table}/replay": {"anonymous": 401, "alice": 404, "bob": 404, "admin": 404},  # not over
     }
 
 
@@ -114,6 +120,7 @@ def test_every_route_shows_each_viewer_only_what_the_rules_allow(web: tuple[WebD
         (OPEN_GAME_KEY, "admin"): "/api/games", (A_BUILD_LOG, "alice"): "/authors/alice",
         (B_GATE_LOG, "bob"): f"/api/uploads/{db.uploads['bob']}", (B_BUILD_LOG, "admin"): "/api/authors/bob",
         (A_QUARANTINE, "alice"): "/bots/alpha", (A_QUARANTINE, "admin"): "/api/bots/alpha",
+        (A_TABLE, "alice"): f"/api/tables/{db.table}/messages",
     }
     for (secret, viewer), path in controls.items():
         assert path in seen.get((secret, viewer), set()), f"{secret} not shown to {viewer} at {path}"
@@ -164,7 +171,9 @@ def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> No
     _, client = web
     paths = client.get("/schema/openapi.json").json()["paths"]
     assert {"/api/board", "/api/bots/{name}", "/api/games", "/api/games/{number}", "/api/authors/{name}",
-            "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}"} <= set(paths)
+            "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}", "/api/tables",
+            "/api/tables/{table_id}", "/api/tables/{table_id}/messages", "/api/tables/{table_id}/moves",
+            "/api/tables/{table_id}/replay"} <= set(paths)
     assert not any(path.startswith(("/login", "/static")) for path in paths)
 
 

@@ -22,6 +22,7 @@ from referee.results.league_store import GroupRow, VersionRow
 from referee.results.record import GameRecord
 from referee.results.replay import replay_lines
 from referee.results.rows import StoredGame
+from referee.results.table_store import NewTable
 
 A_STDERR = "A-STDERR-MARK-7f3a"
 B_STDERR = "B-STDERR-MARK-91c2"
@@ -30,6 +31,7 @@ OPEN_MARK = "OPEN-GROUP-MARK-3b8c"  # the stderr of the open group's game
 A_BUILD_LOG, A_GATE_LOG = "A-BUILD-LOG-2e6f", "A-GATE-LOG-c4d0"
 B_BUILD_LOG, B_GATE_LOG = "B-BUILD-LOG-8a17", "B-GATE-LOG-f05b"
 A_QUARANTINE = "A-QUARANTINE-WHY-6e2d"
+A_TABLE = "A-TABLE-SEAT-MARK-0b9e"  # in the messages of alice's card table (her seat's view)
 #: What an extra bot writes to stderr: script and markup (the browser test's payload).
 EXTRA_STDERR = "<script>window.pwned = 'stderr-script'</script><img src=x onerror=\"window.pwned='stderr-img'\">"
 
@@ -46,6 +48,7 @@ class WebDb:
     tokens: dict[str, str]  # author -> token
     games: dict[str, int]  # complete0, complete1, open, void -> game number
     uploads: dict[str, int]  # author -> an upload id of theirs
+    table: int  # alice's card table (waiting for the daemon; one message stored)
 
 
 def game(names: list[str], seed: int, deal: str, stderr: list[str], *, crash: str | None = None,
@@ -105,13 +108,15 @@ def build(folder: Path, *, extra_bots: dict[str, str] | None = None) -> WebDb:
             store.step_upload(row.id, "refused", UploadStep("build", False, "exit 2", 1.5), build_log=build_log,
                               gate_log=gate_log)
             uploads[author] = row.id
+        table = store.open_table(league.id, NewTable("alice", "podkidnoy", 0, ["beta@1"]), per_author=1, total=9)
+        store.add_table_message(table.id, f'{{"type":"game","names":["{A_TABLE}"]}}', None)
         store.save_board(league.id, [BoardRow("alpha@1", 1, 20.0, 30.0, 2, "2026-01-01T00:00:00"),
                                      BoardRow("beta@1", 2, -20.0, 30.0, 2, "2026-01-01T00:00:00")])
         store.save_board(league.id, [BoardRow("alpha@1", 1, 25.0, 20.0, 4, "2026-01-02T00:00:00"),
                                      BoardRow("beta@1", 2, -25.0, 20.0, 4, "2026-01-02T00:00:00"),
                                      *[BoardRow(f"{bot}@1", 3 + i, 0.0, None, 0, "2026-01-02T00:00:00")
                                        for i, bot in enumerate(extra_bots or {})]])
-    return WebDb(path, tokens, games, uploads)
+    return WebDb(path, tokens, games, uploads, table.id)
 
 
 def _games(store: ArenaStore, league_id: int, seats: tuple[str, str]) -> dict[str, int]:
