@@ -191,3 +191,14 @@ def wait_request(db: WebDb, client: Client, table_id: int) -> Request:
             return requests[0]
         time.sleep(0.05)
     raise AssertionError("no request came")
+
+
+def test_moves_past_the_authors_move_budget_get_429(arena: tuple[WebDb, Any]) -> None:
+    db, _ = arena
+    app = create_app(db.path, WebSettings(rate_burst=10_000, moves_burst=2, moves_per_second=0.01))
+    with TestClient(app) as client:
+        with ArenaStore(db.path) as store:
+            table_id = store.tables(store.league().id, author="alice")[-1].id  # type: ignore[union-attr]
+        codes = [client.post(f"/api/tables/{table_id}/moves", headers=bearer(db, "alice"),
+                             json={"request": 999, "action": "take"}).status_code for _ in range(3)]
+    assert codes == [409, 409, 429]  # the budget's first two are looked at (and refused: no such request)

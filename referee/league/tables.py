@@ -34,7 +34,7 @@ from referee.results.store import StoreError
 from referee.results.table_store import TableRow
 
 #: Seconds between two looks for the person's answer (and for new tables).
-POLL = 0.1
+POLL = 0.05
 #: Why a table that was playing when the daemon stopped ends without a game (a game cannot resume without its bots).
 DAEMON_STOPPED = "the daemon stopped during the game"
 

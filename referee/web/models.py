@@ -182,6 +182,7 @@ class TableMessages(msgspec.Struct, frozen=True):
     status: str
     clock_ms: int | None
     replay: str | None
+    reason: str  # why an over table has no game ("" otherwise)
 
 
 class MoveIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -106,7 +106,7 @@ def table_messages(ctx: Context, table: TableRow, since: int) -> models.TableMes
     lines = ctx.store.table_messages(table.id, max(0, since))
     clock = None if table.deadline is None else max(0, round((table.deadline - time.time()) * 1000))
     return models.TableMessages(since=max(0, since), next=max(0, since) + len(lines), messages=lines,
-                                status=table.status, clock_ms=clock, replay=_replay_url(table))
+                                status=table.status, clock_ms=clock, replay=_replay_url(table), reason=table.reason)
 
 
 def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.MoveAccepted:

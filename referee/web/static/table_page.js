@@ -41,9 +41,19 @@
     asking = false;
     if (answer) {
       since = answer.next;
-      if (!table) table = new DurakTable.Table(root, { send, replay: null });
-      table.options.replay = answer.replay;
-      table.feed(answer.messages.map((line) => JSON.parse(line)), answer.clock_ms);
+      if (!table && answer.messages.length) table = new DurakTable.Table(root, { send, replay: null });
+      if (table) {
+        table.options.replay = answer.replay;
+        table.feed(answer.messages.map((line) => JSON.parse(line)), answer.clock_ms);
+      } else {
+        root.textContent = answer.status === "over" ? "" : "Waiting for the daemon to seat the bots and deal\u2026";
+      }
+      if (answer.reason) {
+        const why = document.createElement("p");
+        why.className = "error";
+        why.textContent = "This table ended without a game: " + answer.reason;
+        root.append(why);
+      }
       root.dataset.status = answer.status;
       document.body.dataset.ready = "1";
       if (answer.status === "over") return;  // the daemon wrote every message before it ended the table
