@@ -110,7 +110,7 @@ const DurakTable = (() => {
       this.root.dataset.seat = String(g.seat);
       this.root.dataset.game = g.game;
       this.head.textContent = "";
-      this.head.append(el("h2", "vtitle", "Table " + g.game), el("span", "vmode", g.rules.variant + ", " +
+      this.head.append(el("h2", "vtitle", g.game), el("span", "vmode", g.rules.variant + ", " +
         g.players + " players, " + g.rules.deck + " cards, you are " + g.names[g.seat]));
       this.seatsTop.textContent = "";
       this.seatsBottom.textContent = "";
