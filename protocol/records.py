@@ -11,7 +11,8 @@ from protocol.rules import Rules
 
 
 class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Why a bot forfeited: ``kind`` is timeout, crash, illegal, protocol or disqualified."""
+    """Why a bot forfeited: ``kind`` is timeout, crash, memory, illegal, protocol, disqualified or resigned
+    (a person at the table gave up)."""
 
     seat: int
     bot: str

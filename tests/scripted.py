@@ -84,6 +84,9 @@ class ScriptedBot:
     def time_for_move(self) -> float:
         return 1.0
 
+    def resignation(self) -> str | None:
+        return None
+
     def ask(self, request: Request, *, stderr_mark: int | None = None) -> str:
         assert self.running, f"{self.name} was asked while not running"
         self._deliver(request)

@@ -39,6 +39,7 @@ INTERNAL = {
     "referee.bots.errors.BotTimeout": "a verdict (timeout) in games/match.py",
     "referee.bots.errors.BotProtocolError": "a verdict (protocol) in games/match.py",
     "referee.bots.errors.BotIllegalAction": "a verdict (illegal) in games/match.py",
+    "referee.games.human.Resigned": "a verdict (resigned) in games/match.py",
     "referee.tournament.worker.Disqualified": "a verdict (disqualified) in games/match.py",
     "referee.bots.sandbox.cgroups.run.CgroupError": "becomes LauncherError in bots/launcher.py bot_cgroup",
     "referee.bots.sandbox.seccomp.SeccompUnavailable": "a warning in bots/launcher.py _seccomp_fd",

@@ -110,6 +110,9 @@ class RecordingClient:
     def time_for_move(self) -> float:
         return 1.0
 
+    def resignation(self) -> str | None:
+        return None
+
     def ask(self, request: Request, **_: object) -> str:  # stderr_mark=
         self.wire.record(self.seat, request)
         self.move_times.append(0.0)

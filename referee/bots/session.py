@@ -136,6 +136,10 @@ class BotClient:
         """Queue a message that needs no reply; it goes out with the next request or game over."""
         self._queue.append(encoder.encode(message))
 
+    def resignation(self) -> str | None:
+        """A bot never resigns: it forfeits only by a verdict on its replies (a person's seat may resign)."""
+        return None
+
     def time_for_move(self) -> float:
         """Seconds the bot may use on its next decision: the move time plus what is left in its bank."""
         return self.clock.move_time + self._bank

@@ -23,7 +23,8 @@ from protocol.views import GameResult, PlayerView
 from referee.engine.errors import GameOverError, IllegalActionError
 
 # Verdicts that end a game by forfeit (RULES.md 6); the referee's bot layer produces them.
-VERDICTS: Final = ("timeout", "crash", "memory", "illegal", "protocol", "disqualified")
+#: ``resigned``: a person at the table gave up (``durak play --human``: Ctrl-C); never a bot.
+VERDICTS: Final = ("timeout", "crash", "memory", "illegal", "protocol", "disqualified", "resigned")
 
 
 class Game(ABC):

@@ -2,7 +2,8 @@
 
 The order within a move (fastchess ``playMove``): game over? ask the seat to move with its
 own view and the legal actions, time it, validate, apply. Any bot failure becomes a forfeit
-with a verdict (RULES.md 6.2); nothing a bot does escapes a game.
+with a verdict (RULES.md 6.2); nothing a bot does escapes a game. A seat is a bot or a person
+(:class:`referee.games.seat.Seat`); a person may also resign between moves.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from protocol.messages import GameOver, GameStart, Request
 from protocol.records import SeatTimes, Verdict
 from protocol.rules import Rules
 from referee.bots.errors import BotCrashed, BotError, BotIllegalAction, BotTimeout
-from referee.bots.session import BotClient
 from referee.engine import Game, SeededRng, new_game, next_in_series
 from referee.engine.rng import derive_seed
+from referee.games.seat import Seat
 from referee.results.record import GameRecord
 from referee.results.reproduce import bot_seed_for, previous_fool
 
@@ -31,7 +32,7 @@ __all__ = ["ActionHook", "Series", "bot_seed_for", "play_game", "play_series"]
 ActionHook = Callable[[Game, Sequence[AnyEvent]], None]
 
 
-def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
+def play_game(game: Game, clients: Sequence[Seat], game_id: str, deal: str,
               on_events: ActionHook | None = None, bot_seeds: Sequence[int] | None = None) -> GameRecord:
     """Play ``game`` to its end with ``clients[seat]`` at each seat.
 
@@ -59,6 +60,8 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
         on_events(game, game.events)
         reported = len(game.events)
     while game.result is None:
+        if _resigned(game, clients, verdicts):
+            break
         mover = game.to_move
         assert mover is not None
         client = clients[mover]
@@ -95,7 +98,7 @@ def play_game(game: Game, clients: Sequence[BotClient], game_id: str, deal: str,
     )
 
 
-def _ask(game: Game, client: BotClient, game_id: str, events: list[AnyEvent]) -> Action:
+def _ask(game: Game, client: Seat, game_id: str, events: list[AnyEvent]) -> Action:
     seat = game.to_move
     assert seat is not None
     legal = game.legal_actions()
@@ -117,6 +120,17 @@ def _why_illegal(game: Game, text: str) -> str:
     return f"illegal action {text!r}: {game.why_illegal(action)}"
 
 
+def _resigned(game: Game, clients: Sequence[Seat], verdicts: list[Verdict]) -> bool:
+    """Forfeit the first seat that resigned since the last move (a person's Ctrl-C while the bots think)."""
+    for seat, client in enumerate(clients):
+        reason = client.resignation()
+        if reason is not None:
+            verdicts.append(Verdict(seat=seat, bot=client.name, kind="resigned", reason=reason))
+            game.forfeit(seat, "resigned", reason)
+            return True
+    return False
+
+
 def _take_events(game: Game, seat: int, delivered: list[int]) -> list[AnyEvent]:
     """The events ``seat`` has not been sent yet, as that seat may see them."""
     fresh = game.events[delivered[seat]:]
@@ -124,7 +138,7 @@ def _take_events(game: Game, seat: int, delivered: list[int]) -> list[AnyEvent]:
     return [event_for_seat(event, seat) for event in fresh]
 
 
-def _forfeit(game: Game, seat: int, client: BotClient, exc: BotError, verdicts: list[Verdict]) -> None:
+def _forfeit(game: Game, seat: int, client: Seat, exc: BotError, verdicts: list[Verdict]) -> None:
     verdicts.append(Verdict(seat=seat, bot=client.name, kind=exc.verdict, reason=exc.reason))
     game.forfeit(seat, exc.verdict, exc.reason)
     if isinstance(exc, BotTimeout | BotCrashed):
@@ -162,7 +176,7 @@ class Series:
     bot_seeds: Sequence[int] | None = None
 
 
-def play_series(series: Series, clients: Sequence[BotClient], *, on_events: ActionHook | None = None,
+def play_series(series: Series, clients: Sequence[Seat], *, on_events: ActionHook | None = None,
                 on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
     """Play ``series`` between ``clients`` (seat order); ``on_events`` sees each step's events, ``on_game``
     each finished game's record."""
