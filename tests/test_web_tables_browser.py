@@ -66,14 +66,21 @@ def open_table(driver: Any, url: str, variant: str, bots: list[str]) -> None:
     wait_for(driver, "return location.pathname.startsWith('/tables/') && document.body.dataset.ready === '1'", 20)
 
 
+#: One move as a person makes it, in one script (a poll cannot redraw the table between its clicks): a playable
+#: card (on two turns of three, when there is one), then an action button that is offered after it.
+CLICK = """
+const turn = arguments[0];
+const cards = [...document.querySelectorAll('.seats.bottom .card.playable')];
+if (cards.length && turn % 3) cards[turn % cards.length].click();
+const buttons = [...document.querySelectorAll('button.action')];
+buttons[turn % buttons.length].click();
+return buttons[turn % buttons.length].dataset.action;
+"""
+
+
 def play_one_move(driver: Any, turn: int) -> None:
     """Click a playable card (if any, then an action that uses it) or an action button, varying the choice."""
-    cards = driver.find_elements(By.CSS_SELECTOR, ".seats.bottom .card.playable")
-    buttons = driver.find_elements(By.CSS_SELECTOR, "button.action")
-    if cards and turn % 3:
-        cards[turn % len(cards)].click()
-        buttons = driver.find_elements(By.CSS_SELECTOR, "button.action")
-    buttons[turn % len(buttons)].click()
+    assert driver.execute_script(CLICK, turn)
 
 
 def play_to_the_end(driver: Any, reload_at: int | None) -> int:

@@ -1,10 +1,11 @@
 """The web arena's card tables, as the daemon plays them: a person's seat against league versions, each table in a
 thread of its own beside the league's games.
 
-The person's seat is a :class:`RelaySeat`: it writes each protocol message the seat is sent into the database (the
-bytes a bot at that seat would get), and waits there for the person's answer, which ``durak serve`` writes, until
-the seat's deadline. The clock runs whether or not anyone is watching (a closed page, a reload); a missed deadline
-is a timeout, and the seat forfeits as a bot's would. The bots are the league's versions, started as a league
+The person's seat is a :class:`~referee.games.human.HumanSeat` (the human clock: per move and a bank) whose
+:class:`RelayPerson` writes each protocol message the seat is shown into the database (the bytes a bot at that seat
+would get), and waits there for the person's answer, which ``durak serve`` writes, until the seat's deadline. The
+clock runs whether or not anyone is watching (a closed page, a reload); a missed deadline is a timeout, and the seat
+forfeits as a bot's would. The bots are the league's versions, started as a league
 worker starts them (sandboxed, frozen between their turns). A table's deal comes from its own seed domain
 (``derive_seed(league seed, "tables", table id)``), and its game is stored unrated, with its replay.
 """
@@ -13,19 +14,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from protocol.messages import PROTOCOL_VERSION, BotHello, GameOver, Message, Request, encoder
+from protocol.messages import Request, encoder
 from protocol.rules import Rules
-from referee.bots.errors import BotError, BotTimeout
+from referee.bots.errors import BotError
 from referee.bots.launcher import BotCommand, scrubbed_env
-from referee.bots.limits import TimeControl
 from referee.bots.sandbox.isolation import Isolation
 from referee.bots.session import BotClient
 from referee.engine import SeededRng, new_game
 from referee.engine.rng import derive_seed
+from referee.games.human import ClockReading, HumanClock, HumanSeat, SeatMessage
 from referee.games.match import play_game
+from referee.games.seat import Seat
 from referee.league.config import LoadedLeague
 from referee.results.arena_store import ArenaStore
 from referee.results.replay import replay_lines
@@ -54,53 +55,39 @@ class Abandoned(BaseException):
     take it for a forfeit); the next daemon ends the table (:data:`DAEMON_STOPPED`)."""
 
 
-class RelaySeat(BotClient):
-    """The person's seat: messages go to the database, the answer comes from it (``durak serve`` relays both)."""
+class RelayPerson:
+    """The person at a card table, as a :class:`~referee.games.human.Person` of the human seat (which owns the
+    clock): each message the seat is shown goes to the database with its deadline in wall-clock seconds (for the
+    page's clock), and the answer is what ``durak serve`` stored for the request."""
 
-    def __init__(self, name: str, table_id: int, store: ArenaStore, clock: TimeControl, stopping: threading.Event,
-                 now: Callable[[], float] = time.time) -> None:
-        super().__init__(name, BotCommand(["person"]), time_control=clock, now=now)
+    def __init__(self, table_id: int, store: ArenaStore, stopping: threading.Event) -> None:
         self.table_id, self.store, self.stopping = table_id, store, stopping
 
-    def start(self) -> BotHello:
-        self.hello = BotHello(protocol=PROTOCOL_VERSION, name=self.name)
-        return self.hello
+    def show(self, message: SeatMessage, clock: ClockReading) -> None:
+        deadline = None if clock.deadline is None else time.time() + (clock.deadline - time.monotonic())
+        self.store.add_table_message(self.table_id, encoder.encode(message).decode(), deadline)
 
-    def send_later(self, message: Message) -> None:
-        self._write(message, None)  # at once: the page draws the deal before the first request
-
-    def ask(self, request: Request, *, stderr_mark: int | None = None) -> str:
-        """The person's answer to ``request``; :raises BotTimeout: none came by the deadline (move time + bank)."""
-        allowed = self.time_for_move()
-        sent = self._now()
-        deadline = sent + allowed + self.clock.grace
-        self._write(request, deadline)
-        while (action := self.store.move(self.table_id, request.id)) is None:
-            if self._now() >= deadline:
-                raise BotTimeout(f"no move in time; move {len(self.move_times) + 1} had {allowed:.0f} s")
+    def choose(self, request: Request, deadline: float) -> str | None:
+        """The stored answer, waited for until the monotonic ``deadline`` (None then). The server stores only a
+        legal answer; anything else is waited past, never taken. :raises Abandoned: the daemon is stopping."""
+        while time.monotonic() < deadline:
+            action = self.store.move(self.table_id, request.id)
+            if action is not None and action in request.legal:
+                return action
             if self.stopping.wait(POLL):
                 raise Abandoned()
-        elapsed = self._now() - sent
-        self.move_times.append(elapsed)
-        self._bank = max(0.0, self._bank - max(0.0, elapsed - self.clock.move_time))
-        return action
+        return None
 
-    def game_over(self, message: GameOver, *, offender: bool = False) -> None:
-        self._write(message, None)
-
-    def stop(self, grace: float = 0.5) -> None:
-        """Nothing runs for a person."""
-
-    def _write(self, message: Message, deadline: float | None) -> None:
-        self.store.add_table_message(self.table_id, encoder.encode(message).decode(), deadline)
+    def resigned(self) -> str | None:
+        """A person at a card table resigns by letting the clock run out (there is no resign button yet)."""
+        return None
 
 
 class TableRunner:
     """Plays the card tables the web server opens, each in a thread, until :meth:`stop`."""
 
-    def __init__(self, db_path: Path, loaded: LoadedLeague, isolation: Isolation,
-                 now: Callable[[], float] = time.time) -> None:
-        self.db_path, self.loaded, self.isolation, self.now = db_path, loaded, isolation, now
+    def __init__(self, db_path: Path, loaded: LoadedLeague, isolation: Isolation) -> None:
+        self.db_path, self.loaded, self.isolation = db_path, loaded, isolation
         self.threads: dict[int, threading.Thread] = {}
         self.stopping = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -165,18 +152,18 @@ class TableRunner:
                 record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr,
                 move_us=record.move_us, bot_files=[versions.get(name, "") for name in record.names]))
 
-    def _clients(self, store: ArenaStore, table: TableRow) -> list[BotClient]:
+    def _clients(self, store: ArenaStore, table: TableRow) -> list[Seat]:
         """The seats: the person's relay at ``table.seat``, the league's versions (as its workers start them) at
         the others."""
         arena = self.loaded.arena
         versions = {v.name: v for v in store.versions(self.league.id)}
-        person_clock = TimeControl(move_time=arena.table_move_seconds, time_bank=arena.table_bank_seconds,
-                                   grace=0.5, pause=False)
+        person_clock = HumanClock(move_time=arena.table_move_seconds, bank=arena.table_bank_seconds)
         bots = iter(table.bots)
-        clients: list[BotClient] = []
+        clients: list[Seat] = []
         for seat in range(table.players):
             if seat == table.seat:
-                clients.append(RelaySeat(table.author, table.id, store, person_clock, self.stopping, self.now))
+                person = RelayPerson(table.id, store, self.stopping)
+                clients.append(HumanSeat(table.author, person, person_clock))
                 continue
             version = versions[next(bots)]
             clients.append(BotClient(version.name, BotCommand(version.command, cwd=version.dir,

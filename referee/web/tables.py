@@ -115,11 +115,13 @@ def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.Move
     wait = ctx.web.move_limits.take(f"moves:{table.author}")
     if wait:
         raise TooManyRequestsException("too many moves", headers={"Retry-After": retry_after(wait)})
+    stale = HTTPException("that request is not open (reload the table)", status_code=409)
+    if table.status != "playing" or table.deadline is None or time.time() > table.deadline:
+        raise stale
     last = ctx.store.last_table_message(table.id)
-    asked = referee_decoder.decode(last) if last is not None else None
-    if table.status != "playing" or not isinstance(asked, SeatRequest) or asked.id != move.request or \
-            table.deadline is None or time.time() > table.deadline:
-        raise HTTPException("that request is not open (reload the table)", status_code=409)
+    asked = referee_decoder.decode(last) if last is not None else None  # the daemon's own line: a message
+    if not isinstance(asked, SeatRequest) or asked.id != move.request:
+        raise stale
     if move.action not in asked.legal:
         raise HTTPException(f"{move.action!r} is not one of the request's legal actions", status_code=409)
     if not ctx.store.add_move(table.id, move.request, move.action):
