@@ -114,19 +114,20 @@ class TableRunner:
         with ArenaStore(self.db_path) as store:
             while not self.stopping.wait(POLL):
                 try:
-                    waiting = store.tables(self.league.id, "waiting")
+                    self._start_waiting(store)
                 except StoreError:
                     continue  # a busy database: look again
-                for table in waiting:
-                    if table.id not in self.threads:
-                        store.start_table(table.id)
-                        thread = threading.Thread(target=self.play, args=(table,), name=f"table {table.id}",
-                                                  daemon=True)
-                        self.threads[table.id] = thread
-                        thread.start()
                 for table_id, thread in list(self.threads.items()):
                     if not thread.is_alive():
                         del self.threads[table_id]
+
+    def _start_waiting(self, store: ArenaStore) -> None:
+        for table in store.tables(self.league.id, "waiting"):
+            if table.id not in self.threads:
+                store.start_table(table.id)
+                thread = threading.Thread(target=self.play, args=(table,), name=f"table {table.id}", daemon=True)
+                self.threads[table.id] = thread
+                thread.start()
 
     def play(self, table: TableRow) -> None:
         """Play ``table`` to its end and store its game (or why it could not be played)."""
@@ -138,7 +139,7 @@ class TableRunner:
                                 SeededRng(seed))
                 record = play_game(game, clients, f"table{table.id}", deal=f"table:{table.id}",
                                    bot_seeds=[derive_seed(seed, "bots", s) for s in range(table.players)])
-            except (BotError, ValueError) as exc:
+            except (BotError, ValueError, StoreError) as exc:  # a seat that cannot start, a database that fails
                 store.end_table(table.id, None, f"the table could not be played: {exc}")
                 return
             except Abandoned:
