@@ -83,7 +83,9 @@ def play_one_move(driver: Any, turn: int) -> None:
     assert driver.execute_script(CLICK, turn)
 
 
-def play_to_the_end(driver: Any, reload_at: int | None) -> int:
+def play_to_the_end(driver: Any, reload_at: int | None, pace: float = 0.0) -> int:
+    """Play the table's game to its end (reloading the page before move ``reload_at``), ``pace`` seconds between
+    moves at least; the moves made."""
     turns = 0
     while True:
         wait_for(driver, TURN_OR_OVER, 60)
@@ -100,6 +102,7 @@ def play_to_the_end(driver: Any, reload_at: int | None) -> int:
             assert again == hand  # the same game, at the same point
         play_one_move(driver, turns)
         turns += 1
+        time.sleep(pace)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

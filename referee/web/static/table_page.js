@@ -6,7 +6,8 @@
 (() => {
   const data = JSON.parse(document.getElementById("table-data").textContent);
   const root = document.getElementById("table");
-  const POLL_MS = 500;
+  const POLL_MS = 400;  // while the bots move
+  const MY_TURN_POLL_MS = 2000;  // while the person thinks, only a timeout's game over can come
   const AFTER_MOVE_MS = 100;
   let since = 0;
   let table = null;
@@ -58,7 +59,7 @@
       document.body.dataset.ready = "1";
       if (answer.status === "over") return;  // the daemon wrote every message before it ended the table
     }
-    schedule(POLL_MS);
+    schedule(table && table.myTurn() ? MY_TURN_POLL_MS : POLL_MS);
   }
 
   poll();
