@@ -38,5 +38,38 @@ const DurakCards = (() => {
     return node;
   }
 
-  return { SUITS, el, card, back, cards, hand };
+  // The middle of the table into ``node``: the stock (the trump card under it while it lasts), the table's pairs,
+  // the Fool's Fool pile (``pile`` undefined: none) and the discard count.
+  function centre(node, { trump, trumpSuit, stock, pairs, pile, pileLimit, discard }) {
+    node.textContent = "";
+    const stack = el("div", "stock");
+    stack.dataset.stock = String(stock || 0);
+    if (trump && stock > 0) {
+      const shown = card(trump);
+      shown.classList.add("trump");
+      stack.append(shown, back());
+    }
+    stack.append(el("span", "label", "stock " + (stock || 0) + " \u00b7 trump " + SUITS[trumpSuit]));
+    const table = el("div", "tablecards");
+    for (const pair of pairs || []) {
+      const p = el("div", "pair");
+      p.append(card(pair[0]));
+      if (pair[1]) p.append(card(pair[1]));
+      table.append(p);
+    }
+    table.dataset.cards = (pairs || []).map((p) => p.filter(Boolean).join(" ")).join(" ");
+    node.append(stack, table);
+    if (pile !== undefined && pile !== null) {
+      const box = el("div", "chainpile");
+      box.append(el("span", "label", "pile" + (pileLimit ? " (size " + pileLimit + ")" : "")));
+      for (const code of pile) box.append(card(code));
+      box.dataset.cards = pile.join(" ");
+      node.append(box);
+    }
+    const discarded = el("div", "discard", "discard " + (discard || 0));
+    discarded.dataset.discard = String(discard || 0);
+    node.append(discarded);
+  }
+
+  return { SUITS, el, card, back, cards, hand, centre };
 })();

@@ -4,7 +4,7 @@
 "use strict";
 
 const DurakViewer = (() => {
-  const { SUITS, el, card, back, cards, hand } = DurakCards;
+  const { el, card, cards, hand, centre } = DurakCards;
 
   // A decision's time (microseconds, the referee's clock) in milliseconds, to about three digits.
   function moveTime(us) {
@@ -195,36 +195,9 @@ const DurakViewer = (() => {
 
     drawCentre(f) {
       const g = this.game;
-      const c = this.centre;
-      c.textContent = "";
-      const stock = el("div", "stock");
-      stock.dataset.stock = String(f.s || 0);
-      if (g.trump) {
-        const trump = card(g.trump);
-        trump.classList.add("trump");
-        if (f.s > 0) stock.append(trump, back());
-      }
-      stock.append(el("span", "label", "stock " + (f.s || 0) + " \u00b7 trump " + SUITS[g.trump_suit]));
-      c.append(stock);
-      const table = el("div", "tablecards");
-      for (const pair of f.t || []) {
-        const p = el("div", "pair");
-        p.append(card(pair[0]));
-        if (pair[1]) p.append(card(pair[1]));
-        table.append(p);
-      }
-      table.dataset.cards = (f.t || []).map((p) => p.filter(Boolean).join(" ")).join(" ");
-      c.append(table);
-      if (f.p !== undefined) {
-        const pile = el("div", "chainpile");
-        pile.append(el("span", "label", "pile" + (f.pl ? " (size " + f.pl + ")" : "")));
-        for (const code of f.p) pile.append(card(code));
-        pile.dataset.cards = f.p.join(" ");
-        c.append(pile);
-      }
-      const discard = el("div", "discard", "discard " + (f.x || 0));
-      discard.dataset.discard = String(f.x || 0);
-      c.append(discard);
+      centre(this.centre, {
+        trump: g.trump, trumpSuit: g.trump_suit, stock: f.s, pairs: f.t, pile: f.p, pileLimit: f.pl, discard: f.x,
+      });
     }
 
     drawResult() {

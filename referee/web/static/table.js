@@ -6,7 +6,7 @@
 "use strict";
 
 const DurakTable = (() => {
-  const { SUITS, el, card, back } = DurakCards;
+  const { el, card, back, centre } = DurakCards;
 
   function cardsOf(action) {
     return action.split(" ").slice(1);
@@ -167,35 +167,9 @@ const DurakTable = (() => {
     }
 
     drawCentre(v) {
-      const c = this.centre;
-      c.textContent = "";
-      const stock = el("div", "stock");
-      stock.dataset.stock = String(v.stock || 0);
-      if (v.trump && v.stock > 0) {
-        const trump = card(v.trump);
-        trump.classList.add("trump");
-        stock.append(trump, back());
-      }
-      stock.append(el("span", "label", "stock " + (v.stock || 0) + " \u00b7 trump " + SUITS[v.trump_suit]));
-      c.append(stock);
-      const table = el("div", "tablecards");
-      for (const pair of v.table || []) {
-        const p = el("div", "pair");
-        p.append(card(pair[0]));
-        if (pair[1]) p.append(card(pair[1]));
-        table.append(p);
-      }
-      table.dataset.cards = (v.table || []).map((p) => p.filter(Boolean).join(" ")).join(" ");
-      c.append(table);
-      if (v.pile_limit !== null && v.pile_limit !== undefined) {
-        const pile = el("div", "chainpile");
-        pile.append(el("span", "label", "pile (size " + v.pile_limit + ")"));
-        for (const code of v.pile) pile.append(card(code));
-        c.append(pile);
-      }
-      const discard = el("div", "discard", "discard " + (v.discard || []).length);
-      discard.dataset.discard = String((v.discard || []).length);
-      c.append(discard);
+      centre(this.centre, { trump: v.trump, trumpSuit: v.trump_suit, stock: v.stock, pairs: v.table,
+        pile: v.pile_limit === null || v.pile_limit === undefined ? undefined : v.pile, pileLimit: v.pile_limit,
+        discard: (v.discard || []).length });
     }
 
     drawStatus(v) {
