@@ -20,5 +20,6 @@ class ExitCode(IntEnum):
     SPRT_H0 = 11  # sprt: H0 accepted, NEW is at most elo0 stronger than BASE
     SPRT_TRUNCATED = 12  # sprt: --max-games played without a decision
     ARENA = 13  # submit: the web arena refused the request (a bad token, a quota, a bad upload) or is unreachable
+    RESIGNED = 14  # play --human: the person resigned (Ctrl-C); the game is their forfeit, written to --log
     INTERRUPTED = 130  # stopped by Ctrl-C / SIGINT; finished results are kept
     TERMINATED = 143  # stopped by SIGTERM (128 + 15); finished results are kept

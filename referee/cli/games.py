@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import msgspec
@@ -25,9 +26,11 @@ from referee.cli.options import (
     parse_set_options,
 )
 from referee.cli.rules_summary import SUMMARIES
+from referee.cli.terminal import TerminalPerson, colours_wanted
 from referee.games.botargs import parse_bot_arg, seat_dirs, seat_env
 from referee.games.checkbot import CheckPlan, check_bot, format_report, rules_to_check
-from referee.games.play import PlayOptions, prepare_isolation, run_play
+from referee.games.human import HumanClock
+from referee.games.play import HUMAN_NAME, PlayOptions, prepare_isolation, run_play
 from referee.games.selfplay import selfplay
 from referee.report.game_data import SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
@@ -85,7 +88,19 @@ def selfplay_command(  # noqa: PLR0913 (a typer command: a parameter per option)
 @app.command()
 def play(  # noqa: PLR0913 (a typer command: a parameter per option)
     bots: Annotated[list[str], typer.Argument(
-        help="Bot commands, one per seat in seat order, split like a shell; NAME=COMMAND names a bot.")],
+        help="Bot commands, one per seat in seat order, split like a shell; NAME=COMMAND names a bot. With "
+             "--human, the bots of the other seats, in turn.")],
+    human: Annotated[int | None, typer.Option(
+        "--human", min=0, help="Play this seat yourself, in the terminal, against the bots (one game); Ctrl-C "
+                               "resigns (exit 14).")] = None,
+    players: Annotated[int | None, typer.Option(
+        "--players", "-n", min=2, max=6, help="With --human: the table's size, the bots given filling the other "
+                                              "seats in turn (default: one more than the bots).")] = None,
+    human_time: Annotated[float, typer.Option(
+        "--human-time", min=0.01, help="With --human: your seconds per move before the bank is drawn on.")] = 60.0,
+    human_bank: Annotated[float, typer.Option(
+        "--human-bank", min=0.0, help="With --human: your extra seconds for the game, shared by all moves.")
+                          ] = 300.0,
     variant: VariantArg = "podkidnoy",
     deck: Annotated[int, typer.Option("--deck", help="36 or 52 cards.")] = 36,
     games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games in the series (fixed seats).")] = 1,
@@ -131,6 +146,9 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
     Each bot is a command such as "python sample_bots/python/random_bot.py" (quote it) or
     "alice=./my_bot". The number of bots is the number of players. Exits 0 when the games finish,
     whoever lost; verdicts (timeout, crash, illegal, protocol) are reported per game.
+
+    With --human SEAT you play that seat in the terminal: the table is drawn after each move, the legal
+    actions numbered (type a number or an action; ? shows the rules); after the game, the whole deal.
     """
     with reported_errors():
         options = PlayOptions(
@@ -139,14 +157,24 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
             bot_seeds=_seeds(bot_seeds) if bot_seeds is not None else None, move_time=move_time,
             startup_time=startup_time, time_bank=time_bank, log=log, as_json=as_json, verbose=verbose,
             sandbox=sandbox or "bwrap", bots_as_root=bots_as_root, stderr=tuple(stderr or ()), env=tuple(env or ()),
-            dirs=tuple(dirs or ()), all_cores=all_cores,
+            dirs=tuple(dirs or ()), all_cores=all_cores, human=human, players=players,
+            human_clock=HumanClock(move_time=human_time, bank=human_bank),
         )
         if html is not None:
             check_writable(html)
-        records = run_play(options, typer.echo)
+        if human is None:
+            records = run_play(options, typer.echo)
+        else:
+            person = TerminalPerson(sys.stdout, sys.stdin.fileno(), f"{variant}: {SUMMARIES[variant]}",
+                                    colour=colours_wanted(sys.stdout))
+            with person.ctrl_c_resigns():
+                records = run_play(options, typer.echo, person)
         if html is not None:
             pages = [game_data(replay_lines(r), SeatTraces(strikes=r.strikes, move_us=r.move_us)) for r in records]
             write_private(html, viewer_page(pages))
+    if any(v.kind == "resigned" and v.bot == HUMAN_NAME for r in records for v in r.verdicts):
+        typer.echo("you resigned: the game is your forfeit" + (f", written to {log}" if log else ""), err=True)
+        raise typer.Exit(int(ExitCode.RESIGNED))
 
 
 def _seeds(text: str) -> tuple[int, ...]:

@@ -7,7 +7,7 @@ import os
 import secrets
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO
 
 import msgspec
@@ -24,11 +24,14 @@ from referee.bots.sandbox.isolation import Isolation, isolation_for, probe_bwrap
 from referee.bots.session import BotClient
 from referee.bots.summary import describe_resources
 from referee.engine import Game, InvalidDealError, check_table, parse_deal
-from referee.games.botargs import bot_commands, seat_of_bot
+from referee.engine.rng import derive_seed
+from referee.games.botargs import BotArgError, bot_commands, seat_of_bot
+from referee.games.human import HumanClock, HumanSeat, Person
 from referee.games.match import Series, play_series
+from referee.games.seat import Seat
 from referee.results.narrate import describe_event, describe_result
 from referee.results.record import GameRecord
-from referee.results.replay import replay_lines
+from referee.results.replay import replay_lines, tell
 from referee.text import json_line, visible
 
 Echo = Callable[[str], None]
@@ -60,50 +63,61 @@ class PlayOptions:
     env: tuple[str, ...] = ()  # --env NAME=VALUE or SEAT:NAME=VALUE
     dirs: tuple[str, ...] = ()  # --dir DIR (the first bot's) or SEAT:DIR
     all_cores: bool = False  # --all-cores: the bots get every core, not one as in a tournament
+    human: int | None = None  # --human SEAT: a person plays that seat, the bots the others in turn
+    players: int | None = None  # --players (with --human): the table's size; default one more than the bots
+    human_clock: HumanClock = field(default_factory=HumanClock)
+
+
+#: The name of the person's seat in the records and the log.
+HUMAN_NAME = "human"
 
 
 #: Lines of an offender's stderr printed after its forfeit (when its stderr is not printed anyway).
 FORFEIT_STDERR_LINES = 10
 
 
-def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
-    """Check the arguments, play the games, report each, and always stop the bots."""
-    named = bot_commands(options.bots, list(options.env), list(options.dirs))
+def run_play(options: PlayOptions, echo: Echo, person: Person | None = None) -> list[GameRecord]:
+    """Check the arguments, play the games, report each, and always stop the bots. With ``options.human``,
+    ``person`` plays that seat (:class:`HumanSeat`), the bots the others."""
+    named = bot_commands(human_table(options), list(options.env), list(options.dirs))
     names = [name for name, _ in named]
+    if options.human is not None:
+        names.insert(options.human, HUMAN_NAME)
     shown = stderr_seats(options.stderr, names)
-    players = len(named)
+    players = len(names)
     check_table(options.rules, players)
     isolation = prepare_isolation(options.sandbox, [options.log] if options.log else [],
                                   allow_root=options.bots_as_root)
     for _, command in named:
         preflight(command, isolation)
-    deck = parse_deal(options.deal, options.rules.deck) if options.deal is not None else None
-    if deck is not None and options.games != 1:
-        raise InvalidDealError("--deal fixes one game's deck; leave out --games")
-    for option, seat in (("--dealer", options.dealer), ("--leader", options.leader)):
-        if seat is not None and not 0 <= seat < players:
-            raise InvalidDealError(f"{option} {seat} is not a seat at this table of {players}")
-    if options.bot_seeds is not None and len(options.bot_seeds) != players:
-        raise InvalidDealError(f"--bot-seeds gives {len(options.bot_seeds)} seed(s) for a table of {players}: "
-                               "one per seat")
+    deck = _deal_of(options, players)
     seed = options.seed if options.seed is not None else secrets.randbits(63)
+    # A person's game deals from a seed domain of its own: the same --seed never deals a bots' game's cards.
+    deal_seed = seed if options.human is None else derive_seed(seed, "human")
     clock = TimeControl(move_time=options.move_time, startup_time=options.startup_time,
                         time_bank=options.time_bank)
     limits = ResourceLimits()  # a tournament's defaults ([limits] of sample_bots/tournament.toml)
     clients = [BotClient(name, command, limits=limits, time_control=clock, isolation=isolation)
                for name, command in named]
+    seats: list[Seat] = list(clients)
+    if options.human is not None:
+        if person is None:
+            raise ValueError("a human seat needs a person")
+        seats.insert(options.human, HumanSeat(HUMAN_NAME, person, options.human_clock))
     log = _open_log(options.log)
-    reporter = _Reporter(options, echo, log, clients, shown)
+    reporter = _Reporter(options, echo, log, seats, shown)
     try:
         with contextlib.ExitStack() as held:
             cores = os.sched_getaffinity(0) if options.all_cores else {held.enter_context(one_core())}
             if not options.as_json:
+                human = "" if options.human is None else \
+                    f" (a person's game: the deal from derive_seed({seed}, \"human\")), you at seat {options.human}"
                 echo(f"{options.rules.variant}, {players} players, {options.rules.deck} cards, "
-                     f"{options.games} game(s), seed {seed}")
+                     f"{options.games} game(s), seed {seed}{human}")
                 echo(f"each bot: {describe_resources(isolation, limits, cores)}")
-            series = Series(options.rules, options.games, seed, deck=deck, dealer=options.dealer,
+            series = Series(options.rules, options.games, deal_seed, deck=deck, dealer=options.dealer,
                             leader=options.leader, bot_seeds=options.bot_seeds)
-            records = play_series(series, clients, on_events=reporter.on_events if options.verbose else None,
+            records = play_series(series, seats, on_events=reporter.on_events if options.verbose else None,
                                   on_game=reporter.on_game)
     finally:
         for client in clients:
@@ -113,6 +127,42 @@ def run_play(options: PlayOptions, echo: Echo) -> list[GameRecord]:
     if not options.as_json:
         echo(summary_table(records))
     return records
+
+
+def _deal_of(options: PlayOptions, players: int) -> list[int] | None:
+    """The deck of ``--deal`` (None: dealt from the seed), once the deal's options fit the table."""
+    deck = parse_deal(options.deal, options.rules.deck) if options.deal is not None else None
+    if deck is not None and options.games != 1:
+        raise InvalidDealError("--deal fixes one game's deck; leave out --games")
+    for option, seat in (("--dealer", options.dealer), ("--leader", options.leader)):
+        if seat is not None and not 0 <= seat < players:
+            raise InvalidDealError(f"{option} {seat} is not a seat at this table of {players}")
+    if options.bot_seeds is not None and len(options.bot_seeds) != players:
+        raise InvalidDealError(f"--bot-seeds gives {len(options.bot_seeds)} seed(s) for a table of {players}: "
+                               "one per seat")
+    return deck
+
+
+def human_table(options: PlayOptions) -> list[str]:
+    """The bots' arguments in seat order: as given, or with ``--human`` filling the other seats of a table of
+    ``--players`` in turn (one bot given plays every other seat).
+
+    :raises BotArgError: a table that cannot be seated so.
+    """
+    if options.human is None:
+        if options.players is not None:
+            raise BotArgError("--players is for --human: without it the bots given are the table")
+        return list(options.bots)
+    for given, why in ((options.verbose, "--verbose shows every hand as the game goes"),
+                       (options.as_json, "--json is for programs"), (options.games != 1, "--games plays a series")):
+        if given:
+            raise BotArgError(f"{why}: not with --human, which plays one game and draws the table for a person")
+    players = options.players if options.players is not None else len(options.bots) + 1
+    if len(options.bots) > players - 1:
+        raise BotArgError(f"{len(options.bots)} bots and a person do not fit a table of {players}")
+    if not 0 <= options.human < players:
+        raise BotArgError(f"--human {options.human} is not a seat at this table of {players}")
+    return [options.bots[i % len(options.bots)] for i in range(players - 1)]
 
 
 def stderr_seats(selected: Sequence[str], names: list[str]) -> set[int]:
@@ -144,7 +194,7 @@ class _Reporter:
     """Prints progress, verbose narration (with the chosen seats' stderr live), JSON records, the chosen seats'
     stderr and an offender's last words after each game, and writes the replay log."""
 
-    def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None, clients: Sequence[BotClient],
+    def __init__(self, options: PlayOptions, echo: Echo, log: IO[bytes] | None, clients: Sequence[Seat],
                  shown: set[int]) -> None:
         self.labels = [f"{seat}:{visible(c.name)}" for seat, c in enumerate(clients)]  # "0:alice" in --verbose
         self.options = options
@@ -165,7 +215,8 @@ class _Reporter:
             if (trump := game.view(game.dealer).trump) is not None:
                 self.echo(f"   trump card {trump}")
         for seat in sorted(self.shown):  # written while deciding the move these events tell
-            for written in self.clients[seat].take_new_stderr().splitlines():
+            client = self.clients[seat]
+            for written in (client.take_new_stderr() if isinstance(client, BotClient) else "").splitlines():
                 self.echo(f"   {names[seat]} stderr| {visible(written)}")
         for event in events:
             line = describe_event(event, names)
@@ -183,6 +234,9 @@ class _Reporter:
         verdicts = "".join(f"; {visible(v.bot)}: {v.kind} ({visible(v.reason)})" for v in record.verdicts)
         self.echo(f"game {self.games_done}/{self.options.games} ({visible(record.game)}): "
                   f"{describe_result(record.result, names)} [{record.actions} actions]{verdicts}")
+        if self.options.human is not None:  # over now: the person may see every hand
+            self.echo("the whole deal, every hand:")
+            self.echo("\n".join(tell(replay_lines(record))))
         if not self.options.verbose:  # verbose printed it live
             for seat in sorted(self.shown):
                 self._print_stderr(seat, stderr_text(record.stderr[seat]).splitlines(), "stderr")
