@@ -181,11 +181,11 @@ def test_caps_csrf_and_legal_moves_hold(arena: tuple[WebDb, Any]) -> None:
         client.cookies.clear()
 
 
-def wait_request(db: WebDb, client: Client, table_id: int) -> Request:
+def wait_request(db: WebDb, client: Client, table_id: int, who: str = "bob") -> Request:
     """The table's first request to the person (the bots may move first)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        lines = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, "bob")).json()["messages"]
+        lines = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, who)).json()["messages"]
         requests = [m for m in map(referee_decoder.decode, lines) if isinstance(m, Request)]
         if requests:
             return requests[0]
@@ -202,3 +202,27 @@ def test_moves_past_the_authors_move_budget_get_429(arena: tuple[WebDb, Any]) ->
         codes = [client.post(f"/api/tables/{table_id}/moves", headers=bearer(db, "alice"),
                              json={"request": 999, "action": "take"}).status_code for _ in range(3)]
     assert codes == [409, 409, 429]  # the budget's first two are looked at (and refused: no such request)
+
+
+def test_a_person_resigns_and_the_seat_forfeits(tmp_path: Path) -> None:
+    db, runner = league_with_bots(tmp_path)
+    runner.start()
+    try:
+        with TestClient(create_app(db.path, WebSettings(rate_burst=10_000))) as client:
+            opened = client.post("/api/tables", headers=bearer(db, "alice"),
+                                 json={"variant": "podkidnoy", "bots": ["rand@1"], "seat": 1}).json()
+            wait_request(db, client, opened["id"], "alice")
+            assert client.post(f"/api/tables/{opened['id']}/resign", headers=bearer(db, "bob")).status_code == 404
+            assert client.post(f"/api/tables/{opened['id']}/resign", headers=bearer(db, "alice")).status_code == 202
+            deadline = time.monotonic() + 10
+            while (body := client.get(f"/api/tables/{opened['id']}/messages",
+                                      headers=bearer(db, "alice")).json())["status"] != "over":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            last = referee_decoder.decode(body["messages"][-1])
+            again = client.post(f"/api/tables/{opened['id']}/resign", headers=bearer(db, "alice"))
+    finally:
+        runner.stop()
+    assert isinstance(last, GameOver)
+    assert (last.result.forfeit_seat, last.result.verdict) == (1, "resigned")
+    assert again.status_code == 409  # the table is over

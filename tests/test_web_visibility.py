@@ -173,7 +173,7 @@ def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> No
     assert {"/api/board", "/api/bots/{name}", "/api/games", "/api/games/{number}", "/api/authors/{name}",
             "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}", "/api/tables",
             "/api/tables/{table_id}", "/api/tables/{table_id}/messages", "/api/tables/{table_id}/moves",
-            "/api/tables/{table_id}/replay"} <= set(paths)
+            "/api/tables/{table_id}/replay", "/api/tables/{table_id}/resign"} <= set(paths)
     assert not any(path.startswith(("/login", "/static")) for path in paths)
 
 

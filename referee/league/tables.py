@@ -70,7 +70,7 @@ class RelayPerson:
     def choose(self, request: Request, deadline: float) -> str | None:
         """The stored answer, waited for until the monotonic ``deadline`` (None then). The server stores only a
         legal answer; anything else is waited past, never taken. :raises Abandoned: the daemon is stopping."""
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not self.store.is_resigned(self.table_id):
             action = self.store.move(self.table_id, request.id)
             if action is not None and action in request.legal:
                 return action
@@ -79,8 +79,8 @@ class RelayPerson:
         return None
 
     def resigned(self) -> str | None:
-        """A person at a card table resigns by letting the clock run out (there is no resign button yet)."""
-        return None
+        """The table page's resign button (``durak serve`` stores it), asked between moves and in the person's."""
+        return "resigned at the table" if self.store.is_resigned(self.table_id) else None
 
 
 class TableRunner:

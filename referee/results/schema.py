@@ -174,7 +174,7 @@ _SEATS = ("SELECT {g}.tournament_id, p.value, {g}.id, {g}.deal_key, "
 _SCHEMA = _SCHEMA.replace("{seats_of_new}", _SEATS.format(g="NEW"))
 #: The web arena's card tables (a person against bots, ``durak serve``'s table page), one block so that the step
 #: that brings them is easy to renumber. The web server writes a table when an author opens it and the person's
-#: answers (``human_moves``); the daemon plays it, writes the seat's protocol messages in order
+#: answers (``human_moves``) and resignation; the daemon plays it, writes the seat's protocol messages in order
 #: (``human_messages``: exactly the lines a bot at that seat would get), the open request's deadline (unix seconds,
 #: for the page's clock), and at the end its status and the stored game (of the league's ``tables`` tournament row,
 #: never rated).
@@ -192,7 +192,8 @@ CREATE TABLE IF NOT EXISTS human_tables (
     deadline REAL,
     game_id INTEGER,
     reason TEXT NOT NULL DEFAULT '',
-    finished TEXT
+    finished TEXT,
+    resigned INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS human_tables_by_status ON human_tables (status, author);
 CREATE TABLE IF NOT EXISTS human_messages (

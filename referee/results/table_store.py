@@ -99,6 +99,13 @@ class TableStore(LeagueStore):
         assert found is not None
         return found
 
+    def resign_table(self, table_id: int) -> bool:
+        """The person gives the game up (False: the table is not playing)."""
+        with self._transaction():
+            cursor = self._db.execute("UPDATE human_tables SET resigned = 1 WHERE id = ? AND status = 'playing'",
+                                      (table_id,))
+        return cursor.rowcount == 1
+
     def add_move(self, table_id: int, request: int, action: str) -> bool:
         """The person's answer to ``request`` (False: it was answered already; the first answer stands)."""
         with self._transaction():
@@ -134,6 +141,10 @@ class TableStore(LeagueStore):
         row = self._query_one("SELECT line FROM human_messages WHERE table_id = ? ORDER BY n DESC LIMIT 1",
                               (table_id,))
         return None if row is None else str(row["line"])
+
+    def is_resigned(self, table_id: int) -> bool:
+        row = self._query_one("SELECT resigned FROM human_tables WHERE id = ?", (table_id,))
+        return row is not None and bool(row["resigned"])
 
     def move(self, table_id: int, request: int) -> str | None:
         """The person's answer to ``request``, if it came."""

@@ -189,6 +189,17 @@ def api_table_move(request: Req, table_id: FromPath[int], data: JSONBody[models.
         return take_move(ctx, own_table(ctx, table_id), data)
 
 
+@post("/api/tables/{table_id:int}/resign", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["tables"])
+def api_table_resign(request: Req, table_id: FromPath[int]) -> models.TableOut:
+    """Give the game up (the seat forfeits, verdict ``resigned``); 409 when the table is not playing."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        table = own_table(ctx, table_id)
+        if not ctx.store.resign_table(table.id):
+            raise HTTPException("the table is not playing", status_code=409)
+        return table_out(table)
+
+
 @get("/api/tables/{table_id:int}/replay", sync_to_thread=True, tags=["tables"])
 def api_table_replay(request: Req, table_id: FromPath[int]) -> models.GameOut:
     """The table's game for the replay viewer, once it is over."""
@@ -234,7 +245,8 @@ def table_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
             return Redirect("/login", status_code=303)
         table = own_table(ctx, table_id)
         data = {"id": table.id, "messages": f"/api/tables/{table.id}/messages",
-                "moves": f"/api/tables/{table.id}/moves", "csrf": ctx.csrf}
+                "moves": f"/api/tables/{table.id}/moves", "resign": f"/api/tables/{table.id}/resign",
+                "csrf": ctx.csrf}
         return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
 
 
@@ -247,5 +259,5 @@ def table_replay_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
         return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views))
 
 
-ROUTES = [api_tables, api_open_table, api_table, api_table_messages, api_table_move, api_table_replay, tables_page,
-          tables_form, table_page, table_replay_page]
+ROUTES = [api_tables, api_open_table, api_table, api_table_messages, api_table_move, api_table_resign, api_table_replay,
+          tables_page, tables_form, table_page, table_replay_page]

@@ -20,15 +20,23 @@
   }
 
   function send(text, id) {
-    return fetch(data.moves, {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": data.csrf },
-      body: JSON.stringify({ request: id, action: text }),
-    }).then((response) => {
+    return post(data.moves, { request: id, action: text }).then((response) => {
       if (!response.ok) throw new Error("move refused: " + response.status);
       if (!asking) schedule(AFTER_MOVE_MS);
     });
   }
+
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": data.csrf },
+      body: JSON.stringify(body),
+    });
+  }
+
+  document.getElementById("resign").addEventListener("click", () => {
+    post(data.resign, {}).then(() => schedule(AFTER_MOVE_MS));
+  });
 
   async function poll() {
     asking = true;
@@ -57,7 +65,10 @@
       }
       root.dataset.status = answer.status;
       document.body.dataset.ready = "1";
-      if (answer.status === "over") return;  // the daemon wrote every message before it ended the table
+      if (answer.status === "over") {  // the daemon wrote every message before it ended the table
+        document.getElementById("resign").hidden = true;
+        return;
+      }
     }
     schedule(table && table.myTurn() ? MY_TURN_POLL_MS : POLL_MS);
   }
