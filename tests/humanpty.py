@@ -30,6 +30,7 @@ class Session:
     typed: list[bytes] = field(default_factory=list)
     prompts: int = 0
     pid: int = 0  # the durak process, once started
+    fd: int = -1  # the terminal's side the person types into
 
     def text(self) -> str:
         return ANSI.sub(b"", self.screen).decode("utf-8", "replace")
@@ -38,12 +39,21 @@ class Session:
 Answer = Callable[[int, int], bytes | None]  # (prompt number from 0, choices) -> what to type; None: say nothing
 
 
-def random_answers(seed: int = 0, wrong_first: bool = False) -> Answer:
+LISTED = re.compile(rb"^ +1\. (.+?)\r?$", re.MULTILINE)
+
+
+def random_answers(seed: int = 0, wrong_first: bool = False, session: Session | None = None) -> Answer:
+    """A number at random; with ``wrong_first``, first a wrong entry, then ``?``, then (given the ``session``) the
+    first listed action typed out as an action string."""
     rng = random.Random(seed)
 
     def answer(index: int, choices: int) -> bytes | None:
         if wrong_first and index == 0:
             return b"zzz\n"
+        if wrong_first and index == 1:
+            return b"?\n"
+        if session is not None and index == 2:
+            return LISTED.findall(ANSI.sub(b"", session.screen))[-1].upper() + b"\n"
         return f"{rng.randint(1, choices)}\n".encode()
 
     return answer
@@ -63,7 +73,7 @@ def play_human(args: list[str], answer: Answer, *, env: dict[str, str] | None = 
         os.chdir(ROOT)
         os.execve(argv[0], argv, environ)
     session = session if session is not None else Session()
-    session.pid = pid
+    session.pid, session.fd = pid, fd
     stop = time.monotonic() + timeout
     try:
         while time.monotonic() < stop:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from protocol.cards import CARD_NAMES
 from protocol.events import ActionTaken, event_for_seat
 from protocol.rules import VARIANTS
 from referee.cli.exitcodes import ExitCode
+from referee.cli.rules_summary import SUMMARIES
 from referee.engine import SeededRng, new_game
 from referee.engine.rng import derive_seed
 from referee.results.replay import parse_replay
@@ -60,18 +62,25 @@ def before_end(session: Session) -> bytes:
 def test_a_person_finishes_a_game_and_the_screen_shows_only_the_seats_view(
         variant: str, players: int, tmp_path: Path) -> None:
     log, seed, seat = tmp_path / "game.jsonl", 11 + players, players - 1
-    session = play_human(["--human", str(seat), RANDOM_BOT, "--players", str(players), "--variant", variant,
-                          "--seed", str(seed), "--log", str(log), *FAST], random_answers(players, wrong_first=True))
+    session = Session()
+    play_human(["--human", str(seat), RANDOM_BOT, "--players", str(players), "--variant", variant, "--seed",
+                str(seed), "--log", str(log), *FAST], random_answers(players, True, session), session=session)
     text = session.text()
     assert session.code == 0, text[-3000:]
-    assert session.prompts >= 2 and "not a legal answer: 'zzz'" in text
+    assert session.prompts >= 3 and "not a legal answer: 'zzz'" in text
+    assert f"{variant}: {SUMMARIES[variant]}" in text  # what ? shows
+    typed = session.typed[2].decode().strip()
+    _, events, _ = parse_replay(log.read_bytes())
+    mine = [e.action for e in events if isinstance(e, ActionTaken) and e.seat == seat]
+    assert typed == mine[0].upper()  # the first decision, after the wrong entry and ?: typed out in capitals
     # the wrong entry was asked again: the same question follows the one-line refusal
     refused = text.index("not a legal answer: 'zzz'")
     assert text[refused:].splitlines()[1].startswith("your move [1-")
     header, _, end = parse_replay(log.read_bytes())
     assert header.names[seat] == "human" and end.result.end in {"fool", "draw", "action_cap"}
     # the after-game part: the result and the whole deal, every hand
-    after = text[text.index("the whole deal, every hand:"):]
+    after = text[text.index(f"the whole deal, every hand (deal {seed}:human:0: the seed's human domain):"):]
+    assert header.deal == f"{seed}:human:0"  # the log says which domain dealt it
     assert after.count(" is dealt ") == players if variant != "fools_fool" else "-- ladder: face up" in after
     allowed, deck = seen_by(log, seat, seed)
     shown = set(CARD.findall(before_end(session)))
@@ -95,6 +104,41 @@ def test_ctrl_c_resigns_the_game_as_a_forfeit_with_its_exit_code_and_log(tmp_pat
     assert set(CARD.findall(before_end(session))) <= allowed
     hidden = deck - allowed
     assert hidden and hidden & set(CARD.findall(ANSI.sub(b"", session.screen)))
+
+
+SLOW_BOT = """import json, sys, time
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "hello", "protocol": 2, "name": "slow"}), flush=True)
+    elif message["type"] == "request":
+        time.sleep(0.6)
+        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][0]}), flush=True)
+    elif message["type"] == "shutdown":
+        break
+"""
+
+
+def test_ctrl_c_while_a_bot_thinks_resigns_before_the_next_move(tmp_path: Path) -> None:
+    """Ctrl-C lands while the bots move, not at the person's prompt: the game still ends as the person's forfeit."""
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT)
+    log = tmp_path / "game.jsonl"
+    session = Session()
+
+    def answer(index: int, choices: int) -> bytes | None:
+        if index == 0:  # answer, then press Ctrl-C while the bot sleeps over its reply
+            threading.Timer(0.2, os.write, (session.fd, b"\x03")).start()
+            return b"1\n"
+        return None  # never answers again: a resignation, not a timeout, must end the game
+
+    play_human(["--human", "0", f"{sys.executable} -S {bot}", "--seed", "1", "--log", str(log), "--sandbox", "none",
+                "--move-time", "3", "--human-time", "20"], answer, session=session)
+    assert session.code == ExitCode.RESIGNED, session.text()[-2000:]
+    _, events, end = parse_replay(log.read_bytes())
+    assert (end.result.forfeit_seat, end.result.verdict, end.result.reason) == (0, "resigned", "Ctrl-C")
+    assert sum(isinstance(e, ActionTaken) and e.seat == 0 for e in events) == 1
+    assert session.prompts == 1  # resigned before the person was asked again: between the bot's moves
 
 
 def test_a_person_who_does_not_answer_in_time_forfeits_by_timeout(tmp_path: Path) -> None:

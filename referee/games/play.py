@@ -116,7 +116,8 @@ def run_play(options: PlayOptions, echo: Echo, person: Person | None = None) -> 
                      f"{options.games} game(s), seed {seed}{human}")
                 echo(f"each bot: {describe_resources(isolation, limits, cores)}")
             series = Series(options.rules, options.games, deal_seed, deck=deck, dealer=options.dealer,
-                            leader=options.leader, bot_seeds=options.bot_seeds)
+                            leader=options.leader, bot_seeds=options.bot_seeds,
+                            deal_key=None if options.human is None else f"{seed}:human:0")
             records = play_series(series, seats, on_events=reporter.on_events if options.verbose else None,
                                   on_game=reporter.on_game)
     finally:
@@ -235,7 +236,7 @@ class _Reporter:
         self.echo(f"game {self.games_done}/{self.options.games} ({visible(record.game)}): "
                   f"{describe_result(record.result, names)} [{record.actions} actions]{verdicts}")
         if self.options.human is not None:  # over now: the person may see every hand
-            self.echo("the whole deal, every hand:")
+            self.echo(f"the whole deal, every hand (deal {visible(record.deal)}: the seed's human domain):")
             self.echo("\n".join(tell(replay_lines(record))))
         if not self.options.verbose:  # verbose printed it live
             for seat in sorted(self.shown):
