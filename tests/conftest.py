@@ -110,6 +110,10 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_seccomp.py::test_sample_bots_run_unchanged": ("sandbox",),
     "test_report_browser.py": ("browser",),
     "test_web_browser.py": ("browser",),
+    "test_table_browser.py": ("browser",),
+    "test_web_tables_browser.py": ("browser", "slow"),
+    "test_tables.py::test_a_person_plays_two_bots_to_the_end": ("slow",),
+    "test_web_tables.py::test_a_person_plays_a_table_to_its_end": ("slow",),
     "test_web_arena.py": ("browser", "sandbox", "slow"),
     "test_cluster.py": ("cluster", "slow"),
     # tests with time bounds, deadlines, CPU-time or core-pinning assertions

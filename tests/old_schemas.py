@@ -28,3 +28,15 @@ def drop_schema_6(con: sqlite3.Connection) -> None:
         con.execute(f"DROP TABLE {table}")
     con.execute("DELETE FROM games WHERE tournament_id IN (SELECT id FROM tournaments WHERE kind = 'side')")
     con.execute("DELETE FROM tournaments WHERE kind = 'side'")
+
+
+#: Schema 7's objects (the card tables: a person's seat relayed through the database).
+SCHEMA_7_TABLES = ("human_moves", "human_messages", "human_tables")
+
+
+def drop_schema_7(con: sqlite3.Connection) -> None:
+    """Back to schema 6: the card tables dropped (their games' row, of kind ``tables``, is schema 7's too)."""
+    for table in SCHEMA_7_TABLES:
+        con.execute(f"DROP TABLE {table}")
+    con.execute("DELETE FROM games WHERE tournament_id IN (SELECT id FROM tournaments WHERE kind = 'tables')")
+    con.execute("DELETE FROM tournaments WHERE kind = 'tables'")

@@ -61,6 +61,8 @@ INTERNAL = {
                                              "cli/league.py",
     "referee.web.uploads.UploadRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
     "referee.web.challenges.ChallengeRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
+    "referee.web.tables.TableProblem": "an HTTP answer (422) in web/tables.py open_table",
+    "referee.league.tables.Abandoned": "a card table given up as the daemon stops: caught in league/tables.py play",
 }
 
 

@@ -13,7 +13,7 @@ from referee.results.arena_store import ArenaStore
 from referee.results.rows import StoredGame
 from referee.results.schema import SCHEMA_VERSION
 from referee.results.web_queries import GameQuery, WebStore
-from tests.old_schemas import drop_schema_6
+from tests.old_schemas import drop_schema_6, drop_schema_7
 from tests.webdb import build
 
 
@@ -102,14 +102,15 @@ def test_no_rating_board_or_league_query_reads_a_side_game(tmp_path: Path) -> No
         assert refit(store, league.id).outcomes.n_games > with_sides.outcomes.n_games
 
 
-def test_a_schema_5_database_migrates_to_6_with_its_league_kept(tmp_path: Path) -> None:
+def test_a_schema_5_database_migrates_with_its_league_kept(tmp_path: Path) -> None:
     db = build(tmp_path)
     with sqlite3.connect(db.path) as con:
+        drop_schema_7(con)
         drop_schema_6(con)
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
         games = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
     with ArenaStore(db.path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 6
+        assert store.schema_version == SCHEMA_VERSION == 7
         league = store.league()
         assert league is not None and store.count_games(league.id) == games
         assert store.sides(league.id) == [] and store.next_side(league.id) is None

@@ -1,11 +1,13 @@
 """The web arena end to end, as a new entrant would use it, in headless Chromium: a league's daemon runs (root, the
 sandbox), ``durak serve`` serves it (started as root, serving as nobody); Alice logs in with her token, uploads a
 Python bot and a C bot that builds, watches each step's outcome, finds both rated on the live board, opens a replay
-of her bot and reads its stderr; Bob cannot reach her stderr, uploads or page; ``durak submit`` uploads a third.
+of her bot and reads its stderr; Bob cannot reach her stderr, uploads or page; ``durak submit`` uploads a third;
+she plays a league bot at a card table that the daemon runs.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -25,6 +27,7 @@ from tests.browser import browser, wait_for
 from tests.clirun import invoke
 from tests.entrants import STDERR_MARK, c_bot, python_bot, tar_gz
 from tests.sandboxes import needs_bwrap
+from tests.test_web_tables_browser import open_table, play_to_the_end
 from tests.webdb import why_nobody_cannot_serve
 
 __all__ = ["browser"]  # the fixture, used by name
@@ -201,3 +204,30 @@ def test_durak_submit_uploads_a_folder_and_follows_it(arena: Arena, tmp_path: Pa
     assert arena.tokens["alice"] not in done.stdout + done.stderr
     logs = (arena.folder / "web.log").read_text() + (arena.folder / "daemon.log").read_text()
     assert all(token not in logs for token in arena.tokens.values())
+
+
+def invoke_json(driver: Any, url: str) -> Any:
+    driver.get(url)
+    return json.loads(driver.find_element("tag name", "pre").text)
+
+
+def test_a_person_plays_a_league_bot_at_a_card_table_the_daemon_runs(browser: Any, arena: Arena) -> None:
+    """The daemon (the real one: the bot sandboxed and paused) plays Alice's card table; she plays it to the end in
+    the page, a reload in the middle, and opens its replay; Bob cannot reach it."""
+    log_in(browser, arena, "alice")
+    deadline = time.monotonic() + 60
+    while not (bots := invoke_json(browser, f"{arena.url}/api/tables")["bots"]):  # the gate lets the first one in
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    open_table(browser, arena.url, "podkidnoy", bots[:1])
+    table = browser.current_url
+    assert play_to_the_end(browser, reload_at=1, pace=0.6) > 0  # a person's pace: within the move budget
+    assert browser.execute_script("return document.querySelector('.result').dataset.end") != "forfeit"
+    replay = wait_for(browser, "const a = document.querySelector('.result a.replay'); return a && a.href", 20)
+    browser.get(replay)
+    wait_for(browser, "return document.body.dataset.ready === '1'")
+    assert browser.execute_script("return document.getElementById('viewer').dataset.view") == "all"
+    log_in(browser, arena, "bob")
+    for url in (table, replay):
+        browser.get(url)
+        assert "not found" in browser.page_source.lower() and "felt" not in browser.page_source

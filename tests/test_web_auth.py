@@ -84,7 +84,8 @@ def test_the_login_form_needs_its_csrf_token(db: WebDb) -> None:
 
 @pytest.mark.parametrize("form", [("/logout", {}), ("/upload", {"bot": "admins_bot"}),
                                   ("/admin/retire", {"bot": "beta"}), ("/admin/quarantine", {"bot": "beta"}),
-                                  ("/admin/reinstate", {"bot": "alpha"})])
+                                  ("/admin/reinstate", {"bot": "alpha"}),
+                                  ("/tables", {"variant": "podkidnoy", "bots": "beta@1"})])
 def test_every_form_of_a_session_needs_its_csrf_token(db: WebDb, form: tuple[str, dict[str, str]]) -> None:
     path, fields = form
     files = {"archive": ("bot.tar.gz", b"\x1f\x8b archive")} if path == "/upload" else None
@@ -99,8 +100,10 @@ def test_every_form_of_a_session_needs_its_csrf_token(db: WebDb, form: tuple[str
         league = store.league()
         assert league is not None
         kinds = [r.kind for r in store.pending_requests(league.id)][len(db.uploads):]  # past the fixture's uploads
+        tables = store.tables(league.id, author="admin")
     assert kinds == {"/logout": [], "/upload": ["upload"], "/admin/retire": ["retire"],
-                     "/admin/quarantine": ["quarantine"], "/admin/reinstate": ["reinstate"]}[path]
+                     "/admin/quarantine": ["quarantine"], "/admin/reinstate": ["reinstate"], "/tables": []}[path]
+    assert len(tables) == (path == "/tables")  # the form's table, opened once: with the right token
 
 
 def test_a_bearer_client_needs_no_csrf_but_a_cookie_session_on_the_api_does(db: WebDb) -> None:

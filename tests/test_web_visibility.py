@@ -24,6 +24,7 @@ from tests.webdb import (
     A_SIDE_RESULT,
     A_SIDE_STDERR,
     A_STDERR,
+    A_TABLE,
     B_BUILD_LOG,
     B_GATE_LOG,
     B_SIDE_RESULT,
@@ -56,6 +57,7 @@ MAY_SEE: dict[str, set[str]] = {
     A_SIDE_STDERR: {"alice", "admin"},
     A_SIDE_REASON: {"alice", "admin"},
     B_SIDE_STDERR: {"bob", "admin"},
+    A_TABLE: {"alice"},  # a card table's seat: its author's alone, not the admin's
 }
 
 
@@ -86,6 +88,10 @@ def routes(db: WebDb) -> dict[str, dict[str, int]]:
                                                                               "bob": 404},
         "/upload": {"anonymous": 303}, "/login": {},
         **challenge_routes(db),
+        "/tables": {"anonymous": 303}, "/api/tables": {"anonymous": 401},
+        f"/tables/{db.table}": {"anonymous": 303, "bob": 404, "admin": 404},
+        **{f"/api/tables/{db.table}{tail}": {"anonymous": 401, "bob": 404, "admin": 404} for tail in ("", "/messages")},
+        f"/api/tables/{db.table}/replay": {"anonymous": 401, "alice": 404, "bob": 404, "admin": 404},  # not over
     }
 
 
@@ -147,6 +153,7 @@ def test_every_route_shows_each_viewer_only_what_the_rules_allow(web: tuple[WebD
         (A_SIDE_REASON, "admin"): "/api/admin",
         (B_SIDE_STDERR, "bob"): f"/challenges/{db.challenges['bob']}/games/2",
         (B_SIDE_STDERR, "admin"): f"/challenges/{db.challenges['alice']}/games/1",
+        (A_TABLE, "alice"): f"/api/tables/{db.table}/messages",
     }
     for (secret, viewer), path in controls.items():
         assert path in seen.get((secret, viewer), set()), f"{secret} not shown to {viewer} at {path}"
@@ -198,8 +205,9 @@ def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> No
     paths = client.get("/schema/openapi.json").json()["paths"]
     assert {"/api/board", "/api/bots/{name}", "/api/games", "/api/games/{number}", "/api/authors/{name}",
             "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}", "/api/admin/finals",
-            "/api/challenges", "/api/challenges/{challenge_id}",
-            "/api/challenges/{challenge_id}/games/{number}"} <= set(paths)
+            "/api/challenges", "/api/challenges/{challenge_id}", "/api/challenges/{challenge_id}/games/{number}",
+            "/api/tables", "/api/tables/{table_id}", "/api/tables/{table_id}/messages", "/api/tables/{table_id}/moves",
+            "/api/tables/{table_id}/replay", "/api/tables/{table_id}/resign"} <= set(paths)
     assert not any(path.startswith(("/login", "/static")) for path in paths)
 
 

@@ -23,6 +23,7 @@ from referee.results.league_store import GroupRow, VersionRow
 from referee.results.record import GameRecord
 from referee.results.replay import replay_lines
 from referee.results.rows import StoredGame, TournamentRow
+from referee.results.table_store import NewTable
 
 A_STDERR = "A-STDERR-MARK-7f3a"
 B_STDERR = "B-STDERR-MARK-91c2"
@@ -36,6 +37,7 @@ A_QUARANTINE = "A-QUARANTINE-WHY-6e2d"
 A_SIDE_STDERR, B_SIDE_STDERR = "A-SIDE-STDERR-0c4e", "B-SIDE-STDERR-7d21"
 A_SIDE_REASON = "A-SIDE-REASON-93ab"
 A_SIDE_RESULT, B_SIDE_RESULT = "A-SIDE-RESULT-1f6d", "B-SIDE-RESULT-e85a"
+A_TABLE = "A-TABLE-SEAT-MARK-0b9e"  # in the messages of alice's card table (her seat's view)
 #: What an extra bot writes to stderr: script and markup (the browser test's payload).
 EXTRA_STDERR = "<script>window.pwned = 'stderr-script'</script><img src=x onerror=\"window.pwned='stderr-img'\">"
 
@@ -53,6 +55,7 @@ class WebDb:
     games: dict[str, int]  # complete0, complete1, open, void -> game number
     uploads: dict[str, int]  # author -> an upload id of theirs
     challenges: dict[str, int]  # author -> a challenge id of theirs (its games numbered 1, 2)
+    table: int  # alice's card table (waiting for the daemon; one message stored)
 
 
 def game(names: list[str], seed: int, deal: str, stderr: list[str], *, crash: str | None = None,
@@ -113,13 +116,15 @@ def build(folder: Path, *, extra_bots: dict[str, str] | None = None) -> WebDb:
                               gate_log=gate_log)
             uploads[author] = row.id
         challenges = _challenges(store, league)
+        table = store.open_table(league.id, NewTable("alice", "podkidnoy", 0, ["beta@1"]), per_author=1, total=9)
+        store.add_table_message(table.id, f'{{"type":"game","names":["{A_TABLE}"]}}', None)
         store.save_board(league.id, [BoardRow("alpha@1", 1, 20.0, 30.0, 2, "2026-01-01T00:00:00"),
                                      BoardRow("beta@1", 2, -20.0, 30.0, 2, "2026-01-01T00:00:00")])
         store.save_board(league.id, [BoardRow("alpha@1", 1, 25.0, 20.0, 4, "2026-01-02T00:00:00"),
                                      BoardRow("beta@1", 2, -25.0, 20.0, 4, "2026-01-02T00:00:00"),
                                      *[BoardRow(f"{bot}@1", 3 + i, 0.0, None, 0, "2026-01-02T00:00:00")
                                        for i, bot in enumerate(extra_bots or {})]])
-    return WebDb(path, tokens, games, uploads, challenges)
+    return WebDb(path, tokens, games, uploads, challenges, table.id)
 
 
 def _challenges(store: ArenaStore, league: TournamentRow) -> dict[str, int]:

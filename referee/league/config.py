@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -75,6 +75,11 @@ class ArenaSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     build_scratch_mb: AtLeastOne = 256
     side_games_per_hour: AtLeastOne = 100
     side_cpu_seconds_per_hour: Positive = 600.0
+    tables_per_author: AtLeastOne = 1  # card tables (a person against bots) an author may have open at once
+    tables_total: AtLeastOne = 4  # card tables open at once in the whole arena (each holds sandboxed bots)
+    table_move_seconds: Positive = 30.0  # the person's time for each move at a card table
+    table_bank_seconds: NonNegative = 120.0  # extra time a person may draw on over a game (a bot's time bank)
+    table_bots: Literal["any", "own"] = "any"  # whom a person may play: any active version, or their own bots only
 
 
 class LeagueBotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

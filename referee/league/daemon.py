@@ -1,7 +1,8 @@
 """The league's daemon (``durak league run``): one long-running process over one league database, the only one that
 runs bots and writes games. It plays deal groups through the tournament's coordinator, executors and workers
-until stopped, and resumes after Ctrl-C, SIGTERM or kill -9 with nothing lost and nothing played twice (each
-group is stored when issued, each game in its own transaction, and no (group, rotation) can be stored twice).
+(and the web arena's card tables, :mod:`referee.league.tables`, in threads beside them) until stopped, and resumes
+after Ctrl-C, SIGTERM or kill -9 with nothing lost and nothing played twice (each group is stored when issued, each
+game in its own transaction, and no (group, rotation) can be stored twice).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from referee.league.course import LeagueCourse
 from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle
 from referee.league.side import is_side_deal
+from referee.league.tables import TableRunner
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, RequestRow
 from referee.results.record import GameRecord
@@ -146,7 +148,12 @@ def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest, progress_str
     try:
         with sigterm_as_interrupt(), ArenaStore(request.db_path) as store:
             league = open_league(store, loaded)
-            return _play(store, league, loaded, request, progress_stream, isolation)
+            tables = TableRunner(request.db_path, loaded, isolation)  # the web's card tables, beside the league
+            tables.start()
+            try:
+                return _play(store, league, loaded, request, progress_stream, isolation)
+            finally:
+                tables.stop()
     except KeyboardInterrupt as stop:
         raise Interrupted("interrupted before the first game; the same command starts the league",
                           stop_signal_number(stop)) from None

@@ -95,4 +95,4 @@ The address's <code>#step=N</code> (and <code>game=N</code>) links to a step.</p
 def viewer_page(games: list[dict[str, Any]], title: str = "Durak replay") -> str:
     """A page with the replay viewer over ``games`` (from :func:`referee.report.game_data.game_data`)."""
     return page(title, VIEWER_BODY, {"games-data": script_json(games)},
-                ["assets/viewer.js", "assets/viewer_page.js"])
+                ["assets/cards.js", "assets/viewer.js", "assets/viewer_page.js"])

@@ -73,7 +73,7 @@ REPORT_BODY = """<main>
 <span id="viewer-status"></span><div id="viewer"></div></section>
 </main>"""
 
-SCRIPTS = ["vendor/chart.umd.min.js", "assets/viewer.js", "assets/stats.js", "assets/report.js"]
+SCRIPTS = ["vendor/chart.umd.min.js", "assets/cards.js", "assets/viewer.js", "assets/stats.js", "assets/report.js"]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import msgspec
 
 from referee.results.side_store import SideStore
 from referee.results.store import StoreError
+from referee.results.table_store import TableStore
 
 UploadStatus = Literal["pending", "extracting", "building", "gating", "accepted", "refused"]
 #: An upload's statuses that are final.
@@ -110,8 +111,10 @@ _UPLOAD_COLUMNS = ("id, author, bot, created, size, sha256, request_id, status, 
                    "version, finished")
 
 
-class ArenaStore(SideStore):
-    """A league's database with the arena's tables (:class:`~referee.results.side_store.SideStore` and more)."""
+class ArenaStore(SideStore, TableStore):
+    """A league's database with the arena's tables (the side games' queue of
+    :class:`~referee.results.side_store.SideStore`, the card tables of
+    :class:`~referee.results.table_store.TableStore`, and more)."""
 
     # -- authors ------------------------------------------------------------------------
 

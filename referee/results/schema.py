@@ -10,7 +10,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -187,6 +187,45 @@ _SEATS = ("SELECT {g}.tournament_id, p.value, {g}.id, {g}.deal_key, "
           "(SELECT json_extract(v.value, '$.kind') FROM json_each({g}.record, '$.verdicts') v "
           "WHERE json_extract(v.value, '$.bot') = p.value LIMIT 1) FROM json_each({g}.record, '$.players') p")
 _SCHEMA = _SCHEMA.replace("{seats_of_new}", _SEATS.format(g="NEW"))
+#: The web arena's card tables (a person against bots, ``durak serve``'s table page), one block so that the step
+#: that brings them is easy to renumber. The web server writes a table when an author opens it and the person's
+#: answers (``human_moves``) and resignation; the daemon plays it, writes the seat's protocol messages in order
+#: (``human_messages``: exactly the lines a bot at that seat would get), the open request's deadline (unix seconds,
+#: for the page's clock), and at the end its status and the stored game (of the league's ``tables`` tournament row,
+#: never rated).
+_HUMAN_TABLES = """
+CREATE TABLE IF NOT EXISTS human_tables (
+    id INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    author TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    players INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    bots TEXT NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'waiting',
+    deadline REAL,
+    game_id INTEGER,
+    reason TEXT NOT NULL DEFAULT '',
+    finished TEXT,
+    resigned INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS human_tables_by_status ON human_tables (status, author);
+CREATE TABLE IF NOT EXISTS human_messages (
+    table_id INTEGER NOT NULL REFERENCES human_tables(id),
+    n INTEGER NOT NULL,
+    line TEXT NOT NULL,
+    PRIMARY KEY (table_id, n)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS human_moves (
+    table_id INTEGER NOT NULL REFERENCES human_tables(id),
+    request INTEGER NOT NULL,
+    action TEXT NOT NULL,
+    received TEXT NOT NULL,
+    PRIMARY KEY (table_id, request)
+) WITHOUT ROWID
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _HUMAN_TABLES.strip()
 #: The seats of the league games a database of schema 4 already holds (the trigger keeps them from then on).
 _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").replace(
     "FROM json_each(g.record, '$.players') p", "FROM games g JOIN tournaments t ON t.id = g.tournament_id AND "
@@ -212,6 +251,7 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: table against bots): ``side_requests`` is their queue (who asked, which versions sit at rotation 0, how many
 #: games, what became of it); the daemon plays each one's games into a ``tournaments`` row of kind ``side`` whose
 #: ``parent`` is the league, which no rating and no board reads. A table made by the schema.
+#: Schema 6 -> 7: the web arena's card tables (:data:`_HUMAN_TABLES`): tables made by the schema.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -241,6 +281,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
 """,
     4: "",
     5: "",
+    6: "",
 }
 
 

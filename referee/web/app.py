@@ -17,7 +17,7 @@ from litestar.types import Message, Scope
 
 from referee import __version__
 from referee.results.web_queries import WebStore
-from referee.web import api, auth, pages
+from referee.web import api, auth, pages, tables
 from referee.web.context import WebState
 from referee.web.limits import RateLimiter, client_address, retry_after
 from referee.web.settings import WebSettings
@@ -43,9 +43,10 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                             autoescape=select_autoescape(default=True, default_for_string=True))
     state = WebState(db_path=Path(db_path), settings=settings, key=key,
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
-                     author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates)
+                     author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
+                     move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst))
     return Litestar(
-        route_handlers=[*api.ROUTES, *pages.ROUTES, static_file, favicon],
+        route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, static_file, favicon],
         state=_state(state),
         before_request=_limit_address,
         before_send=[_security_headers],

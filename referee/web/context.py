@@ -34,6 +34,7 @@ class WebState:
     address_limits: RateLimiter
     author_limits: RateLimiter
     templates: Environment
+    move_limits: RateLimiter  # a person's moves at the card tables, per author
 
 
 @dataclass(frozen=True)

@@ -209,3 +209,61 @@ class RequestQueued(msgspec.Struct, frozen=True):
     request: int
     kind: str
     bot: str
+
+
+class TableIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A card table to open: the variant, the league versions at the other seats (in seat order) and the person's
+    seat (the table's size is one more than the bots)."""
+
+    variant: str
+    bots: list[str]
+    seat: int = 0
+
+
+class TableOut(msgspec.Struct, frozen=True):
+    id: int
+    variant: str
+    players: int
+    seat: int
+    bots: list[str]
+    status: str  # waiting (for the daemon), playing, over
+    created: str
+    reason: str  # why an over table has no game ("" otherwise)
+    url: str  # the table page
+    messages: str  # the seat's protocol messages (GET with ?since=N)
+    replay: str | None  # the replay, once the game is stored
+
+
+class TableMessages(msgspec.Struct, frozen=True):
+    """The seat's protocol messages from ``since`` on, each the exact line a bot at that seat would be sent; ``next``
+    is the ``since`` to ask next. ``clock_ms``: the time left on the open request (None: nothing asked now)."""
+
+    since: int
+    next: int
+    messages: list[str]
+    status: str
+    clock_ms: int | None
+    replay: str | None
+    reason: str  # why an over table has no game ("" otherwise)
+
+
+class MoveIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The person's answer: the open request's ``id`` and one of its legal strings."""
+
+    request: int
+    action: str
+
+
+class MoveAccepted(msgspec.Struct, frozen=True):
+    request: int
+    action: str
+
+
+class TableChoices(msgspec.Struct, frozen=True):
+    """What an author may open a table with: variants, the versions they may play, table sizes."""
+
+    variants: list[str]
+    bots: list[str]
+    min_players: int
+    max_players: int
+    tables: list[TableOut]

@@ -31,6 +31,11 @@ class WebSettings:
     side_cpu_seconds_per_hour: float = _ARENA.side_cpu_seconds_per_hour  # their bots' measured move times
     table_sizes: tuple[int, ...] = (2,)  # the league's (a side game's table is one of them)
     board_seconds: int = 5  # how often the board page polls /api/board
+    tables_per_author: int = _ARENA.tables_per_author  # card tables an author may have open
+    tables_total: int = _ARENA.tables_total  # card tables open in the whole arena
+    table_bots: str = _ARENA.table_bots  # "any" active version, or the author's "own" only
+    moves_per_second: float = 2.0  # a person's moves at the card tables: their own bucket's refill per author
+    moves_burst: int = 6
     games_per_page: int = 50
 
     def for_league(self, config: LeagueConfig) -> WebSettings:
@@ -41,4 +46,6 @@ class WebSettings:
                        uploads_per_hour=arena.uploads_per_hour, stored_bytes=arena.store_mb_per_author * MIB,
                        side_games_per_hour=arena.side_games_per_hour,
                        side_cpu_seconds_per_hour=arena.side_cpu_seconds_per_hour,
-                       table_sizes=tuple(sorted(set(config.sizes))))
+                       table_sizes=tuple(sorted(set(config.sizes))),
+                       tables_per_author=arena.tables_per_author, tables_total=arena.tables_total,
+                       table_bots=arena.table_bots)

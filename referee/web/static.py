@@ -13,9 +13,12 @@ from litestar.params import FromPath
 FILES: dict[str, tuple[str, str, str]] = {
     "style.css": ("referee.report", "assets/style.css", "text/css"),
     "web.css": ("referee.web", "static/web.css", "text/css"),
+    "cards.js": ("referee.report", "assets/cards.js", "text/javascript"),
     "viewer.js": ("referee.report", "assets/viewer.js", "text/javascript"),
     "viewer_page.js": ("referee.report", "assets/viewer_page.js", "text/javascript"),
     "board.js": ("referee.web", "static/board.js", "text/javascript"),
+    "table.js": ("referee.web", "static/table.js", "text/javascript"),
+    "table_page.js": ("referee.web", "static/table_page.js", "text/javascript"),
 }
 
 

@@ -7,6 +7,7 @@
 - An author's unrated side games (their challenges): theirs alone, with each game from their bot's seats and its
   stderr; nobody else sees that they exist (not the opponents' authors either).
 - The admin: everything, open groups' games included, and the actions.
+- A card table (a person playing bots): its author alone, the admin included in "nobody else".
 
 A subject the viewer may not see answers exactly as one that does not exist (404), but for the login wall.
 """
@@ -75,15 +76,25 @@ class AuthorSubject:
 
 
 @dataclass(frozen=True)
+class TableSubject:
+    """A card table (a person's seat against bots): its live seat view, its moves, its replay."""
+
+    author: str
+
+
+@dataclass(frozen=True)
 class AdminSubject:
     """The admin page and actions."""
 
 
-Subject = PublicSubject | GameSubject | UploadSubject | SideSubject | AuthorSubject | AdminSubject
+Subject = (PublicSubject | GameSubject | UploadSubject | SideSubject | AuthorSubject | TableSubject
+           | AdminSubject)
 
 
 def sight(viewer: Viewer, subject: Subject) -> Sight:
     """How much of ``subject`` ``viewer`` may see (the rule table of docs/WEB.md, in code)."""
+    if isinstance(subject, TableSubject):  # a person's hand in play: theirs alone, not even the admin's
+        return Sight.OWNER if viewer.author == subject.author else Sight.HIDDEN
     if viewer.admin:
         return Sight.ALL
     match subject:

@@ -1,26 +1,10 @@
 // The card-table replay viewer: draws the frames the referee computed (referee/report/steps.py).
 // It knows no rules: every hand, table, stock and pile is in the data. Text a bot controls (names,
-// reasons, stderr) is only ever set with textContent.
+// reasons, stderr) is only ever set with textContent. Cards and hands come from cards.js (loaded first).
 "use strict";
 
 const DurakViewer = (() => {
-  const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
-  const RED = { D: true, H: true };
-
-  function el(tag, cls, text) {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function card(code) {
-    const node = el("span", "card" + (RED[code[1]] ? " red" : " black"));
-    node.dataset.card = code;
-    node.title = code;
-    node.append(el("span", "rank", code[0] === "T" ? "10" : code[0]), el("span", "suit", SUITS[code[1]]));
-    return node;
-  }
+  const { el, card, cards, hand, centre } = DurakCards;
 
   // A decision's time (microseconds, the referee's clock) in milliseconds, to about three digits.
   function moveTime(us) {
@@ -31,22 +15,6 @@ const DurakViewer = (() => {
   function timeSpan(us) {
     const node = el("span", "move-time", moveTime(us));
     node.dataset.us = String(us);
-    return node;
-  }
-
-  function back() {
-    return el("span", "card back");
-  }
-
-  function cards(text) {
-    return text ? text.split(" ") : [];
-  }
-
-  function hand(faceUp, size) {
-    const node = el("div", "hand");
-    const shown = cards(faceUp);
-    for (const code of shown) node.append(card(code));
-    for (let i = shown.length; i < size; i++) node.append(back());
     return node;
   }
 
@@ -227,36 +195,9 @@ const DurakViewer = (() => {
 
     drawCentre(f) {
       const g = this.game;
-      const c = this.centre;
-      c.textContent = "";
-      const stock = el("div", "stock");
-      stock.dataset.stock = String(f.s || 0);
-      if (g.trump) {
-        const trump = card(g.trump);
-        trump.classList.add("trump");
-        if (f.s > 0) stock.append(trump, back());
-      }
-      stock.append(el("span", "label", "stock " + (f.s || 0) + " \u00b7 trump " + SUITS[g.trump_suit]));
-      c.append(stock);
-      const table = el("div", "tablecards");
-      for (const pair of f.t || []) {
-        const p = el("div", "pair");
-        p.append(card(pair[0]));
-        if (pair[1]) p.append(card(pair[1]));
-        table.append(p);
-      }
-      table.dataset.cards = (f.t || []).map((p) => p.filter(Boolean).join(" ")).join(" ");
-      c.append(table);
-      if (f.p !== undefined) {
-        const pile = el("div", "chainpile");
-        pile.append(el("span", "label", "pile" + (f.pl ? " (size " + f.pl + ")" : "")));
-        for (const code of f.p) pile.append(card(code));
-        pile.dataset.cards = f.p.join(" ");
-        c.append(pile);
-      }
-      const discard = el("div", "discard", "discard " + (f.x || 0));
-      discard.dataset.discard = String(f.x || 0);
-      c.append(discard);
+      centre(this.centre, {
+        trump: g.trump, trumpSuit: g.trump_suit, stock: f.s, pairs: f.t, pile: f.p, pileLimit: f.pl, discard: f.x,
+      });
     }
 
     drawResult() {

@@ -1,0 +1,263 @@
+"""The card tables: a signed-in author opens a table (a variant, the league versions to play, their seat) and plays
+it in the browser; the daemon plays it (:mod:`referee.league.tables`). This server only relays: it hands the page
+the seat's protocol messages as the daemon stored them (the bytes a bot at that seat is sent, nothing else) and
+stores the person's answer to the open request, if it is one of its legal strings.
+
+A table is its author's alone (:class:`~referee.web.visibility.TableSubject`): anyone else, the admin included,
+gets 404 as for a table that does not exist. Its replay (every hand) is served only once the game is over.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.exceptions import HTTPException, NotFoundException, TooManyRequestsException
+from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.response import Redirect
+from litestar.status_codes import HTTP_201_CREATED, HTTP_202_ACCEPTED
+
+from protocol.messages import Request as SeatRequest
+from protocol.messages import referee_decoder
+from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, Rules, RulesError
+from referee.engine.deal import check_table
+from referee.engine.errors import InvalidDealError
+from referee.report.game_data import game_data
+from referee.report.page import VIEWER_BODY, script_json
+from referee.results.table_store import NewTable, TableRefused, TableRow
+from referee.web import auth, models
+from referee.web.api import NOT_FOUND
+from referee.web.context import Context, context, login_wall
+from referee.web.limits import retry_after
+from referee.web.pages import render
+from referee.web.visibility import Sight, TableSubject, sight
+
+Req = Request[Any, Any, Any]
+
+
+class TableProblem(ValueError):
+    """A table that cannot be opened as asked (the message says why): 422."""
+
+
+# -- what the routes share ---------------------------------------------------------------------------
+
+
+def playable_bots(ctx: Context) -> list[str]:
+    """The versions the viewer may seat at a table: the league's active ones (the author's own only, if the
+    arena's ``table_bots`` says so)."""
+    own = ctx.web.settings.table_bots == "own"
+    return [name for name, v in ctx.answers.versions.items() if v.active and (not own or v.author == ctx.viewer.author)]
+
+
+def check_new_table(ctx: Context, wanted: models.TableIn) -> NewTable:
+    """:raises TableProblem: an unknown variant, a bot the viewer may not seat, a table size or seat the game has
+    not."""
+    if wanted.variant not in VARIANTS:
+        raise TableProblem(f"unknown variant {wanted.variant!r}: one of {', '.join(VARIANTS)}")
+    allowed = set(playable_bots(ctx))
+    for bot in wanted.bots:
+        if bot not in allowed:
+            raise TableProblem(f"{bot!r} is not a bot you may play (GET /api/tables lists them)")
+    players = len(wanted.bots) + 1
+    try:
+        check_table(Rules(variant=wanted.variant), players)  # a variant: checked above
+    except (InvalidDealError, RulesError) as exc:
+        raise TableProblem(str(exc)) from None
+    if not 0 <= wanted.seat < players:
+        raise TableProblem(f"seat {wanted.seat} is not at a table of {players}")
+    assert ctx.viewer.author is not None
+    return NewTable(ctx.viewer.author, wanted.variant, wanted.seat, list(wanted.bots))
+
+
+def open_table(ctx: Context, wanted: models.TableIn) -> TableRow:
+    """:raises HTTPException: 422 for a table that cannot be, 429 when a cap is reached."""
+    try:
+        new = check_new_table(ctx, wanted)
+        return ctx.store.open_table(ctx.answers.league.id, new, per_author=ctx.web.settings.tables_per_author,
+                                    total=ctx.web.settings.tables_total)
+    except TableProblem as exc:
+        raise HTTPException(str(exc), status_code=422) from None
+    except TableRefused as exc:
+        raise HTTPException(str(exc), status_code=429, headers={"Retry-After": "30"}) from None
+
+
+def own_table(ctx: Context, table_id: int) -> TableRow:
+    """The viewer's table; 404 for any other, or none (the same answer)."""
+    table = ctx.store.table(table_id)
+    if table is None or table.tournament_id != ctx.answers.league.id or \
+            sight(ctx.viewer, TableSubject(table.author)) is Sight.HIDDEN:
+        raise NotFoundException(NOT_FOUND)
+    return table
+
+
+def table_out(table: TableRow) -> models.TableOut:
+    return models.TableOut(id=table.id, variant=table.variant, players=table.players, seat=table.seat,
+                           bots=table.bots, status=table.status, created=table.created, reason=table.reason,
+                           url=f"/tables/{table.id}", messages=f"/api/tables/{table.id}/messages",
+                           replay=_replay_url(table))
+
+
+def _replay_url(table: TableRow) -> str | None:
+    return f"/tables/{table.id}/replay" if table.game_id is not None else None
+
+
+def table_messages(ctx: Context, table: TableRow, since: int) -> models.TableMessages:
+    lines = ctx.store.table_messages(table.id, max(0, since))
+    clock = None if table.deadline is None else max(0, round((table.deadline - time.time()) * 1000))
+    return models.TableMessages(since=max(0, since), next=max(0, since) + len(lines), messages=lines,
+                                status=table.status, clock_ms=clock, replay=_replay_url(table), reason=table.reason)
+
+
+def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.MoveAccepted:
+    """The person's answer, stored if it answers the open request with one of its legal strings before its
+    deadline (409 otherwise: the page is out of date); 429 past the author's move budget."""
+    wait = ctx.web.move_limits.take(f"moves:{table.author}")
+    if wait:
+        raise TooManyRequestsException("too many moves", headers={"Retry-After": retry_after(wait)})
+    stale = HTTPException("that request is not open (reload the table)", status_code=409)
+    if table.status != "playing" or table.deadline is None or time.time() > table.deadline:
+        raise stale
+    last = ctx.store.last_table_message(table.id)
+    asked = referee_decoder.decode(last) if last is not None else None  # the daemon's own line: a message
+    if not isinstance(asked, SeatRequest) or asked.id != move.request:
+        raise stale
+    if move.action not in asked.legal:
+        raise HTTPException(f"{move.action!r} is not one of the request's legal actions", status_code=409)
+    if not ctx.store.add_move(table.id, move.request, move.action):
+        raise HTTPException("that request was answered already", status_code=409)
+    return models.MoveAccepted(request=move.request, action=move.action)
+
+
+def table_replay(ctx: Context, table: TableRow) -> models.GameOut:
+    """The stored game, every hand (the game is over), no bot's stderr nor verdict reason; 404 before."""
+    if table.game_id is None:
+        raise NotFoundException(NOT_FOUND)
+    stored, = ctx.store.replays_by_id([table.game_id])
+    return models.GameOut(number=table.id, status=table.status,
+                          views=[game_data(stored.replay, reasons=False, game_id=table.id)])
+
+
+def choices(ctx: Context) -> models.TableChoices:
+    assert ctx.viewer.author is not None
+    mine = ctx.store.tables(ctx.answers.league.id, author=ctx.viewer.author)
+    return models.TableChoices(variants=list(VARIANTS), bots=playable_bots(ctx), min_players=MIN_PLAYERS,
+                               max_players=MAX_PLAYERS, tables=[table_out(t) for t in reversed(mine)])
+
+
+# -- the API ------------------------------------------------------------------------------------------
+
+
+@get("/api/tables", sync_to_thread=True, tags=["tables"])
+def api_tables(request: Req) -> models.TableChoices:
+    """The viewer's card tables, newest first, and what they may open one with."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return choices(ctx)
+
+
+@post("/api/tables", status_code=HTTP_201_CREATED, sync_to_thread=True, tags=["tables"])
+def api_open_table(request: Req, data: JSONBody[models.TableIn]) -> models.TableOut:
+    """Open a card table (the daemon seats the bots and deals); 429 when the viewer or the arena has the most open
+    tables allowed."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return table_out(open_table(ctx, data))
+
+
+@get("/api/tables/{table_id:int}", sync_to_thread=True, tags=["tables"])
+def api_table(request: Req, table_id: FromPath[int]) -> models.TableOut:
+    """One of the viewer's tables."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return table_out(own_table(ctx, table_id))
+
+
+@get("/api/tables/{table_id:int}/messages", sync_to_thread=True, tags=["tables"])
+def api_table_messages(request: Req, table_id: FromPath[int], since: FromQuery[int] = 0) -> models.TableMessages:
+    """The seat's protocol messages from number ``since`` (0: all, as after a reload)."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return table_messages(ctx, own_table(ctx, table_id), since)
+
+
+@post("/api/tables/{table_id:int}/moves", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["tables"])
+def api_table_move(request: Req, table_id: FromPath[int], data: JSONBody[models.MoveIn]) -> models.MoveAccepted:
+    """Answer the open request with one of its legal strings (a cookie session sends its X-CSRF-Token)."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return take_move(ctx, own_table(ctx, table_id), data)
+
+
+@post("/api/tables/{table_id:int}/resign", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["tables"])
+def api_table_resign(request: Req, table_id: FromPath[int]) -> models.TableOut:
+    """Give the game up (the seat forfeits, verdict ``resigned``); 409 when the table is not playing."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        table = own_table(ctx, table_id)
+        if not ctx.store.resign_table(table.id):
+            raise HTTPException("the table is not playing", status_code=409)
+        return table_out(table)
+
+
+@get("/api/tables/{table_id:int}/replay", sync_to_thread=True, tags=["tables"])
+def api_table_replay(request: Req, table_id: FromPath[int]) -> models.GameOut:
+    """The table's game for the replay viewer, once it is over."""
+    with context(request) as ctx:
+        login_wall(ctx)
+        return table_replay(ctx, own_table(ctx, table_id))
+
+
+# -- the pages ---------------------------------------------------------------------------------------
+
+
+@get("/tables", include_in_schema=False)  # async: a sync GET beside an async POST on one path fails in Litestar
+async def tables_page(request: Req) -> Response[Any]:
+    with context(request) as ctx:
+        if not ctx.viewer.signed_in:
+            return Redirect("/login", status_code=303)
+        return render(ctx.web, "tables.html", ctx, choices=choices(ctx), error=None)
+
+
+@post("/tables", include_in_schema=False)
+async def tables_form(request: Req) -> Response[Any]:
+    form = await request.form()
+    csrf = form.get(auth.CSRF_FIELD)
+    with context(request, form_csrf=csrf if isinstance(csrf, str) else None) as ctx:
+        if not ctx.viewer.signed_in:
+            return Redirect("/login", status_code=303)
+        bots = [b for b in form.getall("bots") if isinstance(b, str) and b]
+        seat = form.get("seat")
+        try:
+            wanted = models.TableIn(variant=str(form.get("variant") or ""), bots=bots,
+                                    seat=int(seat) if isinstance(seat, str) and seat.isdigit() else 0)
+            table = open_table(ctx, wanted)
+        except HTTPException as exc:
+            return render(ctx.web, "tables.html", ctx, status=exc.status_code, choices=choices(ctx),
+                          error=exc.detail)
+        return Redirect(f"/tables/{table.id}", status_code=303)
+
+
+@get("/tables/{table_id:int}", sync_to_thread=True, include_in_schema=False)
+def table_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
+    with context(request) as ctx:
+        if not ctx.viewer.signed_in:
+            return Redirect("/login", status_code=303)
+        table = own_table(ctx, table_id)
+        data = {"id": table.id, "messages": f"/api/tables/{table.id}/messages",
+                "moves": f"/api/tables/{table.id}/moves", "resign": f"/api/tables/{table.id}/resign",
+                "csrf": ctx.csrf}
+        return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
+
+
+@get("/tables/{table_id:int}/replay", sync_to_thread=True, include_in_schema=False)
+def table_replay_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
+    with context(request) as ctx:
+        if not ctx.viewer.signed_in:
+            return Redirect("/login", status_code=303)
+        game = table_replay(ctx, own_table(ctx, table_id))
+        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views))
+
+
+ROUTES = [api_tables, api_open_table, api_table, api_table_messages, api_table_move, api_table_resign, api_table_replay,
+          tables_page, tables_form, table_page, table_replay_page]

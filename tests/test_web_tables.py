@@ -1,0 +1,228 @@
+"""The card tables over HTTP (referee/web/tables.py) with the daemon's table runner playing real bot processes: a
+person (the test, as the page would) plays a table to its end through the API; on the bytes sent over every table
+route, nothing shows a card another seat holds unseen, nor the deck, before the game ends (a control shows the
+check catches an all-seeing frame); another author, the admin and nobody cannot reach the table; the caps, the
+CSRF token, the legal-only moves and the move rate limit hold."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from litestar.testing import TestClient
+
+from protocol.messages import GameOver, GameStart, Request, referee_decoder
+from referee.results.arena_store import ArenaStore
+from referee.web.app import create_app
+from referee.web.auth import CSRF_HEADER, SESSION_COOKIE, session_csrf, sign_session, verify_session
+from referee.web.settings import WebSettings
+from tests.test_tables import league_with_bots
+from tests.webdb import WebDb
+
+Client = TestClient  # type: ignore[type-arg]
+
+
+@pytest.fixture(scope="module")
+def arena() -> Iterator[tuple[WebDb, Any]]:
+    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-tables-"))
+    db, runner = league_with_bots(folder)
+    runner.start()
+    app = create_app(db.path, WebSettings(rate_burst=10_000, tables_per_author=1, tables_total=2, moves_burst=10_000))
+    with TestClient(app) as client:
+        yield db, client
+    runner.stop()
+
+
+def bearer(db: WebDb, who: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {db.tokens[who]}"}
+
+
+def raw(answer: Any) -> bytes:
+    return b"".join(f"{k}: {v}\n".encode() for k, v in answer.headers.multi_items()) + answer.content
+
+
+def hidden_cards(frame: dict[str, Any], known: list[list[str]], me: int) -> set[str]:
+    """The cards other seats hold that ``me`` may not know, in an all-seeing replay frame."""
+    return {card for s, hand in enumerate(frame["h"]) if s != me for card in hand.split() if card not in known[s]}
+
+
+def leaked(data: bytes, cards: set[str]) -> set[str]:
+    return {card for card in cards if f'"{card}"'.encode() in data}
+
+
+Sent = list[tuple[int, list[list[str]], bytes]]
+
+
+def play_through_the_api(db: WebDb, client: Client, table_id: int) -> Sent:
+    """Answer every request with its last legal action until the game is over; each answer's bytes over every
+    table route, with the count of events the seat had been told by then and what it knew of each hand."""
+    sent: Sent = []
+    known: list[list[str]] = []
+    since, told, deadline = 0, 0, time.monotonic() + 90
+    headers = bearer(db, "alice")
+    while time.monotonic() < deadline:
+        answer = client.get(f"/api/tables/{table_id}/messages?since={since}", headers=headers)
+        assert answer.status_code == 200
+        body = answer.json()
+        sent.append((told, known, raw(answer)))
+        for route in (f"/api/tables/{table_id}", "/api/tables", f"/tables/{table_id}", "/tables"):
+            sent.append((told, known, raw(client.get(route, headers=headers))))
+        since = body["next"]
+        for line in body["messages"]:
+            message = referee_decoder.decode(line)
+            told += len(getattr(message, "events", []))
+            if isinstance(message, GameStart | Request):
+                known = message.view.known
+            sent.append((told, known, line.encode()))
+            if isinstance(message, Request):
+                move = client.post(f"/api/tables/{table_id}/moves", headers=headers,
+                                   json={"request": message.id, "action": message.legal[-1]})
+                assert move.status_code == 202, move.text
+        if body["status"] == "over":
+            return sent
+        time.sleep(0.02)
+    raise AssertionError("the table did not end")
+
+
+def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(arena: tuple[WebDb, Any]) -> None:
+    db, client = arena
+    opened = client.post("/api/tables", headers=bearer(db, "alice"),
+                         json={"variant": "podkidnoy", "bots": ["rand@1", "rand2@1"], "seat": 2})
+    assert opened.status_code == 201, opened.text
+    table = opened.json()
+    replay_before = client.get(f"/api/tables/{table['id']}/replay", headers=bearer(db, "alice"))
+    assert replay_before.status_code == 404  # every hand only once the game is over
+    sent = play_through_the_api(db, client, table["id"])
+    messages = [referee_decoder.decode(line) for line in
+                client.get(f"/api/tables/{table['id']}/messages", headers=bearer(db, "alice")).json()["messages"]]
+    assert isinstance(messages[0], GameStart) and isinstance(messages[-1], GameOver)
+    replay = client.get(f"/api/tables/{table['id']}/replay", headers=bearer(db, "alice"))
+    assert replay.status_code == 200
+    data = replay.json()["views"][0]
+    assert data["names"][2] == "alice" and data["stderr"] == [[], [], []]
+    steps = {step["e"]: step["f"] for step in data["steps"]}  # the frame after each count of events
+    checked = 0
+    for told, known, body in sent:
+        if told not in steps or b'"game_over"' in body:
+            continue
+        hidden = hidden_cards(steps[told], known, 2)
+        assert not leaked(body, hidden), (told, leaked(body, hidden))
+        assert b'"deck"' not in body
+        checked += 1
+    assert checked > 10
+    first = steps[min(steps)]
+    assert isinstance(messages[0], GameStart)
+    # The control: the first message with seat 0's hand in place of the person's is caught.
+    swapped = msgspec.structs.replace(messages[0].view, hand=first["h"][0].split())
+    assert leaked(msgspec.json.encode(swapped), hidden_cards(first, messages[0].view.known, 2))
+
+
+def test_nobody_else_reaches_a_table(arena: tuple[WebDb, Any]) -> None:
+    db, client = arena
+    with ArenaStore(db.path) as store:
+        tables = store.tables(store.league().id, author="alice")  # type: ignore[union-attr]
+    table_id = tables[-1].id
+    paths = [f"/api/tables/{table_id}", f"/api/tables/{table_id}/messages", f"/api/tables/{table_id}/replay"]
+    for who in ("bob", "admin"):
+        for path in paths:
+            assert client.get(path, headers=bearer(db, who)).status_code == 404
+        move = client.post(f"/api/tables/{table_id}/moves", headers=bearer(db, who), json={"request": 1,
+                                                                                           "action": "take"})
+        assert move.status_code == 404
+    client.cookies.clear()
+    for path in paths:
+        assert client.get(path).status_code == 401
+    assert client.get(f"/tables/{table_id}", follow_redirects=False).status_code == 303
+    mine = client.get(paths[0], headers=bearer(db, "alice"))
+    assert mine.status_code == 200  # the control: its author does
+    assert client.get(f"/api/tables/{table_id + 1000}", headers=bearer(db, "alice")).status_code == 404
+
+
+def test_caps_csrf_and_legal_moves_hold(arena: tuple[WebDb, Any]) -> None:
+    db, client = arena
+    bad = client.post("/api/tables", headers=bearer(db, "bob"), json={"variant": "nope", "bots": ["rand@1"]})
+    assert bad.status_code == 422 and "unknown variant" in bad.text
+    unknown = client.post("/api/tables", headers=bearer(db, "bob"), json={"variant": "chase", "bots": ["alpha@1"]})
+    assert unknown.status_code == 422  # alpha is quarantined: not a bot anyone may seat
+    first = client.post("/api/tables", headers=bearer(db, "bob"), json={"variant": "chase", "bots": ["rand@1"]})
+    assert first.status_code == 201
+    second = client.post("/api/tables", headers=bearer(db, "bob"), json={"variant": "chase", "bots": ["rand@1"]})
+    assert second.status_code == 429 and "open tables" in second.text  # per author: 1
+    admin = client.post("/api/tables", headers=bearer(db, "admin"), json={"variant": "chase", "bots": ["rand@1"]})
+    assert admin.status_code == 201
+    alice = client.post("/api/tables", headers=bearer(db, "alice"), json={"variant": "chase", "bots": ["rand@1"]})
+    assert alice.status_code == 429 and "the arena has 2" in alice.text  # in all: 2
+    table_id = first.json()["id"]
+    request = wait_request(db, client, table_id)
+    wrong = client.post(f"/api/tables/{table_id}/moves", headers=bearer(db, "bob"),
+                        json={"request": request.id, "action": "attack 2C"})
+    assert wrong.status_code == 409 and "legal" in wrong.text
+    stale = client.post(f"/api/tables/{table_id}/moves", headers=bearer(db, "bob"),
+                        json={"request": request.id + 1, "action": request.legal[0]})
+    assert stale.status_code == 409
+    with ArenaStore(db.path) as store:
+        author = store.author("bob")
+        assert author is not None
+        cookie = sign_session(store.web_key(), author)
+        csrf = session_csrf(store.web_key(), verify_session(store, store.web_key(), cookie, 3600))  # type: ignore[arg-type]
+    client.cookies.set(SESSION_COOKIE, cookie)
+    try:
+        move = {"request": request.id, "action": request.legal[0]}
+        assert client.post(f"/api/tables/{table_id}/moves", json=move).status_code == 403  # no CSRF token
+        assert client.post(f"/api/tables/{table_id}/moves", json=move, headers={CSRF_HEADER: csrf}).status_code == 202
+        again = client.post(f"/api/tables/{table_id}/moves", json=move, headers={CSRF_HEADER: csrf})
+        assert again.status_code == 409  # answered already
+    finally:
+        client.cookies.clear()
+
+
+def wait_request(db: WebDb, client: Client, table_id: int, who: str = "bob") -> Request:
+    """The table's first request to the person (the bots may move first)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        lines = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, who)).json()["messages"]
+        requests = [m for m in map(referee_decoder.decode, lines) if isinstance(m, Request)]
+        if requests:
+            return requests[0]
+        time.sleep(0.05)
+    raise AssertionError("no request came")
+
+
+def test_moves_past_the_authors_move_budget_get_429(arena: tuple[WebDb, Any]) -> None:
+    db, _ = arena
+    app = create_app(db.path, WebSettings(rate_burst=10_000, moves_burst=2, moves_per_second=0.01))
+    with TestClient(app) as client:
+        with ArenaStore(db.path) as store:
+            table_id = store.tables(store.league().id, author="alice")[-1].id  # type: ignore[union-attr]
+        codes = [client.post(f"/api/tables/{table_id}/moves", headers=bearer(db, "alice"),
+                             json={"request": 999, "action": "take"}).status_code for _ in range(3)]
+    assert codes == [409, 409, 429]  # the budget's first two are looked at (and refused: no such request)
+
+
+def test_a_person_resigns_and_the_seat_forfeits(tmp_path: Path) -> None:
+    db, runner = league_with_bots(tmp_path)
+    runner.start()
+    try:
+        with TestClient(create_app(db.path, WebSettings(rate_burst=10_000))) as client:
+            opened = client.post("/api/tables", headers=bearer(db, "alice"),
+                                 json={"variant": "podkidnoy", "bots": ["rand@1"], "seat": 1}).json()
+            wait_request(db, client, opened["id"], "alice")
+            assert client.post(f"/api/tables/{opened['id']}/resign", headers=bearer(db, "bob")).status_code == 404
+            assert client.post(f"/api/tables/{opened['id']}/resign", headers=bearer(db, "alice")).status_code == 202
+            deadline = time.monotonic() + 10
+            while (body := client.get(f"/api/tables/{opened['id']}/messages",
+                                      headers=bearer(db, "alice")).json())["status"] != "over":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            last = referee_decoder.decode(body["messages"][-1])
+            again = client.post(f"/api/tables/{opened['id']}/resign", headers=bearer(db, "alice"))
+    finally:
+        runner.stop()
+    assert isinstance(last, GameOver)
+    assert (last.result.forfeit_seat, last.result.verdict) == (1, "resigned")
+    assert again.status_code == 409  # the table is over
