@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from referee.engine import VERDICTS
 from referee.results.arena_store import ArenaStore, BoardRow
 from referee.web.app import create_app
 from referee.web.auth import SESSION_COOKIE, sign_session
@@ -102,6 +103,22 @@ def test_every_page_is_sent_with_the_csp(site: tuple[WebDb, str]) -> None:
     _, url = site
     with urllib.request.urlopen(f"{url}/games", timeout=5) as answer:
         assert answer.headers["Content-Security-Policy"].startswith("default-src 'none'; script-src 'self'")
+
+
+def test_the_games_filter_offers_every_verdict_kind_and_filters_by_it(browser: Any, site: tuple[WebDb, str]) -> None:
+    """The filter's kinds come from the engine's one list (a person's ``resigned`` included); choosing one lists
+    only the games with that verdict."""
+    _, url = site
+    visit(browser, url + "/games", scripted=False)
+    offered = browser.execute_script("return [...document.querySelectorAll('select[name=verdict] option')]"
+                                     ".map(o => o.value)")
+    assert offered == ["", "any", *VERDICTS]
+    every = browser.execute_script("return document.querySelectorAll('table tbody tr').length")
+    browser.execute_script("document.querySelector('select[name=verdict]').value = 'crash';"
+                           "document.querySelector('form.filters button').click()")
+    wait_for(browser, "return new URLSearchParams(location.search).get('verdict') === 'crash'")
+    rows = browser.execute_script("return [...document.querySelectorAll('table tbody tr')].map(r => r.innerText)")
+    assert 0 < len(rows) < every and all("crash" in row for row in rows)
 
 
 def test_the_board_refreshes_without_a_reload(browser: Any, site: tuple[WebDb, str]) -> None:

@@ -13,6 +13,8 @@ from litestar.exceptions import HTTPException, NotFoundException, PermissionDeni
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect
 
+from protocol.rules import MAX_PLAYERS, MIN_PLAYERS
+from referee.engine import VERDICTS
 from referee.league.authors import author_of_token
 from referee.report.page import VIEWER_BODY, script_json
 from referee.results.web_queries import WebStore
@@ -58,12 +60,15 @@ def bot_page(request: Req, name: FromPath[str]) -> Response[str]:
 
 @get("/games", sync_to_thread=True, include_in_schema=False)
 def games_page(request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
-              players: FromQuery[int | None] = None,
-               page: FromQuery[int] = 1) -> Response[str]:
+               players: FromQuery[str | None] = None, page: FromQuery[int] = 1) -> Response[str]:
+    """The games list; its filter form sends every field, an unchosen one empty (``players=``: any size)."""
+    if players and not players.isdigit():
+        raise HTTPException(f"players: a table size, not {players[:20]!r}", status_code=400)
     with context(request) as ctx:
-        wanted = GameFilter(bot or None, verdict or None, players, page)
+        wanted = GameFilter(bot or None, verdict or None, int(players) if players else None, page)
         found = ctx.answers.games(wanted, ctx.web.settings.games_per_page)
-        return render(ctx.web, "games.html", ctx, found=found, wanted=wanted)
+        return render(ctx.web, "games.html", ctx, found=found, wanted=wanted, verdicts=VERDICTS,
+                      sizes=range(MIN_PLAYERS, MAX_PLAYERS + 1))
 
 
 @get("/games/{number:int}", sync_to_thread=True, include_in_schema=False)
