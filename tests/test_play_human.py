@@ -22,6 +22,7 @@ from referee.cli.exitcodes import ExitCode
 from referee.cli.rules_summary import SUMMARIES
 from referee.engine import SeededRng, new_game
 from referee.engine.rng import derive_seed
+from referee.games.play import bot_seat_options
 from referee.results.replay import parse_replay
 from tests.humanpty import ANSI, CARD, RANDOM_BOT, Session, play_human, random_answers
 from tests.sandboxes import BOTS, needs_bwrap
@@ -163,6 +164,8 @@ def test_colours_only_on_a_terminal_that_wants_them(env: dict[str, str], coloure
     (["--human", "0", RANDOM_BOT, RANDOM_BOT, "--players", "2"], "2 bots and a person do not fit a table of 2"),
     (["--human", "0", RANDOM_BOT, "--verbose"], "--verbose shows every hand as the game goes: not with --human"),
     ([RANDOM_BOT, RANDOM_BOT, "--players", "3"], "--players is for --human"),
+    (["--human", "1", RANDOM_BOT, "--env", "1:X=1"], "--env '1:X=1': seat 1 is the person's, not a bot's"),
+    (["--human", "1", RANDOM_BOT, "--dir", "2:/tmp"], "--dir '2:/tmp': no seat 2 at this table of 2"),
 ])
 def test_a_table_that_cannot_be_seated_is_one_line_and_exit_2(args: list[str], message: str) -> None:
     session = play_human([*args, "--sandbox", "none"], random_answers(), timeout=30)
@@ -237,3 +240,10 @@ def test_the_bots_are_sandboxed_and_paused_while_the_person_thinks(open_tmp: Pat
     assert session.code == 0, text[-2000:]
     assert "each bot: sandbox bwrap" in text and "forfeits" not in text
     assert checks and all(checks), checks
+
+
+def test_a_seat_number_in_env_and_dir_is_the_tables_seat_with_a_person_seated() -> None:
+    """As ``--stderr``'s: with the person at seat 1 of 4, seat 2 is the second bot (bots are numbered apart)."""
+    assert bot_seat_options(["0:A=1", "2:B=2", "3:/d", "random#2:C=3", "D=4"], 1, 4, "--env") == \
+        ["0:A=1", "1:B=2", "2:/d", "random#2:C=3", "D=4"]
+    assert bot_seat_options(["2:B=2"], None, 4, "--env") == ["2:B=2"]  # no person: the bots are the table

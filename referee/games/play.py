@@ -79,7 +79,9 @@ FORFEIT_STDERR_LINES = 10
 def run_play(options: PlayOptions, echo: Echo, person: Person | None = None) -> list[GameRecord]:
     """Check the arguments, play the games, report each, and always stop the bots. With ``options.human``,
     ``person`` plays that seat (:class:`HumanSeat`), the bots the others."""
-    named = bot_commands(human_table(options), list(options.env), list(options.dirs))
+    bots = human_table(options)
+    named = bot_commands(bots, bot_seat_options(options.env, options.human, len(bots) + 1, "--env"),
+                         bot_seat_options(options.dirs, options.human, len(bots) + 1, "--dir"))
     names = [name for name, _ in named]
     if options.human is not None:
         names.insert(options.human, HUMAN_NAME)
@@ -164,6 +166,27 @@ def human_table(options: PlayOptions) -> list[str]:
     if not 0 <= options.human < players:
         raise BotArgError(f"--human {options.human} is not a seat at this table of {players}")
     return [options.bots[i % len(options.bots)] for i in range(players - 1)]
+
+
+def bot_seat_options(options: Sequence[str], human: int | None, players: int, flag: str) -> list[str]:
+    """``SEAT:...`` options (``--env``, ``--dir``) with each table seat number made the bot's place among the bots,
+    so that with ``--human`` a seat number means the table's seat, as ``--stderr``'s does.
+
+    :raises BotArgError: a seat number that is the person's, or none of the table's ``players``.
+    """
+    if human is None:
+        return list(options)
+    bots_options = []
+    for option in options:
+        seat, colon, rest = option.partition(":")
+        if colon and seat.isdigit():
+            if int(seat) == human:
+                raise BotArgError(f"{flag} {option!r}: seat {human} is the person's, not a bot's")
+            if int(seat) >= players:
+                raise BotArgError(f"{flag} {option!r}: no seat {seat} at this table of {players}")
+            option = f"{int(seat) - (int(seat) > human)}:{rest}"
+        bots_options.append(option)
+    return bots_options
 
 
 def stderr_seats(selected: Sequence[str], names: list[str]) -> set[int]:
