@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -195,3 +196,29 @@ def test_a_schema_6_database_migrates_to_7_and_opens_tables(tmp_path: Path) -> N
         table = store.open_table(league.id, NewTable("alice", "podkidnoy", 0, ["beta@1"]), per_author=1, total=9)
         row = store.table(table.id)
         assert row is not None and row.author == "alice" and row.status == "waiting"
+
+
+def test_a_table_that_hits_a_bug_ends_with_why_and_the_runner_goes_on(folder: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the runner's last stop the thread dies quietly and the table stays 'playing' (holding a seat of the
+    caps) until the daemon restarts; with it the table ends at once, and the next one is played."""
+    db, runner = league_with_bots(folder, move=0.3)
+    calls = []
+    real = TableRunner._clients
+
+    def broken_once(self: TableRunner, store: ArenaStore, table: TableRow) -> list[Any]:
+        calls.append(table.id)
+        if len(calls) == 1:
+            raise KeyError("a version the store no longer holds")
+        return real(self, store, table)
+
+    monkeypatch.setattr(TableRunner, "_clients", broken_once)
+    runner.start()
+    try:
+        broken = wait_over(db, open_table(db, ["rand@1"]).id, 20)
+        played = wait_over(db, open_table(db, ["rand@1"]).id, 30)  # nobody answers: it ends on the clock
+    finally:
+        runner.stop()
+    assert (broken.reason, broken.game_id) == ("the table could not be played: internal error (KeyError)", None)
+    assert played.game_id is not None and "KeyError" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from pathlib import Path
 
 from protocol.messages import Request, encoder
@@ -130,28 +131,37 @@ class TableRunner:
                 thread.start()
 
     def play(self, table: TableRow) -> None:
-        """Play ``table`` to its end and store its game (or why it could not be played)."""
+        """Play ``table`` to its end and store its game (or why it could not be played). A bug ends this table
+        with its reason and a traceback on the daemon's stderr; the league and the other tables go on."""
         with ArenaStore(self.db_path) as store:
-            clients = self._clients(store, table)
             try:
-                seed = table_seed(self.league.seed, table.id)
-                game = new_game(table_rules(self.loaded.table.rules, table.variant), table.players,
-                                SeededRng(seed))
-                record = play_game(game, clients, f"table{table.id}", deal=f"table:{table.id}",
-                                   bot_seeds=[derive_seed(seed, "bots", s) for s in range(table.players)])
-            except (BotError, ValueError, StoreError) as exc:  # a seat that cannot start, a database that fails
-                store.end_table(table.id, None, f"the table could not be played: {exc}")
-                return
-            except Abandoned:
-                return
-            finally:
-                for client in clients:
-                    client.stop(grace=0.0)
-            versions = {v.name: v.sha256 for v in store.versions(self.league.id)}
-            store.end_table(table.id, StoredGame(
-                slot_key=f"table:{table.id}", game_index=0, deal_seed=seed, rotation=0,
-                record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr,
-                move_us=record.move_us, bot_files=[versions.get(name, "") for name in record.names]))
+                self._play(store, table)
+            except Exception as exc:  # a thread's last stop: nothing above it would see the error
+                traceback.print_exc()
+                store.end_table(table.id, None, f"the table could not be played: internal error "
+                                                f"({type(exc).__name__})")
+
+    def _play(self, store: ArenaStore, table: TableRow) -> None:
+        clients = self._clients(store, table)
+        try:
+            seed = table_seed(self.league.seed, table.id)
+            game = new_game(table_rules(self.loaded.table.rules, table.variant), table.players,
+                            SeededRng(seed))
+            record = play_game(game, clients, f"table{table.id}", deal=f"table:{table.id}",
+                               bot_seeds=[derive_seed(seed, "bots", s) for s in range(table.players)])
+        except (BotError, ValueError, StoreError) as exc:  # a seat that cannot start, a database that fails
+            store.end_table(table.id, None, f"the table could not be played: {exc}")
+            return
+        except Abandoned:
+            return
+        finally:
+            for client in clients:
+                client.stop(grace=0.0)
+        versions = {v.name: v.sha256 for v in store.versions(self.league.id)}
+        store.end_table(table.id, StoredGame(
+            slot_key=f"table:{table.id}", game_index=0, deal_seed=seed, rotation=0,
+            record=record.to_result_record(), replay=replay_lines(record), stderr=record.stderr,
+            move_us=record.move_us, bot_files=[versions.get(name, "") for name in record.names]))
 
     def _clients(self, store: ArenaStore, table: TableRow) -> list[Seat]:
         """The seats: the person's relay at ``table.seat``, the league's versions (as its workers start them) at
