@@ -95,6 +95,7 @@ def table_out(table: TableRow) -> models.TableOut:
     return models.TableOut(id=table.id, variant=table.variant, players=table.players, seat=table.seat,
                            bots=table.bots, status=table.status, created=table.created, reason=table.reason,
                            url=f"/tables/{table.id}", messages=f"/api/tables/{table.id}/messages",
+                           events=f"/api/tables/{table.id}/events",
                            replay=_replay_url(table))
 
 
@@ -103,10 +104,22 @@ def _replay_url(table: TableRow) -> str | None:
 
 
 def table_messages(ctx: Context, table: TableRow, since: int) -> models.TableMessages:
-    lines = ctx.store.table_messages(table.id, max(0, since))
-    clock = None if table.deadline is None else max(0, round((table.deadline - time.time()) * 1000))
+    lines = ctx.store.table_messages(table.id, max(0, since))  # after the table's row: see table_state
     return models.TableMessages(since=max(0, since), next=max(0, since) + len(lines), messages=lines,
-                                status=table.status, clock_ms=clock, replay=_replay_url(table), reason=table.reason)
+                                status=table.status, clock_ms=clock_ms(table), replay=_replay_url(table),
+                                reason=table.reason)
+
+
+def table_state(table: TableRow, sent: int) -> models.TableState:
+    """The table as read with its messages (the row first, then the messages: the daemon stores the last message
+    before it marks the table over, so an ``over`` read first has every message after it)."""
+    return models.TableState(next=sent, status=table.status, clock_ms=clock_ms(table), replay=_replay_url(table),
+                             reason=table.reason)
+
+
+def clock_ms(table: TableRow) -> int | None:
+    """The time left on the open request (None: nothing asked now)."""
+    return None if table.deadline is None else max(0, round((table.deadline - time.time()) * 1000))
 
 
 def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.MoveAccepted:
@@ -245,6 +258,7 @@ def table_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
             return Redirect("/login", status_code=303)
         table = own_table(ctx, table_id)
         data = {"id": table.id, "messages": f"/api/tables/{table.id}/messages",
+                "events": f"/api/tables/{table.id}/events",
                 "moves": f"/api/tables/{table.id}/moves", "resign": f"/api/tables/{table.id}/resign",
                 "csrf": ctx.csrf}
         return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
