@@ -4,7 +4,8 @@ the seat's protocol messages as the daemon stored them (the bytes a bot at that 
 stores the person's answer to the open request, if it is one of its legal strings.
 
 A table is its author's alone (:class:`~referee.web.visibility.TableSubject`): anyone else, the admin included,
-gets 404 as for a table that does not exist. Its replay (every hand) is served only once the game is over.
+gets 404 as for a table that does not exist. Its replay (every hand) is served only once the game is over. The
+page follows the messages as server-sent events (:mod:`referee.web.table_events`); API clients may poll them here.
 """
 
 from __future__ import annotations
