@@ -113,3 +113,19 @@ def test_a_person_finishes_a_game_of_each_variant_survives_a_reload_and_opens_th
     steps = int(browser.execute_script("return document.getElementById('viewer').dataset.steps"))
     assert steps > turns
     assert console_errors(browser) == []
+
+
+def test_the_page_polls_when_the_stream_fails_again_and_again(browser: Any, site: tuple[WebDb, str, Recorded]) -> None:
+    """A server whose every stream is refused (429: no stream allowed): after three failed connections the page
+    polls the messages route, and the game plays to its end all the same."""
+    db, _, _ = site
+    app = Recorded(create_app(db.path, WebSettings(rate_burst=10_000, moves_burst=10_000,
+                                                   table_streams_per_author=0)))
+    with served(app) as url:
+        browser.delete_all_cookies()
+        sign_in(browser, db, url, "alice")
+        open_table(browser, url, "podkidnoy", ["rand@1"])
+        wait_for(browser, "return document.getElementById('table').dataset.feed === 'poll'", 20)
+        assert play_to_the_end(browser, reload_at=None) > 0
+    feeds = [path.rsplit("/", 1)[-1] for path in app.paths if path.startswith("/api/tables/")]
+    assert feeds[:3] == ["events"] * 3 and "messages" in feeds
