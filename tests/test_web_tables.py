@@ -157,27 +157,42 @@ def play_through_the_stream(db: WebDb, url: str, table_id: int) -> tuple[Sent, l
     return sent, seen
 
 
-@pytest.mark.parametrize("feed", ["poll", "stream"])
-def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(
-        arena: tuple[WebDb, Any], live: str, feed: str) -> None:
-    db, client = arena
+def open_alices_table(db: WebDb, client: Client) -> int:
+    """A table of three, alice at seat 2; its replay 404 until the game is over."""
     opened = client.post("/api/tables", headers=bearer(db, "alice"),
                          json={"variant": "podkidnoy", "bots": ["rand@1", "rand2@1"], "seat": 2})
     assert opened.status_code == 201, opened.text
-    table = opened.json()
-    replay_before = client.get(f"/api/tables/{table['id']}/replay", headers=bearer(db, "alice"))
+    table_id: int = opened.json()["id"]
+    replay_before = client.get(f"/api/tables/{table_id}/replay", headers=bearer(db, "alice"))
     assert replay_before.status_code == 404  # every hand only once the game is over
+    return table_id
+
+
+@pytest.fixture(scope="module")
+def polled(arena: tuple[WebDb, Any]) -> tuple[int, Sent]:
+    """A table alice played to its end through the messages route (each test worker's own): its id and the bytes
+    every table route sent meanwhile."""
+    db, client = arena
+    table_id = open_alices_table(db, client)
+    return table_id, play_through_the_api(db, client, table_id)
+
+
+@pytest.mark.parametrize("feed", ["poll", "stream"])
+def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(
+        arena: tuple[WebDb, Any], live: str, polled: tuple[int, Sent], feed: str) -> None:
+    db, client = arena
     if feed == "poll":
-        sent = play_through_the_api(db, client, table["id"])
+        table_id, sent = polled
     else:
-        sent, events = play_through_the_stream(db, live, table["id"])
-    lines = client.get(f"/api/tables/{table['id']}/messages", headers=bearer(db, "alice")).json()["messages"]
+        table_id = open_alices_table(db, client)
+        sent, events = play_through_the_stream(db, live, table_id)
+    lines = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, "alice")).json()["messages"]
     if feed == "stream":  # each stored line, exactly, as one event numbered as stored
         assert [(e.id, e.data) for e in events if e.type == "message"] == [(str(n), line) for n, line in
                                                                            enumerate(lines)]
     messages = [referee_decoder.decode(line) for line in lines]
     assert isinstance(messages[0], GameStart) and isinstance(messages[-1], GameOver)
-    replay = client.get(f"/api/tables/{table['id']}/replay", headers=bearer(db, "alice"))
+    replay = client.get(f"/api/tables/{table_id}/replay", headers=bearer(db, "alice"))
     assert replay.status_code == 200
     data = replay.json()["views"][0]
     assert data["names"][2] == "alice" and data["stderr"] == [[], [], []]
@@ -203,13 +218,12 @@ def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(
     assert not leaked(start, hidden_cards(first, messages[0].view.known, 2))
 
 
-def test_a_reconnect_gets_exactly_the_messages_after_its_last_event(arena: tuple[WebDb, Any]) -> None:
+def test_a_reconnect_gets_exactly_the_messages_after_its_last_event(arena: tuple[WebDb, Any],
+                                                                    polled: tuple[int, Sent]) -> None:
     """Last-Event-ID (an EventSource's reconnect) resumes after that message; ``?since=K`` starts at K; the header
     wins over the URL's ``since`` (a reconnect keeps its first URL); a malformed one is ignored."""
     db, client = arena
-    with ArenaStore(db.path) as store:
-        table_id = next(t.id for t in store.tables(store.league().id, "over", author="alice")  # type: ignore[union-attr]
-                        if t.game_id is not None)
+    table_id = polled[0]
     lines = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, "alice")).json()["messages"]
     assert len(lines) > 5
 
