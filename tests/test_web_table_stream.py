@@ -17,7 +17,7 @@ from litestar.testing import TestClient
 from referee.results.arena_store import ArenaStore
 from referee.results.table_store import NewTable
 from referee.web.app import create_app
-from referee.web.limits import StreamSlots
+from referee.web.limits import StreamLease, StreamSlots
 from referee.web.settings import WebSettings
 from tests.liveserver import served
 from tests.webdb import WebDb, build
@@ -107,3 +107,16 @@ def test_a_session_revoked_mid_stream_ends_it_and_its_reconnect_gets_401(db: Web
                 assert time.monotonic() - began < 6
         assert revoked is not None and time.monotonic() - revoked < 2 and beats >= 3
         assert http.get(path, headers=bearer(db, "alice")).status_code == 401
+
+
+def test_a_lease_is_given_back_once_however_often_released() -> None:
+    slots = StreamSlots(per_author=2, total=3)
+    first, second = slots.take("alice"), slots.take("alice")
+    assert isinstance(first, StreamLease) and isinstance(second, StreamLease)
+    assert "open table streams" in str(slots.take("alice"))
+    first.release()
+    first.release()  # the stream's end and its generator's collection both release: one slot back, not two
+    assert slots.count("alice") == 1 and slots.count() == 1
+    assert isinstance(slots.take("alice"), StreamLease)
+    assert isinstance(slots.take("bob"), StreamLease)
+    assert "the server has 3" in str(slots.take("carol"))
