@@ -223,6 +223,9 @@ def test_a_person_plays_a_league_bot_at_a_card_table_the_daemon_runs(browser: An
     table = browser.current_url
     assert play_to_the_end(browser, reload_at=1, pace=0.6) > 0  # a person's pace: within the move budget
     assert browser.execute_script("return document.querySelector('.result').dataset.end") != "forfeit"
+    access = (arena.folder / "web.log").read_text()  # the page followed the event stream, and never polled
+    assert f"GET /api/tables/{table.rsplit('/', 1)[-1]}/events?since=0 HTTP/1.1\" 200" in access
+    assert "/messages" not in access
     replay = wait_for(browser, "const a = document.querySelector('.result a.replay'); return a && a.href", 20)
     browser.get(replay)
     wait_for(browser, "return document.body.dataset.ready === '1'")

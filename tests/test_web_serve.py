@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.cli.serve import SHUTDOWN_GRACE_SECONDS
 from referee.results.arena_store import ArenaStore
 from tests.webdb import WebDb, build, why_nobody_cannot_serve
 
@@ -114,6 +115,24 @@ def test_the_access_log_never_holds_a_token(served: tuple[WebDb, subprocess.Pope
     out, err = server.communicate(timeout=10)
     assert '"GET /api/authors/bob HTTP/1.1" 200' in out  # the access log (stdout) is on: paths only
     assert token.split("_", 2)[2] not in out + err
+
+
+def test_a_table_stream_flows_as_nobody_and_does_not_hold_up_a_stop(
+        served: tuple[WebDb, subprocess.Popen[str], str]) -> None:
+    """A card table's event stream through ``durak serve`` (its table waits for a daemon that never comes, so the
+    stream stays open); SIGTERM ends the server within its grace, the stream cut, not waited for."""
+    league, server, url = served
+    request = urllib.request.Request(f"{url}/api/tables/{league.table}/events",
+                                     headers={"Authorization": f"Bearer {league.tokens['alice']}"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        assert answer.readline() == b"retry: 500\r\n"
+        answer.readline()
+        assert answer.readline().startswith(b"id: 0\r\n")
+        began = time.monotonic()
+        server.terminate()
+        server.wait(SHUTDOWN_GRACE_SECONDS + 5)
+        assert time.monotonic() - began < SHUTDOWN_GRACE_SECONDS + 3
 
 
 def test_a_public_host_needs_public(league: WebDb) -> None:

@@ -2,16 +2,19 @@
 person (the test, as the page would) plays a table to its end through the API; on the bytes sent over every table
 route, nothing shows a card another seat holds unseen, nor the deck, before the game ends (a control shows the
 check catches an all-seeing frame); another author, the admin and nobody cannot reach the table; the caps, the
-CSRF token, the legal-only moves and the move rate limit hold."""
+CSRF token, the legal-only moves and the move rate limit hold. The seat's messages are checked as polled and as
+streamed (server-sent events, read from a real uvicorn as they come), and a stream's reconnect resumes exactly."""
 
 from __future__ import annotations
 
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 from litestar.testing import TestClient
@@ -21,10 +24,14 @@ from referee.results.arena_store import ArenaStore
 from referee.web.app import create_app
 from referee.web.auth import CSRF_HEADER, SESSION_COOKIE, session_csrf, sign_session, verify_session
 from referee.web.settings import WebSettings
+from tests.liveserver import served
 from tests.test_tables import league_with_bots
 from tests.webdb import WebDb
 
 Client = TestClient  # type: ignore[type-arg]
+
+
+SETTINGS = WebSettings(rate_burst=10_000, tables_per_author=1, tables_total=2, moves_burst=10_000)
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +39,16 @@ def arena() -> Iterator[tuple[WebDb, Any]]:
     folder = Path(tempfile.mkdtemp(prefix="durak-test-web-tables-"))
     db, runner = league_with_bots(folder)
     runner.start()
-    app = create_app(db.path, WebSettings(rate_burst=10_000, tables_per_author=1, tables_total=2, moves_burst=10_000))
-    with TestClient(app) as client:
+    with TestClient(create_app(db.path, SETTINGS)) as client:
         yield db, client
     runner.stop()
+
+
+@pytest.fixture(scope="module")
+def live(arena: tuple[WebDb, Any]) -> Iterator[str]:
+    """The same database served by uvicorn on 127.0.0.1: the event stream read as it comes."""
+    with served(create_app(arena[0].path, replace(SETTINGS, table_stream_look_seconds=0.02))) as url:
+        yield url
 
 
 def bearer(db: WebDb, who: str) -> dict[str, str]:
@@ -89,19 +102,97 @@ def play_through_the_api(db: WebDb, client: Client, table_id: int) -> Sent:
     raise AssertionError("the table did not end")
 
 
-def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(arena: tuple[WebDb, Any]) -> None:
-    db, client = arena
+class Event(msgspec.Struct):
+    """One server-sent event as read: its fields and its bytes."""
+
+    raw: bytes
+    id: str | None = None
+    type: str = ""  # "message" for data without an ``event:`` name; "" for no data (not dispatched by a browser)
+    data: str = ""
+
+
+def events_of(lines: Iterator[str]) -> Iterator[Event]:
+    """The events of a text/event-stream's lines (a comment alone, the heartbeat, is an event with no data)."""
+    fields: list[str] = []
+    for line in lines:
+        if line or not fields:
+            fields += [line] if line else []
+            continue
+        event = Event(raw="\r\n".join(fields).encode())
+        for field in fields:
+            name, _, value = field.partition(": ")
+            if name == "id":
+                event.id = value
+            elif name == "event":
+                event.type = value
+            elif name == "data":
+                event.data = value
+                event.type = event.type or "message"
+        fields = []
+        yield event
+
+
+def play_through_the_stream(db: WebDb, url: str, table_id: int) -> tuple[Sent, list[Event]]:
+    """As :func:`play_through_the_api`, the seat's messages read from the table's event stream as they come (a
+    move posted as soon as its request arrives); every event's bytes, and the events."""
+    sent: Sent = []
+    known: list[list[str]] = []
+    told, seen = 0, list[Event]()
+    with httpx.Client(base_url=url, headers=bearer(db, "alice"), timeout=30) as http, \
+            http.stream("GET", f"/api/tables/{table_id}/events") as answer:
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/event-stream")
+        for event in events_of(answer.iter_lines()):
+            seen.append(event)
+            if event.type == "message":
+                message = referee_decoder.decode(event.data)
+                told += len(getattr(message, "events", []))
+                if isinstance(message, GameStart | Request):
+                    known = message.view.known
+                if isinstance(message, Request):
+                    move = http.post(f"/api/tables/{table_id}/moves",
+                                     json={"request": message.id, "action": message.legal[-1]})
+                    assert move.status_code == 202, move.text
+            sent.append((told, known, event.raw))
+    assert seen[-1].type == "state" and msgspec.json.decode(seen[-1].data)["status"] == "over"  # then it ended
+    return sent, seen
+
+
+def open_alices_table(db: WebDb, client: Client) -> int:
+    """A table of three, alice at seat 2; its replay 404 until the game is over."""
     opened = client.post("/api/tables", headers=bearer(db, "alice"),
                          json={"variant": "podkidnoy", "bots": ["rand@1", "rand2@1"], "seat": 2})
     assert opened.status_code == 201, opened.text
-    table = opened.json()
-    replay_before = client.get(f"/api/tables/{table['id']}/replay", headers=bearer(db, "alice"))
+    table_id: int = opened.json()["id"]
+    replay_before = client.get(f"/api/tables/{table_id}/replay", headers=bearer(db, "alice"))
     assert replay_before.status_code == 404  # every hand only once the game is over
-    sent = play_through_the_api(db, client, table["id"])
-    messages = [referee_decoder.decode(line) for line in
-                client.get(f"/api/tables/{table['id']}/messages", headers=bearer(db, "alice")).json()["messages"]]
+    return table_id
+
+
+@pytest.fixture(scope="module")
+def polled(arena: tuple[WebDb, Any]) -> tuple[int, Sent]:
+    """A table alice played to its end through the messages route (each test worker's own): its id and the bytes
+    every table route sent meanwhile."""
+    db, client = arena
+    table_id = open_alices_table(db, client)
+    return table_id, play_through_the_api(db, client, table_id)
+
+
+@pytest.mark.parametrize("feed", ["poll", "stream"])
+def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(
+        arena: tuple[WebDb, Any], live: str, polled: tuple[int, Sent], feed: str) -> None:
+    db, client = arena
+    if feed == "poll":
+        table_id, sent = polled
+    else:
+        table_id = open_alices_table(db, client)
+        sent, events = play_through_the_stream(db, live, table_id)
+    lines = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, "alice")).json()["messages"]
+    if feed == "stream":  # each stored line, exactly, as one event numbered as stored
+        assert [(e.id, e.data) for e in events if e.type == "message"] == [(str(n), line) for n, line in
+                                                                           enumerate(lines)]
+    messages = [referee_decoder.decode(line) for line in lines]
     assert isinstance(messages[0], GameStart) and isinstance(messages[-1], GameOver)
-    replay = client.get(f"/api/tables/{table['id']}/replay", headers=bearer(db, "alice"))
+    replay = client.get(f"/api/tables/{table_id}/replay", headers=bearer(db, "alice"))
     assert replay.status_code == 200
     data = replay.json()["views"][0]
     assert data["names"][2] == "alice" and data["stderr"] == [[], [], []]
@@ -117,9 +208,42 @@ def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(a
     assert checked > 10
     first = steps[min(steps)]
     assert isinstance(messages[0], GameStart)
-    # The control: the first message with seat 0's hand in place of the person's is caught.
-    swapped = msgspec.structs.replace(messages[0].view, hand=first["h"][0].split())
-    assert leaked(msgspec.json.encode(swapped), hidden_cards(first, messages[0].view.known, 2))
+    # The control: the first message as sent (a line polled, an event streamed), with seat 0's hand in place of the
+    # person's, is caught.
+    start = next(body for _, _, body in sent if b'"type":"game"' in body)
+    hand = msgspec.json.encode(messages[0].view.hand)
+    assert hand in start
+    swapped = start.replace(hand, msgspec.json.encode(first["h"][0].split()))
+    assert leaked(swapped, hidden_cards(first, messages[0].view.known, 2))
+    assert not leaked(start, hidden_cards(first, messages[0].view.known, 2))
+
+
+def test_a_reconnect_gets_exactly_the_messages_after_its_last_event(arena: tuple[WebDb, Any],
+                                                                    polled: tuple[int, Sent]) -> None:
+    """Last-Event-ID (an EventSource's reconnect) resumes after that message; ``?since=K`` starts at K; the header
+    wins over the URL's ``since`` (a reconnect keeps its first URL); a malformed one is ignored."""
+    db, client = arena
+    table_id = polled[0]
+    lines = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, "alice")).json()["messages"]
+    assert len(lines) > 5
+
+    def stream(query: str = "", last: str | None = None) -> list[Event]:
+        headers = bearer(db, "alice") | ({"Last-Event-ID": last} if last is not None else {})
+        answer = client.get(f"/api/tables/{table_id}/events{query}", headers=headers)  # over: it ends
+        assert answer.status_code == 200
+        return list(events_of(iter(answer.text.split("\r\n"))))
+
+    def numbered(events: list[Event]) -> list[tuple[int, str]]:
+        assert events[-1].type == "state" and msgspec.json.decode(events[-1].data)["next"] == len(lines)
+        return [(int(e.id or -1), e.data) for e in events if e.type == "message"]
+
+    every = list(enumerate(lines))
+    assert numbered(stream()) == every
+    assert numbered(stream(last="3")) == every[4:]
+    assert numbered(stream("?since=2")) == every[2:]
+    assert numbered(stream("?since=0", last="4")) == every[5:]
+    assert numbered(stream(last=str(len(lines) - 1))) == []
+    assert numbered(stream("?since=1", last="x")) == every[1:]
 
 
 def test_nobody_else_reaches_a_table(arena: tuple[WebDb, Any]) -> None:
@@ -127,7 +251,8 @@ def test_nobody_else_reaches_a_table(arena: tuple[WebDb, Any]) -> None:
     with ArenaStore(db.path) as store:
         tables = store.tables(store.league().id, author="alice")  # type: ignore[union-attr]
     table_id = tables[-1].id
-    paths = [f"/api/tables/{table_id}", f"/api/tables/{table_id}/messages", f"/api/tables/{table_id}/replay"]
+    paths = [f"/api/tables/{table_id}", f"/api/tables/{table_id}/messages", f"/api/tables/{table_id}/replay",
+             f"/api/tables/{table_id}/events"]
     for who in ("bob", "admin"):
         for path in paths:
             assert client.get(path, headers=bearer(db, who)).status_code == 404

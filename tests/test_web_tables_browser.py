@@ -6,17 +6,13 @@ game goes on), finishes it and opens its replay; the page runs under the CSP wit
 from __future__ import annotations
 
 import shutil
-import socket
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -24,6 +20,7 @@ from protocol.rules import VARIANTS
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
 from tests.browser import browser, console_errors, wait_for
+from tests.liveserver import Recorded, served
 from tests.test_tables import league_with_bots
 from tests.test_web_browser import sign_in
 from tests.webdb import WebDb
@@ -35,24 +32,13 @@ TURN_OR_OVER = ("const t = document.getElementById('table'); "
 
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[tuple[WebDb, str]]:
+def site() -> Iterator[tuple[WebDb, str, Recorded]]:
     folder = Path(tempfile.mkdtemp(prefix="durak-test-web-tables-browser-"))
     db, runner = league_with_bots(folder)
     runner.start()
-    with closing(socket.socket()) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = create_app(db.path, WebSettings(rate_burst=10_000, moves_burst=10_000))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    yield db, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    app = Recorded(create_app(db.path, WebSettings(rate_burst=10_000, moves_burst=10_000)))
+    with served(app) as url:
+        yield db, url, app
     runner.stop()
     shutil.rmtree(folder)
 
@@ -107,15 +93,19 @@ def play_to_the_end(driver: Any, reload_at: int | None, pace: float = 0.0) -> in
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_person_finishes_a_game_of_each_variant_survives_a_reload_and_opens_the_replay(
-        browser: Any, site: tuple[WebDb, str], variant: str) -> None:
-    db, url = site
+        browser: Any, site: tuple[WebDb, str, Recorded], variant: str) -> None:
+    db, url, app = site
     browser.delete_all_cookies()
     sign_in(browser, db, url, "alice")
     bots = ["rand@1", "rand2@1"] if variant == "chase" else ["rand@1"]
+    app.paths.clear()
     open_table(browser, url, variant, bots)
+    assert browser.execute_script("return document.getElementById('table').dataset.feed") == "stream"
     turns = play_to_the_end(browser, reload_at=2)
     assert turns > 0
     assert browser.execute_script("return document.querySelector('.result').dataset.end") != "forfeit"
+    feeds = [path.rsplit("/", 1)[-1] for path in app.paths if path.startswith("/api/tables/")]
+    assert feeds.count("events") >= 2 and "messages" not in feeds  # the stream, again after the reload; no poll
     link = wait_for(browser, "const a = document.querySelector('.result a.replay'); return a && a.href", 20)
     browser.get(link)
     wait_for(browser, "return document.body.dataset.ready === '1'")
@@ -123,3 +113,19 @@ def test_a_person_finishes_a_game_of_each_variant_survives_a_reload_and_opens_th
     steps = int(browser.execute_script("return document.getElementById('viewer').dataset.steps"))
     assert steps > turns
     assert console_errors(browser) == []
+
+
+def test_the_page_polls_when_the_stream_fails_again_and_again(browser: Any, site: tuple[WebDb, str, Recorded]) -> None:
+    """A server whose every stream is refused (429: no stream allowed): after three failed connections the page
+    polls the messages route, and the game plays to its end all the same."""
+    db, _, _ = site
+    app = Recorded(create_app(db.path, WebSettings(rate_burst=10_000, moves_burst=10_000,
+                                                   table_streams_per_author=0)))
+    with served(app) as url:
+        browser.delete_all_cookies()
+        sign_in(browser, db, url, "alice")
+        open_table(browser, url, "podkidnoy", ["rand@1"])
+        wait_for(browser, "return document.getElementById('table').dataset.feed === 'poll'", 20)
+        assert play_to_the_end(browser, reload_at=None) > 0
+    feeds = [path.rsplit("/", 1)[-1] for path in app.paths if path.startswith("/api/tables/")]
+    assert feeds[:3] == ["events"] * 3 and "messages" in feeds

@@ -65,7 +65,8 @@ MAY_SEE: dict[str, set[str]] = {
 def web() -> Iterator[tuple[WebDb, TestClient]]:  # type: ignore[type-arg]
     folder = Path(tempfile.mkdtemp(prefix="durak-test-web-"))
     db = build(folder)
-    app = create_app(db.path, WebSettings(rate_burst=10_000))
+    # A table stream ends at its longest life (the test client hands over a response once it has ended).
+    app = create_app(db.path, WebSettings(rate_burst=10_000, table_stream_seconds=0.2))
     with TestClient(app) as client:
         yield db, client
 
@@ -90,7 +91,8 @@ def routes(db: WebDb) -> dict[str, dict[str, int]]:
         **challenge_routes(db),
         "/tables": {"anonymous": 303}, "/api/tables": {"anonymous": 401},
         f"/tables/{db.table}": {"anonymous": 303, "bob": 404, "admin": 404},
-        **{f"/api/tables/{db.table}{tail}": {"anonymous": 401, "bob": 404, "admin": 404} for tail in ("", "/messages")},
+        **{f"/api/tables/{db.table}{tail}": {"anonymous": 401, "bob": 404, "admin": 404}
+           for tail in ("", "/messages", "/events")},
         f"/api/tables/{db.table}/replay": {"anonymous": 401, "alice": 404, "bob": 404, "admin": 404},  # not over
     }
 
@@ -157,6 +159,7 @@ def test_every_route_shows_each_viewer_only_what_the_rules_allow(web: tuple[WebD
     }
     for (secret, viewer), path in controls.items():
         assert path in seen.get((secret, viewer), set()), f"{secret} not shown to {viewer} at {path}"
+    assert f"/api/tables/{db.table}/events" in seen[(A_TABLE, "alice")]  # the stream too
 
 
 def test_a_verdicts_kind_is_public_and_its_reason_is_not(web: tuple[WebDb, TestClient]) -> None:  # type: ignore[type-arg]
@@ -207,6 +210,7 @@ def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> No
             "/api/uploads", "/api/uploads/{upload_id}", "/api/admin", "/api/admin/{action}", "/api/admin/finals",
             "/api/challenges", "/api/challenges/{challenge_id}", "/api/challenges/{challenge_id}/games/{number}",
             "/api/tables", "/api/tables/{table_id}", "/api/tables/{table_id}/messages", "/api/tables/{table_id}/moves",
+            "/api/tables/{table_id}/events",
             "/api/tables/{table_id}/replay", "/api/tables/{table_id}/resign"} <= set(paths)
     assert not any(path.startswith(("/login", "/static")) for path in paths)
 

@@ -15,6 +15,9 @@ from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 
 WEB_EXTRA = ("litestar", "uvicorn", "jinja2")
+#: How long a stopping server waits for answers in flight: a card table's event stream lasts minutes, and uvicorn
+#: would wait for it; past this it is cut (the browser reconnects to the next server).
+SHUTDOWN_GRACE_SECONDS = 3
 
 
 @app.command()
@@ -71,7 +74,8 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
     os.environ[SETTINGS_ENV] = msgspec.json.encode(settings).decode()
     # The proxy headers are read by the app, for trusted proxies only; uvicorn's own reading is off.
     config = uvicorn.Config("referee.web.app:app_from_environment", factory=True, workers=workers,
-                            proxy_headers=False, server_header=False, log_level="info")
+                            proxy_headers=False, server_header=False, log_level="info",
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
     typer.echo(f"durak serve: http://{host}:{port}/ ({workers} worker(s), uid {os.getuid()})", err=True)
     if workers > 1:
         Multiprocess(config, sockets=[sock]).run()

@@ -17,9 +17,9 @@ from litestar.types import Message, Scope
 
 from referee import __version__
 from referee.results.web_queries import WebStore
-from referee.web import api, auth, pages, tables
+from referee.web import api, auth, pages, table_events, tables
 from referee.web.context import WebState
-from referee.web.limits import RateLimiter, client_address, retry_after
+from referee.web.limits import RateLimiter, StreamSlots, client_address, retry_after
 from referee.web.settings import WebSettings
 from referee.web.static import favicon, static_file
 
@@ -44,9 +44,10 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
     state = WebState(db_path=Path(db_path), settings=settings, key=key,
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
-                     move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst))
+                     move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst),
+                     table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total))
     return Litestar(
-        route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, static_file, favicon],
+        route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, static_file, favicon],
         state=_state(state),
         before_request=_limit_address,
         before_send=[_security_headers],

@@ -17,7 +17,7 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from referee.results.web_queries import WebStore
 from referee.web import auth
 from referee.web.answers import Answers
-from referee.web.limits import RateLimiter, retry_after
+from referee.web.limits import RateLimiter, StreamSlots, retry_after
 from referee.web.settings import WebSettings
 from referee.web.visibility import ANONYMOUS, Viewer
 
@@ -35,6 +35,7 @@ class WebState:
     author_limits: RateLimiter
     templates: Environment
     move_limits: RateLimiter  # a person's moves at the card tables, per author
+    table_streams: StreamSlots  # the card tables' open event streams
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,16 @@ def context(request: Request[Any, Any, Any], form_csrf: str | None = None) -> It
         yield Context(store, viewer, Answers(store, viewer), web, None if bearer else session, bearer)
     finally:
         store.close()
+
+
+def viewer_now(request: Request[Any, Any, Any], store: WebStore, web: WebState) -> Viewer:
+    """Who the request's credentials name now (a long-lived stream asks again: a session revoked, an author's
+    epoch moved on or a token replaced since it began make it anonymous); no rate limit taken."""
+    try:
+        session, _ = _who(request, store, web)
+    except NotAuthorizedException:
+        return ANONYMOUS
+    return auth.viewer_of(session.author) if session is not None else ANONYMOUS
 
 
 def _who(request: Request[Any, Any, Any], store: WebStore, web: WebState) -> tuple[auth.Session | None, bool]:

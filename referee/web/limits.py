@@ -50,6 +50,54 @@ class RateLimiter:
             del self._buckets[key]
 
 
+class StreamSlots:
+    """Open streams counted per author and in all (this process's: each uvicorn worker has its own), each stream
+    holding one :class:`StreamLease` from :meth:`take` until it ends."""
+
+    def __init__(self, per_author: int, total: int) -> None:
+        self.per_author, self.total = per_author, total
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()  # taken in a handler's thread, given back on the event loop
+
+    def take(self, author: str) -> StreamLease | str:
+        """A lease on one more stream for ``author``, or why not (a cap is reached)."""
+        with self._lock:
+            mine, every = self._open.get(author, 0), sum(self._open.values())
+            if mine >= self.per_author:
+                return f"you have {mine} open table streams, the most an author may have"
+            if every >= self.total:
+                return f"the server has {every} open table streams, the most it keeps: try again later"
+            self._open[author] = mine + 1
+        return StreamLease(self, author)
+
+    def count(self, author: str | None = None) -> int:
+        with self._lock:
+            return sum(self._open.values()) if author is None else self._open.get(author, 0)
+
+    def _give_back(self, author: str) -> None:
+        with self._lock:
+            left = self._open[author] - 1
+            if left:
+                self._open[author] = left
+            else:
+                del self._open[author]
+
+
+class StreamLease:
+    """One stream's slot; :meth:`release` gives it back once, however often it is called (the stream's end and
+    its generator's collection both call it)."""
+
+    def __init__(self, slots: StreamSlots, author: str) -> None:
+        self._slots, self._author, self._held = slots, author, True
+        self._lock = threading.Lock()
+
+    def release(self) -> None:
+        with self._lock:
+            held, self._held = self._held, False
+        if held:
+            self._slots._give_back(self._author)
+
+
 def retry_after(wait: float) -> str:
     """A ``Retry-After`` value: whole seconds, at least 1."""
     return str(max(1, math.ceil(wait)))

@@ -231,6 +231,7 @@ class TableOut(msgspec.Struct, frozen=True):
     reason: str  # why an over table has no game ("" otherwise)
     url: str  # the table page
     messages: str  # the seat's protocol messages (GET with ?since=N)
+    events: str  # the same as server-sent events (text/event-stream)
     replay: str | None  # the replay, once the game is stored
 
 
@@ -245,6 +246,18 @@ class TableMessages(msgspec.Struct, frozen=True):
     clock_ms: int | None
     replay: str | None
     reason: str  # why an over table has no game ("" otherwise)
+
+
+class TableState(msgspec.Struct, frozen=True):
+    """A card table's ``event: state`` on its event stream, sent after each batch of messages and when the table
+    changes: ``next`` is the number of messages sent so far (the ``since`` a poll would ask next), the rest as in
+    :class:`TableMessages`."""
+
+    next: int
+    status: str
+    clock_ms: int | None
+    replay: str | None
+    reason: str
 
 
 class MoveIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

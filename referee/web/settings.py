@@ -37,6 +37,12 @@ class WebSettings:
     moves_per_second: float = 2.0  # a person's moves at the card tables: their own bucket's refill per author
     moves_burst: int = 6
     games_per_page: int = 50
+    table_streams_per_author: int = 4  # a card table's event streams an author may hold open (tabs, a reload)
+    table_streams_total: int = 64  # event streams open in all (each worker process: like the rate limits)
+    table_stream_seconds: float = 300.0  # a stream's longest life: then it ends and the browser reconnects
+    table_stream_look_seconds: float = 0.15  # how often a stream looks at the database for new messages
+    table_stream_heartbeat_seconds: float = 15.0  # a comment sent on a quiet stream (keeps proxies from closing it)
+    table_stream_recheck_seconds: float = 5.0  # how often a stream checks its viewer is still signed in
 
     def for_league(self, config: LeagueConfig) -> WebSettings:
         """These settings with the quotas of a league's ``[arena]`` table (the daemon reads the same table) and its

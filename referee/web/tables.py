@@ -4,7 +4,8 @@ the seat's protocol messages as the daemon stored them (the bytes a bot at that 
 stores the person's answer to the open request, if it is one of its legal strings.
 
 A table is its author's alone (:class:`~referee.web.visibility.TableSubject`): anyone else, the admin included,
-gets 404 as for a table that does not exist. Its replay (every hand) is served only once the game is over.
+gets 404 as for a table that does not exist. Its replay (every hand) is served only once the game is over. The
+page follows the messages as server-sent events (:mod:`referee.web.table_events`); API clients may poll them here.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def table_out(table: TableRow) -> models.TableOut:
     return models.TableOut(id=table.id, variant=table.variant, players=table.players, seat=table.seat,
                            bots=table.bots, status=table.status, created=table.created, reason=table.reason,
                            url=f"/tables/{table.id}", messages=f"/api/tables/{table.id}/messages",
+                           events=f"/api/tables/{table.id}/events",
                            replay=_replay_url(table))
 
 
@@ -103,10 +105,22 @@ def _replay_url(table: TableRow) -> str | None:
 
 
 def table_messages(ctx: Context, table: TableRow, since: int) -> models.TableMessages:
-    lines = ctx.store.table_messages(table.id, max(0, since))
-    clock = None if table.deadline is None else max(0, round((table.deadline - time.time()) * 1000))
+    lines = ctx.store.table_messages(table.id, max(0, since))  # after the table's row: see table_state
     return models.TableMessages(since=max(0, since), next=max(0, since) + len(lines), messages=lines,
-                                status=table.status, clock_ms=clock, replay=_replay_url(table), reason=table.reason)
+                                status=table.status, clock_ms=clock_ms(table), replay=_replay_url(table),
+                                reason=table.reason)
+
+
+def table_state(table: TableRow, sent: int) -> models.TableState:
+    """The table as read with its messages (the row first, then the messages: the daemon stores the last message
+    before it marks the table over, so an ``over`` read first has every message after it)."""
+    return models.TableState(next=sent, status=table.status, clock_ms=clock_ms(table), replay=_replay_url(table),
+                             reason=table.reason)
+
+
+def clock_ms(table: TableRow) -> int | None:
+    """The time left on the open request (None: nothing asked now)."""
+    return None if table.deadline is None else max(0, round((table.deadline - time.time()) * 1000))
 
 
 def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.MoveAccepted:
@@ -245,6 +259,7 @@ def table_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
             return Redirect("/login", status_code=303)
         table = own_table(ctx, table_id)
         data = {"id": table.id, "messages": f"/api/tables/{table.id}/messages",
+                "events": f"/api/tables/{table.id}/events",
                 "moves": f"/api/tables/{table.id}/moves", "resign": f"/api/tables/{table.id}/resign",
                 "csrf": ctx.csrf}
         return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
