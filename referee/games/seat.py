@@ -1,7 +1,7 @@
 """A seat at the table as the match sees it: what :func:`referee.games.match.play_game` asks of each player.
 
 A bot process (:class:`referee.bots.session.BotClient`) is one kind of seat; a person
-(:class:`referee.games.human.HumanSeat`, at a terminal or, later, in a browser) is another. Both get the same
+(:class:`referee.games.human.HumanSeat`, at a terminal or at the web arena's card table) is another. Both get the same
 messages (the game start, requests with the seat's own view and the legal actions, game over), so a person
 sees exactly what a bot in that seat would: the redaction is the match's, not the seat's.
 """

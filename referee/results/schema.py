@@ -247,8 +247,8 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: ends their sessions) and uploads (the archive until the daemon has carried it out, each step's outcome and the
 #: build's and gate's output), and each league game's seats (``league_seats``, kept by a trigger on ``games``, its
 #: league games' seats filled in at the migration): tables made by the schema.
-#: Schema 5 -> 6: unrated side games (an author's challenge of their bot against chosen opponents; later, a person's
-#: table against bots): ``side_requests`` is their queue (who asked, which versions sit at rotation 0, how many
+#: Schema 5 -> 6: unrated side games (an author's challenge of their bot against chosen opponents):
+#: ``side_requests`` is their queue (who asked, which versions sit at rotation 0, how many
 #: games, what became of it); the daemon plays each one's games into a ``tournaments`` row of kind ``side`` whose
 #: ``parent`` is the league, which no rating and no board reads. A table made by the schema.
 #: Schema 6 -> 7: the web arena's card tables (:data:`_HUMAN_TABLES`): tables made by the schema.
