@@ -39,3 +39,22 @@ def tar_gz(files: dict[str, str | bytes], top: str = "") -> bytes:
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
+
+
+def crashing_bot(name: str, prefix: str, marker: str) -> str:
+    """A standard-library Python bot that plays the first legal action and crashes in every game whose id starts
+    with ``prefix`` and holds ``marker`` (a league game's id is ``g<group>|r<rotation>|g1``, a side game's
+    ``s<request>|d<deal>|r<rotation>|g1``), so it passes its gate and fails only those games."""
+    return f"""\
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({{"type": "hello", "protocol": 2, "name": "{name}"}}), flush=True)
+    elif message["type"] == "request":
+        if message["game"].startswith("{prefix}") and "{marker}" in message["game"]:
+            sys.exit("{name}: these games are not my thing")
+        print(json.dumps({{"type": "action", "id": message["id"], "action": message["legal"][0]}}), flush=True)
+    elif message["type"] == "shutdown":
+        break
+"""

@@ -21,27 +21,15 @@ from pathlib import Path
 import pytest
 
 from tests.clirun import invoke
+from tests.entrants import crashing_bot
 from tests.sandboxes import needs_bwrap
 
 pytestmark = needs_bwrap
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON_BOTS = ROOT / "sample_bots" / "python"
-#: A bot that plays the first legal action and crashes in every league game (game ids "g<group>|r<rotation>|g1"),
-#: so it passes its gate (check-bot's games) and is then quarantined.
-LEAGUE_CRASHER = """\
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "hello":
-        print(json.dumps({"type": "hello", "protocol": 2, "name": "crasher"}), flush=True)
-    elif message["type"] == "request":
-        if message["game"].startswith("g") and "|r" in message["game"]:
-            sys.exit("crasher: league games are not my thing")
-        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][0]}), flush=True)
-    elif message["type"] == "shutdown":
-        break
-"""
+#: Crashes in every league game only, so it passes its gate.
+LEAGUE_CRASHER = crashing_bot("crasher", "g", "|r")
 DEAF = "import sys\nsys.stderr.write('deaf: I never answer hello\\n')\nsys.exit(3)\n"
 
 

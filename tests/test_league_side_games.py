@@ -5,20 +5,25 @@ them; a request whose version stops playing is void."""
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
 from protocol.records import ResultRecord
 from referee.engine.rng import derive_seed
 from referee.league.board import refit
-from referee.league.config import load_league
+from referee.league.config import LoadedLeague, load_league
 from referee.league.daemon import LeagueCoordinator
 from referee.league.side import SideQueue
 from referee.results.arena_store import ArenaStore
+from referee.results.league_store import VersionRow
 from referee.results.record import GameRecord
-from referee.results.rows import StoredGame
+from referee.results.rows import StoredGame, TournamentRow
 from referee.tournament.coordinator import Coordinator
+from tests.entrants import crashing_bot
 from tests.sandboxes import needs_bwrap
 from tests.test_league_daemon import (  # noqa: F401 - the fixture
     config_text,
@@ -27,23 +32,10 @@ from tests.test_league_daemon import (  # noqa: F401 - the fixture
     start_daemon,
     until,
 )
-from tests.webdb import LEAGUE_CONFIG, build, game
+from tests.webdb import LEAGUE_CONFIG, WebDb, build, game
 
-#: A bot that plays the first legal action and crashes in every side game (game ids "s<request>|d<deal>|r<r>|g1"),
-#: so it passes its gate and plays league games well enough to stay.
-SIDE_CRASHER = """\
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "hello":
-        print(json.dumps({"type": "hello", "protocol": 2, "name": "sidecrasher"}), flush=True)
-    elif message["type"] == "request":
-        if message["game"].startswith("s") and "|d" in message["game"]:
-            sys.exit("sidecrasher: side games are not my thing")
-        print(json.dumps({"type": "action", "id": message["id"], "action": message["legal"][0]}), flush=True)
-    elif message["type"] == "shutdown":
-        break
-"""
+#: Crashes in every side game only, so it passes its gate.
+SIDE_CRASHER = crashing_bot("sidecrasher", "s", "|d")
 
 
 def side_status(db: Path, side: int) -> str:
@@ -106,16 +98,31 @@ def test_the_daemon_plays_challenges_unrated_on_the_askers_deals(league: tuple[P
         assert refit(store, league_row.id).outcomes.n_games == rated
 
 
-def test_side_games_hold_one_worker_at_most_and_resume_after_a_restart(tmp_path: Path) -> None:
-    """Low priority: the queue hands one side game, then nothing until it is stored; a new queue (a restarted
-    daemon) resumes the request it was playing at its first unstored game."""
+class QueueBench(NamedTuple):
+    """The web tests' league as a side queue sees it, without a daemon."""
+
+    db: WebDb
+    store: ArenaStore
+    league: TournamentRow
+    loaded: LoadedLeague
+    versions: dict[str, VersionRow]
+
+
+@contextmanager
+def queue_bench(tmp_path: Path) -> Iterator[QueueBench]:
     db = build(tmp_path)
     (tmp_path / "league.toml").write_text(LEAGUE_CONFIG)
     loaded = load_league(tmp_path / "league.toml", text=LEAGUE_CONFIG, with_bots=False, sandbox="none")
     with ArenaStore(db.path) as store:
         league_row = store.league()
         assert league_row is not None
-        versions = {v.name: v for v in store.versions(league_row.id)}
+        yield QueueBench(db, store, league_row, loaded, {v.name: v for v in store.versions(league_row.id)})
+
+
+def test_side_games_hold_one_worker_at_most_and_resume_after_a_restart(tmp_path: Path) -> None:
+    """Low priority: the queue hands one side game, then nothing until it is stored; a new queue (a restarted
+    daemon) resumes the request it was playing at its first unstored game."""
+    with queue_bench(tmp_path) as (_, store, league_row, loaded, versions):
         side = store.add_side(league_row.id, "challenge", "bob", ("beta@1", "alpha@1"), 3)
         queue = SideQueue(store, league_row, loaded)
         first = queue.more(versions, {})
@@ -155,13 +162,7 @@ def test_side_games_count_for_nothing_towards_a_quarantine() -> None:
 
 def test_a_side_game_handed_back_twice_goes_to_its_requests_row(tmp_path: Path) -> None:
     """A cluster may hand back a game stored already, after its request is over: it is routed by its key."""
-    db = build(tmp_path)
-    (tmp_path / "league.toml").write_text(LEAGUE_CONFIG)
-    loaded = load_league(tmp_path / "league.toml", text=LEAGUE_CONFIG, with_bots=False, sandbox="none")
-    with ArenaStore(db.path) as store:
-        league_row = store.league()
-        assert league_row is not None
-        versions = {v.name: v for v in store.versions(league_row.id)}
+    with queue_bench(tmp_path) as (db, store, league_row, loaded, versions):
         side = store.add_side(league_row.id, "challenge", "bob", ("beta@1", "alpha@1"), 1)
         queue = SideQueue(store, league_row, loaded)
         slot, = queue.more(versions, {})

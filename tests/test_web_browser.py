@@ -5,19 +5,15 @@ the pages' own scripts (board poll, replay viewer) run under it. A control shows
 from __future__ import annotations
 
 import shutil
-import socket
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
 from referee.engine import VERDICTS
 from referee.results.arena_store import ArenaStore, BoardRow
@@ -25,6 +21,7 @@ from referee.web.app import create_app
 from referee.web.auth import SESSION_COOKIE, sign_session
 from referee.web.settings import WebSettings
 from tests.browser import browser, console_errors, wait_for
+from tests.liveserver import served
 from tests.webdb import A_SIDE_STDERR, A_STDERR, B_SIDE_STDERR, EXTRA_STDERR, WebDb, build
 
 __all__ = ["browser"]  # the fixture, used by name
@@ -37,20 +34,9 @@ PWNED = "return window.pwned === undefined"  # what every payload would set
 def site() -> Iterator[tuple[WebDb, str]]:
     folder = Path(tempfile.mkdtemp(prefix="durak-test-web-browser-"))
     db = build(folder, extra_bots={NAME: "alice"})
-    with closing(socket.socket()) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     app = create_app(db.path, WebSettings(board_seconds=1, rate_burst=10_000))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    yield db, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with served(app) as url:
+        yield db, url
     shutil.rmtree(folder)
 
 
