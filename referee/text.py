@@ -5,18 +5,27 @@ terminal (an ANSI sequence that rewrites the result line, a carriage return, a b
 (bidirectional overrides), so :func:`visible` replaces such characters with escapes a reader can see.
 Stored records and JSON exports keep the raw text (JSON escapes C0 controls itself); :func:`json_line`
 also escapes the C1 controls that JSON leaves raw, for JSON printed to a terminal.
+
+Pages (the web arena's templates, the replay viewer's data in the arena and in the offline report) show entrant
+text through the same function: ``visible(text, lines=True)`` keeps the line breaks of a log or of stderr and
+escapes everything else :func:`visible` does; :func:`visible_data` applies it to every string of the viewer's data,
+and :func:`visible_value` to every value a template writes (the web arena's Jinja ``finalize``).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-#: Characters shown as escapes: C0 controls (newline and tab included: a field is one line), DEL, C1
-#: controls, surrogates (undecodable bytes kept by ``surrogateescape``), line and paragraph separators,
-#: and the bidirectional marks, embeddings, overrides and isolates (Trojan Source, CVE-2021-42574).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
-#: What JSON leaves raw of the above: C1 controls, separators and bidirectional controls.
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+#: Characters shown as escapes, besides the C0 controls (newline and tab included: a field is one line): DEL, C1
+#: controls, surrogates (undecodable bytes kept by ``surrogateescape``), line and paragraph separators, and the
+#: bidirectional marks, embeddings, overrides and isolates (Trojan Source, CVE-2021-42574). Also what JSON leaves
+#: raw of the unsafe characters.
+_BEYOND_C0 = "\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[\x00-\x1f{_BEYOND_C0}]")
+#: The same, less the newline: for text shown as lines (a build log, stderr).
+_UNSAFE_IN_LINES = re.compile(f"[\x00-\x09\x0b-\x1f{_BEYOND_C0}]")
+_UNSAFE_IN_JSON = re.compile(f"[{_BEYOND_C0}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -28,13 +37,34 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, lines: bool = False) -> str:
     """``text`` with every control, separator and bidirectional character written as a visible escape
     (``\\x1b``, ``\\r``... as ``\\x0d``, ``\\u202e``); printable Unicode, spaces included, is kept.
+    ``lines``: keep ``\\n`` as it is (text shown as lines: a log, stderr); a ``\\r`` is still escaped.
 
     For display only: a literal backslash is kept as it is, so the result is not meant to be decoded.
     """
-    return _UNSAFE.sub(_escape, text)
+    return (_UNSAFE_IN_LINES if lines else _UNSAFE).sub(_escape, text)
+
+
+def visible_data(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings, numbers) with every string, keys included, made
+    ``visible(..., lines=True)``: the viewer's data, escaped once where it is built so that no script has to."""
+    if isinstance(value, str):
+        return visible(value, lines=True)
+    if isinstance(value, dict):
+        return {visible_data(key): visible_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [visible_data(item) for item in value]
+    return value
+
+
+def visible_value(value: object) -> object:
+    """A value a page template writes, as the page shows it: a plain string made ``visible(..., lines=True)``;
+    anything else as it is (numbers; ``markupsafe.Markup``, a ``str`` subclass, is markup the code built, not
+    entrant text). The web arena's Jinja ``finalize``, so that every ``{{ ... }}`` of every template goes through
+    it."""
+    return visible(value, lines=True) if type(value) is str else value
 
 
 def json_line(data: bytes | str) -> str:

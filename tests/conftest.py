@@ -110,6 +110,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_seccomp.py::test_sample_bots_run_unchanged": ("sandbox",),
     "test_report_browser.py": ("browser",),
     "test_web_browser.py": ("browser",),
+    "test_hostile_pages.py::test_chromium": ("browser",),
     "test_table_browser.py": ("browser",),
     "test_web_tables_browser.py": ("browser", "slow"),
     "test_tables.py::test_a_person_plays_two_bots_to_the_end": ("slow",),

@@ -1,5 +1,9 @@
 """One game as the replay viewer draws it: its steps, the players, the result, times, verdicts and strikes.
 
+Every string of it is made visible (:func:`referee.text.visible_data`): a bot's stderr, names and reasons are
+shown with their control and bidirectional characters escaped, here, once, for every page that draws it (the web
+arena's and the offline report's), so that the viewer's script only ever sets text.
+
 Bots' stderr is private to its bot: a seat's view carries that seat's own, the all-seeing view none unless
 the organizer asks (``private``). In a seat's view another seat's forfeit reason is left out, as the game
 over message left it out for that seat (it may quote the offender's stderr or name its cards).
@@ -18,7 +22,7 @@ from protocol.records import StderrChunk
 from referee.report.steps import Step, replay_steps
 from referee.results.narrate import describe_event, describe_result
 from referee.results.replay import parse_replay
-from referee.text import visible
+from referee.text import visible, visible_data
 
 #: The shape of the viewer's data; bumped when the page must change with it.
 GAME_DATA_VERSION = 1
@@ -68,7 +72,7 @@ def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None
     names = [visible(name) for name in header.names]
     shown_stderr = [stderr[s] if s < len(stderr) and (s == seat or (seat is None and private)) else []
                     for s in range(len(header.names))]
-    return {
+    data: dict[str, Any] = visible_data({  # every string: names, stderr, reasons, the told result, the log lines
         "v": GAME_DATA_VERSION,
         "id": game_id,
         "game": header.game,
@@ -87,7 +91,8 @@ def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None
         "times": msgspec.to_builtins(end.times),
         "strikes": None if strikes is None else list(strikes),
         "stderr": [[{"after": c.after, "text": c.text} for c in chunks] for chunks in shown_stderr],
-    }
+    })
+    return data
 
 
 def _steps(steps: Sequence[Step], names: list[str], move_us: Sequence[Sequence[int]]) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from referee.results.deals import games_of_deal
 from referee.results.league_store import LeagueStore
 from referee.results.sources import database_stats
 from referee.results.store import BotRow, Store, StoredGameRow, TournamentRow
+from referee.text import visible_data
 from referee.tournament.config import TournamentConfig
 
 #: Checkpoints of the ratings' history (each one a fit over the games stored up to it).
@@ -77,7 +78,8 @@ def report_data(store: Store, tournament: int | None = None, *, mode: Mode = "fo
         page["footer"] = footer(Meta(**document["meta"]), document["disqualified"])
         page["move_times"] = move_time_histogram((g.record, g.move_us) for g in games)
         page["history"] = rating_history(outcomes, mode)
-    return ReportData(page=page, shown=[(g.number, g.id) for g in shown])
+    # every string as the page shows it (bots' names, versions, disqualification reasons): escaped once, here
+    return ReportData(page=visible_data(page), shown=[(g.number, g.id) for g in shown])
 
 
 def _config(text: str) -> TournamentConfig:

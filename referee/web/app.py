@@ -17,6 +17,7 @@ from litestar.types import Message, Scope
 
 from referee import __version__
 from referee.results.web_queries import WebStore
+from referee.text import visible_value
 from referee.web import api, auth, pages, table_events, tables
 from referee.web.context import WebState
 from referee.web.limits import RateLimiter, StreamSlots, client_address, retry_after
@@ -40,7 +41,8 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
         store.the_league()
         key = store.web_key()
     templates = Environment(loader=PackageLoader("referee.web", "templates"),
-                            autoescape=select_autoescape(default=True, default_for_string=True))
+                            autoescape=select_autoescape(default=True, default_for_string=True),
+                            finalize=visible_value)  # every {{ ... }}: entrant text with its controls escaped
     state = WebState(db_path=Path(db_path), settings=settings, key=key,
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
