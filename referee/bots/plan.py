@@ -31,7 +31,7 @@ from referee.bots.sandbox.isolation import (
     within,
 )
 from referee.bots.sandbox.seccomp import PolicyName
-from referee.bots.sandbox.uids import typical_uid
+from referee.bots.sandbox.uids import as_user, typical_uid
 
 LOGGER = logging.getLogger("durak")
 
@@ -179,7 +179,7 @@ def _sandbox_dir(command: BotCommand, program: str, interpreter: str, isolation:
         check_exposure([bot_dir], isolation)
     isolation = with_interpreter(isolation, interpreter, bot_dir)
     roots = sandbox_roots(isolation, bot_dir)
-    check_shown(command, roots)
+    check_shown(command, roots, uid)
     _check_reach(command, program, os.geteuid() if uid is None else uid, roots)
     return isolation, bot_dir, chdir
 
@@ -204,32 +204,42 @@ def named_paths(command: BotCommand) -> list[tuple[str, str]]:
     return [(what, os.path.join(cwd, path)) for what, path in named if path]
 
 
-def check_shown(command: BotCommand, roots: list[str]) -> None:
-    """Refuse, before launch, a bot whose command or env names an existing path that its sandbox will not show
-    (``roots``: what it binds), so that a class folder outside the bot's folder is one line naming the path
-    rather than a ``ClassNotFoundException`` at the handshake.
+def check_shown(command: BotCommand, roots: list[str], uid: int | None = None) -> None:
+    """Refuse, before launch, a bot whose command or env names a path that its sandbox will not show (``roots``:
+    what it binds), so that a class folder outside the bot's folder is one line naming the path rather than a
+    ``ClassNotFoundException`` at the handshake. Whether a path outside exists is looked up as ``uid`` (the bot's;
+    None: the referee's) in a child that dropped root (:func:`as_user`), never as root: a link to /etc/shadow or a
+    file in a folder only root may enter answers as a missing path does.
 
     :raises BotLaunchError: naming the first such path.
     """
-    for what, path in named_paths(command):
-        if not os.path.lexists(path) or _shown(path, roots):
-            continue
-        private = next((tmp for tmp in PRIVATE_TMPFS if within(os.path.realpath(path), tmp)), None)
-        why = f"its {private} is a private, empty tmpfs" if private else "it shows the bot only its own folder, "\
-            "the system and its interpreter"
+    outside = [(what, path) for what, path in named_paths(command)
+               if not _shown(path, roots, tmpfs=False) and os.path.abspath(path) not in PRIVATE_TMPFS]
+    found = as_user(uid, _existing, [path for _, path in outside]) if outside else []
+    for what, path in (named for named, there in zip(outside, found, strict=True) if there):
+        private = next((tmp for tmp in PRIVATE_TMPFS if within(os.path.abspath(path), tmp)), None)
+        if private is not None:  # the bot's own tmpfs is empty: a host file there is lost to it
+            why = f"its {private} is a private, empty tmpfs"
+        else:
+            why = "it shows the bot only its own folder, the system and its interpreter"
         raise BotLaunchError(f"bot {what} {path} is hidden by the sandbox ({why}): put it in the bot's folder and "
                              "name that folder (durak play and check-bot: --dir DIR; a tournament: the bot's dir)")
 
 
-def _shown(path: str, roots: list[str]) -> bool:
-    """Whether ``path`` (as written and resolved) is inside a bound root, or is what the sandbox makes itself
-    (``/dev/stderr`` is the sandbox's, wherever the referee's own stderr leads)."""
-    if any(within(os.path.abspath(path), made) for made in _MADE_BY_SANDBOX):
-        return True
-    for candidate in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
-        if not (any(within(candidate, root) for root in roots) or candidate in PRIVATE_TMPFS):
-            return False
-    return True
+def _existing(paths: list[str]) -> list[bool]:
+    """Whether each path exists (a link counts, wherever it leads): run as the bot's uid (:func:`as_user`)."""
+    return [os.path.lexists(path) for path in paths]
+
+
+def _shown(path: str, roots: list[str], *, tmpfs: bool = True) -> bool:
+    """Whether ``path``, as written, is inside a bound root or is what the sandbox makes itself (``/dev/stderr``
+    is the sandbox's, wherever the referee's own stderr leads; ``/tmp/x``, unless not ``tmpfs``, in the bot's own).
+
+    Decided from the words alone: the daemon (root) never looks a path up for this, so the answer is the same
+    whether the path exists, is a link, or sits in a folder only root may enter; inside the sandbox, a link that
+    leads out of what it shows leads nowhere."""
+    written = os.path.abspath(path)
+    return any(within(written, place) for place in (*_MADE_BY_SANDBOX, *(PRIVATE_TMPFS if tmpfs else ()), *roots))
 
 
 @functools.cache
@@ -299,8 +309,11 @@ def _check_reach(command: BotCommand, program: str, uid: int, roots: list[str] |
     interpreter = _interpreter(program_path, command.env)
     if interpreter is not None:
         wanted += [("program", program_path, os.R_OK | os.X_OK), ("interpreter", interpreter, os.X_OK)]
-    for word in command.argv[1:]:
-        if not word.startswith("-") and os.path.isfile(path := os.path.join(cwd, word)):
+    for word in command.argv[1:]:  # under bwrap, only a word inside what the sandbox shows, looked up as its uid
+        path = os.path.join(cwd, word)
+        if word.startswith("-") or (roots is not None and not _shown(path, roots)):
+            continue
+        if as_user(uid, os.path.isfile, path):
             wanted.append(("file", path, os.R_OK))
     for what, path, want in wanted:
         why = inaccessible(path, uid, uid, want, roots)

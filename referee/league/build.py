@@ -247,10 +247,14 @@ def _plan(command: Sequence[str], isolation: Isolation, limits: BuildLimits, hos
     work = SCRATCH if bwrap else ""  # the driver's default: $TMPDIR/build
     sweep = bwrap or (isolation.level == "process" and pid_namespace_options() is not None)
     env = {**BUILD_ENV, **({} if isolation.level != "none" else {"TMPDIR": host, "HOME": host})}
-    argv = [sh, "-c", DRIVER, "durak-build", work, "sweep" if sweep else "no", *command]
+    argv = [sh, "-c", DRIVER, "durak-build"]
     resources = ResourceLimits(memory_mb=limits.memory_mb, max_processes=limits.max_processes,
                                file_size_mb=limits.scratch_mb, open_files=OPEN_FILES)
+    # The plan is the driver's alone; its work folder and the build's words are its arguments, added after: the
+    # launch checks (made by the root daemon) never look up a path the entrant named. The build meets them in its
+    # sandbox, as its uid.
     plan = plan_launch(BotCommand(argv, cwd=host, env=env), isolation, resources)
+    plan = dataclasses.replace(plan, args=(*plan.args, work, "sweep" if sweep else "no", *command))
     if not bwrap:
         return plan
     view = sandbox_view(plan.isolation, bot_dir=None, chdir="/", tmp_bytes=mib_bytes(limits.scratch_mb))

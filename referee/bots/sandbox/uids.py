@@ -8,11 +8,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import pickle
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from referee.bots.errors import LauncherError
+
+_A = TypeVar("_A")
+_T = TypeVar("_T")
 
 #: When the referee runs as root each running bot gets uid and gid ``UID_BASE + n`` (0 <= n < UID_SLOTS),
 #: from a range that systemd documents as unused (0x70000000-0x7FFDFFFF): no file on the system belongs to
@@ -124,3 +130,36 @@ def uid_options(uid: int | None) -> list[str]:
     return ["--reuid", str(uid), "--regid", str(uid), "--clear-groups"] if uid is not None else []
 
 
+
+
+def as_user(uid: int | None, function: Callable[[_A], _T], path: _A) -> _T:
+    """``function(path)`` (a path, or paths) as ``uid`` (and the gid of the same number, no groups) in a forked
+    child, when root and ``uid`` is another user's: what a bot's uid could learn of ``path``, never what root
+    could. Otherwise here.
+
+    For a look-up of a path a bot named (``os.path.isfile``...): the child only calls it and sends back its
+    (picklable) answer; it raises OSError (one line) if the child could not drop to ``uid`` or gave no answer.
+    """
+    if uid is None or os.geteuid() != 0 or uid == 0:
+        return function(path)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop to uid, answer, exit without running anything of the parent's
+        code = 1
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.write(write, pickle.dumps(function(path)))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        data = answer.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not data:
+        raise OSError(f"could not look {path!r} up as uid {uid}")
+    found: _T = pickle.loads(data)  # our own child's answer, through our own pipe
+    return found
