@@ -237,7 +237,7 @@ def test_bot_words_render_as_text_and_stderr_only_with_private(browser: Any, are
         stderr = browser.execute_script(
             "return [...document.querySelectorAll('#viewer .stderr pre')].map(p => p.textContent).join('')")
         if private:
-            assert '<svg onload="window.pwned=3"></svg><b>bold?</b> \u2028</script>' in stderr
+            assert '<svg onload="window.pwned=3"></svg><b>bold?</b> \\u2028</script>' in stderr  # escaped: visible()
         else:
             assert stderr == ""
         assert console_errors(browser) == []
