@@ -15,12 +15,13 @@ import uvicorn
 
 
 @contextmanager
-def served(app: Any) -> Iterator[str]:
-    """The app served on a free port of 127.0.0.1 until the block ends; its base URL."""
+def served(app: Any, **options: Any) -> Iterator[str]:
+    """The app served on a free port of 127.0.0.1 until the block ends (``options``: more of uvicorn's Config);
+    its base URL."""
     with closing(socket.socket()) as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -40,3 +40,13 @@ def drop_schema_7(con: sqlite3.Connection) -> None:
         con.execute(f"DROP TABLE {table}")
     con.execute("DELETE FROM games WHERE tournament_id IN (SELECT id FROM tournaments WHERE kind = 'tables')")
     con.execute("DELETE FROM tournaments WHERE kind = 'tables'")
+
+
+#: Schema 8's objects (the web server's live sessions).
+SCHEMA_8_TABLES = ("web_sessions",)
+
+
+def drop_schema_8(con: sqlite3.Connection) -> None:
+    """Back to schema 7: the live sessions dropped (its index with it)."""
+    for table in SCHEMA_8_TABLES:
+        con.execute(f"DROP TABLE {table}")

@@ -59,9 +59,7 @@ INTERNAL = {
     "referee.league.build.BuildRefused": "a refused build step in league/lifecycle.py _build",
     "referee.league.botstore.SnapshotError": "a refused request in league/lifecycle.py, a UsageError in "
                                              "cli/league.py",
-    "referee.web.uploads.UploadRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
-    "referee.web.challenges.ChallengeRefused": "an HTTP answer (its status) in web/api.py and web/pages.py",
-    "referee.web.tables.TableProblem": "an HTTP answer (422) in web/tables.py open_table",
+    "referee.web.refusals.Refused": "an HTTP answer (its status) in web/app.py's exception handlers",
     "referee.league.tables.Abandoned": "a card table given up as the daemon stops: caught in league/tables.py play",
 }
 

@@ -189,7 +189,7 @@ def _get(client: TestClient, db: WebDb, viewer: str, path: str) -> bytes:  # typ
     with ArenaStore(db.path) as store:
         author = store.author(viewer)
         assert author is not None
-        client.cookies.set(SESSION_COOKIE, sign_session(store.web_key(), author))
+        client.cookies.set(SESSION_COOKIE, sign_session(store, store.web_key(), author))
     answer = client.get(path)
     assert answer.status_code == 200, path
     return answer.content
@@ -264,7 +264,8 @@ def test_chromium_shows_the_logs_and_stderr_escaped(browser: Any, hostile_db: tu
         with ArenaStore(db.path) as store:
             admin = store.author("admin")
             assert admin is not None
-            browser.add_cookie({"name": SESSION_COOKIE, "value": sign_session(store.web_key(), admin), "path": "/"})
+            cookie = sign_session(store, store.web_key(), admin)
+            browser.add_cookie({"name": SESSION_COOKIE, "value": cookie, "path": "/"})
         browser.get(f"{url}/authors/alice")
         wait_for(browser, "return document.readyState === 'complete'")
         _shown_escaped(browser.execute_script(SHOWN), "author page", "BUILD-LOG-4e7", "GATE-LOG-1b2", "STEP-9c1")

@@ -13,7 +13,7 @@ from referee.results.arena_store import ArenaStore
 from referee.results.rows import StoredGame
 from referee.results.schema import SCHEMA_VERSION
 from referee.results.web_queries import GameQuery, WebStore
-from tests.old_schemas import drop_schema_6, drop_schema_7
+from tests.old_schemas import drop_schema_6, drop_schema_7, drop_schema_8
 from tests.webdb import build
 
 
@@ -105,12 +105,13 @@ def test_no_rating_board_or_league_query_reads_a_side_game(tmp_path: Path) -> No
 def test_a_schema_5_database_migrates_with_its_league_kept(tmp_path: Path) -> None:
     db = build(tmp_path)
     with sqlite3.connect(db.path) as con:
+        drop_schema_8(con)
         drop_schema_7(con)
         drop_schema_6(con)
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
         games = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
     with ArenaStore(db.path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 7
+        assert store.schema_version == SCHEMA_VERSION == 8
         league = store.league()
         assert league is not None and store.count_games(league.id) == games
         assert store.sides(league.id) == [] and store.next_side(league.id) is None

@@ -24,7 +24,7 @@ from referee.results.arena_store import ArenaStore
 from referee.results.league_store import VersionRow
 from referee.results.schema import SCHEMA_VERSION
 from referee.results.table_store import TABLES_KIND, NewTable, TableRefused, TableRow
-from tests.old_schemas import drop_schema_7
+from tests.old_schemas import drop_schema_7, drop_schema_8
 from tests.webdb import WebDb, build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,13 +184,14 @@ def test_the_caps_hold_per_author_and_in_all(folder: Path) -> None:
 def test_a_schema_6_database_migrates_to_7_and_opens_tables(tmp_path: Path) -> None:
     db = build(tmp_path)
     with sqlite3.connect(db.path) as con:
+        drop_schema_8(con)
         drop_schema_7(con)
         con.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
         games = con.execute("SELECT COUNT(*) FROM games g JOIN tournaments t ON t.id = g.tournament_id "
                             "WHERE t.kind = 'league'").fetchone()[0]
         assert not con.execute("SELECT name FROM sqlite_master WHERE name = 'human_tables'").fetchall()
     with ArenaStore(db.path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 7
+        assert store.schema_version == SCHEMA_VERSION == 8
         league = store.league()
         assert league is not None and store.count_games(league.id) == games
         table = store.open_table(league.id, NewTable("alice", "podkidnoy", 0, ["beta@1"]), per_author=1, total=9)

@@ -60,7 +60,7 @@ def session_cookie(db: WebDb, name: str, key: bytes | None = None, now: float | 
     with ArenaStore(db.path) as store:
         author = store.author(name)
         assert author is not None
-        return sign_session(key or store.web_key(), author, now)
+        return sign_session(store, key or store.web_key(), author, now=now)
 
 
 # -- CSRF ------------------------------------------------------------------------------------

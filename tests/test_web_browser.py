@@ -45,7 +45,7 @@ def sign_in(driver: Any, db: WebDb, url: str, name: str) -> None:
     with ArenaStore(db.path) as store:
         author = store.author(name)
         assert author is not None
-        driver.add_cookie({"name": SESSION_COOKIE, "value": sign_session(store.web_key(), author), "path": "/"})
+        driver.add_cookie({"name": SESSION_COOKIE, "value": sign_session(store, store.web_key(), author), "path": "/"})
 
 
 def visit(driver: Any, url: str, *, scripted: bool) -> str:

@@ -293,7 +293,7 @@ def test_caps_csrf_and_legal_moves_hold(arena: tuple[WebDb, Any]) -> None:
     with ArenaStore(db.path) as store:
         author = store.author("bob")
         assert author is not None
-        cookie = sign_session(store.web_key(), author)
+        cookie = sign_session(store, store.web_key(), author)
         csrf = session_csrf(store.web_key(), verify_session(store, store.web_key(), cookie, 3600))  # type: ignore[arg-type]
     client.cookies.set(SESSION_COOKIE, cookie)
     try:

@@ -120,7 +120,7 @@ def fetch(db: WebDb, client: TestClient, viewer: str, path: str) -> tuple[int, b
             with ArenaStore(db.path) as store:
                 author = store.author(viewer)
                 assert author is not None
-                client.cookies.set(SESSION_COOKIE, sign_session(store.web_key(), author))
+                client.cookies.set(SESSION_COOKIE, sign_session(store, store.web_key(), author))
     answer = client.get(path, headers=headers, follow_redirects=False)
     raw = b"".join(f"{k}: {v}\n".encode() for k, v in answer.headers.multi_items()) + answer.content
     return answer.status_code, raw

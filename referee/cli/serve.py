@@ -53,6 +53,7 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
     from referee.results.web_queries import WebStore
     from referee.web.app import DB_ENV, SETTINGS_ENV
     from referee.web.privileges import PrivilegeError, WebUser, bind, drop_root, is_loopback, share_database
+    from referee.web.serving import uvicorn_options
     from referee.web.settings import WebSettings
 
     if not is_loopback(host) and not public:
@@ -73,9 +74,10 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
     settings = WebSettings(trusted_proxies=trusted).for_league(league_config)
     os.environ[SETTINGS_ENV] = msgspec.json.encode(settings).decode()
     # The proxy headers are read by the app, for trusted proxies only; uvicorn's own reading is off.
+    # Idle and slow connections bounded (referee/web/serving.py, docs/WEB.md).
     config = uvicorn.Config("referee.web.app:app_from_environment", factory=True, workers=workers,
                             proxy_headers=False, server_header=False, log_level="info",
-                            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, **uvicorn_options())
     typer.echo(f"durak serve: http://{host}:{port}/ ({workers} worker(s), uid {os.getuid()})", err=True)
     if workers > 1:
         Multiprocess(config, sockets=[sock]).run()

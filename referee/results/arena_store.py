@@ -19,7 +19,11 @@ import msgspec
 
 from referee.results.side_store import SideStore
 from referee.results.store import StoreError
-from referee.results.table_store import TableStore
+from referee.results.table_store import TABLE_OPEN, TableStore
+
+#: Why a revoked author's open card table ended.
+REVOKED_TABLE = "the author's token was revoked"
+_OPEN_TABLES = ", ".join(f"'{status}'" for status in TABLE_OPEN)
 
 UploadStatus = Literal["pending", "extracting", "building", "gating", "accepted", "refused"]
 #: An upload's statuses that are final.
@@ -146,15 +150,48 @@ class ArenaStore(SideStore, TableStore):
             self._db.execute("UPDATE arena_authors SET token_sha256 = ? WHERE name = ?", (token_sha256, name))
 
     def revoke_author(self, name: str) -> AuthorRow:
-        """Revoke an author's token and end their sessions. :raises StoreError: no such author."""
+        """Revoke an author's token, end their sessions (their rows deleted, their epoch raised) and their open card
+        tables (over, with :data:`REVOKED_TABLE` as the reason, so that no cap counts them; one playing is
+        resigned too, so the daemon ends its game at once), in one transaction. :raises StoreError: no such
+        author."""
         with self._transaction():
             cursor = self._db.execute("UPDATE arena_authors SET revoked = COALESCE(revoked, ?), epoch = epoch + 1 "
                                       "WHERE name = ?", (_now(), name))
+            self._db.execute("DELETE FROM web_sessions WHERE author_id IN (SELECT id FROM arena_authors WHERE "
+                             "name = ?)", (name,))
+            self._db.execute(f"UPDATE human_tables SET resigned = 1, status = 'over', deadline = NULL, reason = ?, "
+                             f"finished = ? WHERE author = ? AND status IN ({_OPEN_TABLES})",
+                             (REVOKED_TABLE, _now(), name))
         if cursor.rowcount != 1:
             raise StoreError(f"no author {name!r} in {str(self.path)!r}")
         author = self.author(name)
         assert author is not None
         return author
+
+    # -- the web's sessions ---------------------------------------------------------------
+
+    def add_session(self, nonce: str, author_id: int, issued: float, expires: float) -> None:
+        """A session begins (its cookie's nonce; unix seconds); the expired ones are purged on the way."""
+        with self._transaction():
+            self._db.execute("DELETE FROM web_sessions WHERE expires <= ?", (issued,))
+            self._db.execute("INSERT INTO web_sessions (nonce, author_id, issued, expires) VALUES (?, ?, ?, ?)",
+                             (nonce, author_id, issued, expires))
+
+    def session_live(self, nonce: str, author_id: int, now: float) -> bool:
+        """Whether the session of ``nonce`` is ``author_id``'s and has not ended (logged out, revoked, expired:
+        an expired one is purged here)."""
+        row = self._query_one("SELECT author_id, expires FROM web_sessions WHERE nonce = ?", (nonce,))
+        if row is None:
+            return False
+        if row["expires"] <= now:
+            self.end_session(nonce)
+            return False
+        return bool(row["author_id"] == author_id)
+
+    def end_session(self, nonce: str) -> None:
+        """A session ends (logout): its cookie is refused from now on, wherever a copy of it is."""
+        with self._transaction():
+            self._db.execute("DELETE FROM web_sessions WHERE nonce = ?", (nonce,))
 
     # -- the web's session key ----------------------------------------------------------
 

@@ -10,7 +10,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -226,6 +226,19 @@ CREATE TABLE IF NOT EXISTS human_moves (
 ) WITHOUT ROWID
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _HUMAN_TABLES.strip()
+#: The web server's live sessions: a session cookie holds only while its row does. ``durak serve`` writes a row at
+#: login (the cookie's nonce, its author, when it was issued and when it expires, unix seconds) and deletes it at
+#: logout; revoking an author deletes theirs; an expired row is refused and purged.
+_WEB_SESSIONS = """
+CREATE TABLE IF NOT EXISTS web_sessions (
+    nonce TEXT PRIMARY KEY,
+    author_id INTEGER NOT NULL REFERENCES arena_authors(id),
+    issued REAL NOT NULL,
+    expires REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS web_sessions_by_author ON web_sessions (author_id)
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _WEB_SESSIONS.strip()
 #: The seats of the league games a database of schema 4 already holds (the trigger keeps them from then on).
 _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").replace(
     "FROM json_each(g.record, '$.players') p", "FROM games g JOIN tournaments t ON t.id = g.tournament_id AND "
@@ -252,6 +265,8 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: games, what became of it); the daemon plays each one's games into a ``tournaments`` row of kind ``side`` whose
 #: ``parent`` is the league, which no rating and no board reads. A table made by the schema.
 #: Schema 6 -> 7: the web arena's card tables (:data:`_HUMAN_TABLES`): tables made by the schema.
+#: Schema 7 -> 8: the web server's live sessions (:data:`_WEB_SESSIONS`): a table made by the schema. The cookies
+#: of schema 7 had no row, so they end at the migration: their authors log in again.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -282,6 +297,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     4: "",
     5: "",
     6: "",
+    7: "",
 }
 
 

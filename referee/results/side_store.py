@@ -126,6 +126,18 @@ class SideStore(LeagueStore):
             micros += sum(sum(seat) for seat in decode_move_us(game["move_us"]) or [])
         return asked, micros / 1e6
 
+    def side_usage_times(self, author: str, since: str) -> tuple[list[tuple[str, int]], list[tuple[str, float]]]:
+        """What :meth:`side_usage` adds up, item by item, oldest first: each request's time and games, and each
+        stored side game's time and CPU seconds (when each leaves the hour: a quota's ``Retry-After``)."""
+        asked = [(str(row["created"]), int(row["games"])) for row in self._query(
+            "SELECT created, games FROM side_requests WHERE author = ? AND created >= ? ORDER BY created",
+            (author, since))]
+        played = [(str(row["finished"]), sum(sum(seat) for seat in decode_move_us(row["move_us"]) or []) / 1e6)
+                  for row in self._query(
+                      "SELECT g.finished, g.move_us FROM games g JOIN side_requests s ON s.tournament_id = "
+                      "g.tournament_id WHERE s.author = ? AND g.finished >= ? ORDER BY g.finished", (author, since))]
+        return asked, played
+
     def side_games(self, side: SideRow) -> list[StoredGameRow]:
         """A request's stored games, by number."""
         if side.tournament_id is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from litestar import Request, get, post
-from litestar.exceptions import HTTPException, NotFoundException
+from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
@@ -16,9 +16,10 @@ from referee.results.side_store import SideRow
 from referee.results.web_queries import WebStore
 from referee.web import models
 from referee.web.answers import Answers, GameFilter
-from referee.web.challenges import ChallengeRefused, take_challenge
+from referee.web.challenges import take_challenge
 from referee.web.context import Context, context, login_wall, web_state
-from referee.web.uploads import UploadRefused, take_upload
+from referee.web.refusals import Refused
+from referee.web.uploads import take_upload
 from referee.web.visibility import AdminSubject, Sight, sight
 
 #: Lifecycle requests the admin may ask for from the web (the daemon carries them out). Quarantine is the gate's
@@ -92,15 +93,12 @@ async def api_upload_post(request: Req, bot: FromQuery[str]) -> models.UploadAcc
     """Upload a bot's archive (the raw body: application/gzip, application/zip or application/octet-stream); the
     daemon extracts, builds and gates it. ``bot`` names the bot."""
     if request.headers.get("content-type", "").split(";")[0].strip().lower() not in ARCHIVE_TYPES:
-        raise HTTPException(f"send the archive as one of {', '.join(ARCHIVE_TYPES)}", status_code=415)
+        raise Refused(415, f"send the archive as one of {', '.join(ARCHIVE_TYPES)}")
     archive = await _body(request, web_state(request).settings.archive_bytes)
     with context(request) as ctx:
         login_wall(ctx)
         assert ctx.viewer.author is not None
-        try:
-            row = take_upload(ctx.store, ctx.viewer.author, bot, archive, ctx.web.settings)
-        except UploadRefused as exc:
-            raise HTTPException(str(exc), status_code=exc.status) from None
+        row = take_upload(ctx.store, ctx.viewer.author, bot, archive, ctx.web.settings)
         return models.UploadAccepted(upload=row.id, status=row.status, url=f"/api/uploads/{row.id}")
 
 
@@ -131,12 +129,9 @@ def api_challenge_game(request: Req, challenge_id: FromPath[int], number: FromPa
 
 
 def queue_challenge(ctx: Context, asked: models.SideIn) -> SideRow:
-    """The signed-in viewer's challenge, queued; :raises HTTPException: refused (its status, one line)."""
+    """The signed-in viewer's challenge, queued; :raises Refused: refused (its status, one line)."""
     assert ctx.viewer.author is not None
-    try:
-        return take_challenge(ctx.store, ctx.viewer.author, asked, ctx.web.settings)
-    except ChallengeRefused as exc:
-        raise HTTPException(str(exc), status_code=exc.status) from None
+    return take_challenge(ctx.store, ctx.viewer.author, asked, ctx.web.settings)
 
 
 @get("/api/admin", sync_to_thread=True, tags=["admin"])
@@ -161,15 +156,14 @@ def queue_finals(store: WebStore, answers: Answers, asked: models.FinalsIn, seen
     if seen is Sight.HIDDEN:
         raise NotFoundException(NOT_FOUND)
     if store.finals(answers.league):
-        raise HTTPException("the finals have begun already", status_code=409)
+        raise Refused(409, "the finals have begun already")
     earlier = store.latest_request(answers.league.id, "finals")
     if earlier is not None and earlier.status == "pending":
-        raise HTTPException(f"the finals were asked for already (request {earlier.id}, pending)", status_code=409)
+        raise Refused(409, f"the finals were asked for already (request {earlier.id}, pending)")
     rated = [row.version for row in store.board(answers.league.id)
              if (v := answers.versions.get(row.version)) is not None and v.active]
     if len(rated) < 2:
-        raise HTTPException(f"the board has {len(rated)} active rated version(s): finals need two or more",
-                            status_code=409)
+        raise Refused(409, f"the board has {len(rated)} active rated version(s): finals need two or more")
     payload: dict[str, object] = {"top": asked.top, "max_games": asked.max_games, "by": "web"}
     request_id = store.add_request(answers.league.id, "finals", "", payload)
     return models.RequestQueued(request=request_id, kind="finals", bot="")
@@ -194,15 +188,16 @@ def queue_action(store: WebStore, answers: Answers, action: str, bot: str, seen:
 
 
 async def _body(request: Req, cap: int) -> bytes:
-    """The request's body, refused with 413 past ``cap`` bytes (by its Content-Length, or as it streams in)."""
+    """The request's body, refused with 413 past ``cap`` bytes: by its Content-Length before a byte is read, or,
+    sent chunked, as soon as it streams past the cap (what came so far is dropped)."""
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > cap):
-        raise HTTPException(f"the body is over {cap} bytes", status_code=413)
+    if length is not None and (not length.isdigit() or len(length) > 18 or int(length) > cap):
+        raise Refused(413, f"the body is over {cap} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > cap:
-            raise HTTPException(f"the body is over {cap} bytes", status_code=413)
+            raise Refused(413, f"the body is over {cap} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -1,5 +1,7 @@
-"""The Litestar app: routes (pages, API, /static), the security headers on every answer, the per-address rate limit,
-body caps, and error pages. :func:`create_app` checks the database once (a league, this schema) before serving."""
+"""The Litestar app: routes (pages, API, /static), the security headers on every answer, the guard every request
+passes first (the per-address rate limit, a write's credential, numbers in range: :mod:`referee.web.admission`),
+body caps, and error pages (every refusal answered here). :func:`create_app` checks the database once (a league,
+this schema) before serving."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from litestar import Litestar, MediaType, Request, Response
 from litestar.datastructures import MutableScopeHeaders, State
-from litestar.exceptions import HTTPException, TooManyRequestsException
+from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import Message, Scope
 
@@ -19,8 +22,10 @@ from referee import __version__
 from referee.results.web_queries import WebStore
 from referee.text import visible_value
 from referee.web import api, auth, pages, table_events, tables
+from referee.web.admission import admit
 from referee.web.context import WebState
-from referee.web.limits import RateLimiter, StreamSlots, client_address, retry_after
+from referee.web.limits import RateLimiter, StreamSlots
+from referee.web.refusals import DOMAIN, Refused, refusal
 from referee.web.settings import WebSettings
 from referee.web.static import favicon, static_file
 
@@ -51,12 +56,14 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
     return Litestar(
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, static_file, favicon],
         state=_state(state),
-        before_request=_limit_address,
+        guards=[admit],
         before_send=[_security_headers],
-        exception_handlers={HTTPException: _error},
+        exception_handlers={HTTPException: _error, Refused: _refused, **{kind: _refused for kind in DOMAIN}},
         request_max_body_size=settings.form_bytes,
         openapi_config=OpenAPIConfig(
-            title="durak-referee web arena", version=__version__, path="/schema",
+            # The document only: the render pages (Swagger UI, ReDoc, ...) load scripts from a CDN, which the CSP
+            # (and this server's policy of serving its own scripts only) forbids.
+            title="durak-referee web arena", version=__version__, path="/schema", render_plugins=[JsonRenderPlugin()],
             components=Components(security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}),
             security=[{"bearer": []}]),
         debug=False,
@@ -65,16 +72,6 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
 
 def _state(web: WebState) -> State:
     return State({"web": web})
-
-
-def _limit_address(request: Request[Any, Any, Any]) -> None:
-    """The per-address budget (this worker's): 429 with Retry-After when spent."""
-    web: WebState = request.app.state["web"]
-    peer = request.client.host if request.client else None
-    address = client_address(peer, request.headers.getall("x-forwarded-for", []), web.settings.trusted_proxies)
-    wait = web.address_limits.take(f"address:{address}")
-    if wait:
-        raise TooManyRequestsException("rate limit", headers={"Retry-After": retry_after(wait)})
 
 
 async def _security_headers(message: Message, scope: Scope) -> None:
@@ -93,16 +90,24 @@ async def _security_headers(message: Message, scope: Scope) -> None:
 
 
 def _error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    return _answer(request, exc.status_code, exc.detail, dict(exc.headers or {}))
+
+
+def _refused(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """Every refusal's answer (:mod:`referee.web.refusals`): its status, its line and its headers."""
+    refused = refusal(exc)
+    return _answer(request, refused.status, refused.detail, refused.headers)
+
+
+def _answer(request: Request[Any, Any, Any], status: int, detail: str, headers: dict[str, str]) -> Response[Any]:
     """API routes answer errors as JSON; pages as a small page. One text per status: a hidden object's 404 is a
     missing one's."""
-    headers = dict(exc.headers or {})
     if request.url.path.startswith(("/api/", "/schema")) or not _wants_html(request):
-        return Response({"status_code": exc.status_code, "detail": exc.detail}, status_code=exc.status_code,
-                        media_type=MediaType.JSON, headers=headers)
+        return Response({"status_code": status, "detail": detail}, status_code=status, media_type=MediaType.JSON,
+                        headers=headers)
     web: WebState = request.app.state["web"]
-    text = web.templates.get_template("error.html").render(viewer=None, csrf="", status=exc.status_code,
-                                                           detail=exc.detail)
-    return Response(text, status_code=exc.status_code, media_type=MediaType.HTML, headers=headers)
+    text = web.templates.get_template("error.html").render(viewer=None, csrf="", status=status, detail=detail)
+    return Response(text, status_code=status, media_type=MediaType.HTML, headers=headers)
 
 
 def _wants_html(request: Request[Any, Any, Any]) -> bool:

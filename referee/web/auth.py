@@ -3,8 +3,11 @@ CSRF tokens of a cookie session's forms.
 
 A session cookie is ``<payload>.<signature>``, base64url: the payload is the author's id, their ``epoch``, the
 issue time and a random nonce; the signature is HMAC-SHA256 under the database's web key
-(:meth:`ArenaStore.web_key`). It is refused (the viewer is anonymous and the cookie cleared) when the signature is
-another key's, it is older than the session's life, or the author is revoked or their epoch has moved on.
+(:meth:`ArenaStore.web_key`). The session itself lives on the server: a row of ``web_sessions`` (the nonce, the
+author, when it expires) written at login, deleted at logout and when the author is revoked. A cookie is refused
+(the viewer is anonymous and the cookie cleared) when the signature is another key's, it is older than the
+session's life, its row is gone or expired (a copy kept from before a logout included), or the author is revoked
+or their epoch has moved on.
 
 CSRF: a form of a session carries HMAC(key, "csrf|" + the session's nonce) (a synchronizer token bound to the
 session, kept nowhere); the login form, before any session, carries HMAC(key, "login|" + a random nonce) whose
@@ -31,6 +34,8 @@ SESSION_COOKIE = "durak_session"
 LOGIN_COOKIE = "durak_login"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
+#: A session's life unless the server's settings say otherwise (:attr:`WebSettings.session_seconds`).
+SESSION_SECONDS = 8 * 3600
 
 
 class _Payload(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
@@ -60,16 +65,19 @@ def _mac(key: bytes, label: str, data: str) -> str:
     return _b64(hmac.new(key, f"{label}|{data}".encode(), hashlib.sha256).digest())
 
 
-def sign_session(key: bytes, author: AuthorRow, now: float | None = None) -> str:
-    """A new session cookie's value for ``author``."""
-    payload = _b64(msgspec.json.encode(_Payload(author.id, author.epoch, int(now if now is not None else time.time()),
-                                                secrets.token_urlsafe(16))))
+def sign_session(store: ArenaStore, key: bytes, author: AuthorRow, *, max_age: int = SESSION_SECONDS,
+                 now: float | None = None) -> str:
+    """A new session for ``author``: its row written (live for ``max_age`` seconds), its cookie's value."""
+    issued = int(now if now is not None else time.time())
+    nonce = secrets.token_urlsafe(16)
+    store.add_session(nonce, author.id, issued, issued + max_age)
+    payload = _b64(msgspec.json.encode(_Payload(author.id, author.epoch, issued, nonce)))
     return f"{payload}.{_mac(key, 'session', payload)}"
 
 
 def verify_session(store: ArenaStore, key: bytes, value: str, max_age: int, now: float | None = None) -> Session | None:
-    """The session a cookie holds, or None: a bad signature, too old, an author revoked, unknown or of an older
-    epoch (one answer for every failure)."""
+    """The session a cookie holds, or None: a bad signature, too old, a session ended (logged out, revoked,
+    expired: its row is gone), an author revoked, unknown or of an older epoch (one answer for every failure)."""
     payload_text, _, signature = value.partition(".")
     if not hmac.compare_digest(signature.encode(), _mac(key, "session", payload_text).encode()):
         return None
@@ -77,12 +85,18 @@ def verify_session(store: ArenaStore, key: bytes, value: str, max_age: int, now:
         payload = msgspec.json.decode(_unb64(payload_text), type=_Payload)
     except (msgspec.DecodeError, binascii.Error, ValueError):
         return None
-    if not 0 <= (now if now is not None else time.time()) - payload.issued <= max_age:
+    at = now if now is not None else time.time()
+    if not 0 <= at - payload.issued <= max_age or not store.session_live(payload.nonce, payload.author, at):
         return None
     author = store.author_by_id(payload.author)
     if author is None or author.revoked is not None or author.epoch != payload.epoch:
         return None
     return Session(author, payload.nonce)
+
+
+def end_session(store: ArenaStore, session: Session) -> None:
+    """Logout: the session's row deleted, so that its cookie (and any copy of it) is refused from now on."""
+    store.end_session(session.nonce)
 
 
 def session_csrf(key: bytes, session: Session) -> str:

@@ -4,57 +4,71 @@ the opponents, the table size, the number of games, then the author's hourly quo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from referee.results.league_store import VersionRow
 from referee.results.side_store import SideRow
 from referee.results.web_queries import WebStore
+from referee.web.limits import retry_after
 from referee.web.models import SideIn
+from referee.web.refusals import Refused
 from referee.web.settings import WebSettings
 
-
-class ChallengeRefused(ValueError):
-    """A challenge the server refuses: ``status`` is the HTTP status, the message says why in one line."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
+#: The quotas' window.
+HOUR = timedelta(hours=1)
 
 
 def take_challenge(store: WebStore, author: str, asked: SideIn, settings: WebSettings) -> SideRow:
-    """Check a challenge against the rules and the quotas and queue it. :raises ChallengeRefused: why not."""
+    """Check a challenge against the rules and the quotas and queue it. :raises Refused: why not."""
     league = store.the_league()
     latest: dict[str, VersionRow] = {}
     for version in store.versions(league.id):  # in the order added: a bot's latest comes last
         latest[version.bot] = version
     mine = _playing(latest, asked.bot)
     if mine.author != author:
-        raise ChallengeRefused(f"the bot {asked.bot!r} is another author's: challenge with a bot of yours", 403)
+        raise Refused(403, f"the bot {asked.bot!r} is another author's: challenge with a bot of yours")
     if asked.bot in asked.opponents or len(set(asked.opponents)) != len(asked.opponents):
-        raise ChallengeRefused("name each opponent once, and not your challenging bot", 400)
+        raise Refused(400, "name each opponent once, and not your challenging bot")
     seats = (mine.name, *(_playing(latest, bot).name for bot in asked.opponents))
     if len(seats) not in settings.table_sizes:
         sizes = ", ".join(map(str, settings.table_sizes))
-        raise ChallengeRefused(f"a table of {len(seats)} (your bot and {len(asked.opponents)} opponent(s)) is not "
-                               f"one the league plays ({sizes})", 400)
+        raise Refused(400, f"a table of {len(seats)} (your bot and {len(asked.opponents)} opponent(s)) is not "
+                           f"one the league plays ({sizes})")
     if not 1 <= asked.games <= settings.side_games_per_hour:
-        raise ChallengeRefused(f"games: ask for 1 to {settings.side_games_per_hour}", 400)
-    asked_games, cpu = store.side_usage(author, (datetime.now(UTC) - timedelta(hours=1)).isoformat())
+        raise Refused(400, f"games: ask for 1 to {settings.side_games_per_hour}")
+    now = datetime.now(UTC)
+    asked_before, played = store.side_usage_times(author, (now - HOUR).isoformat())
+    asked_games, cpu = sum(games for _, games in asked_before), sum(seconds for _, seconds in played)
     if asked_games + asked.games > settings.side_games_per_hour:
-        raise ChallengeRefused(f"challenge quota: {settings.side_games_per_hour} games per hour; you asked for "
-                               f"{asked_games} in the last hour, try again later", 429)
+        wait = _frees(asked_before, asked_games + asked.games - settings.side_games_per_hour, now)
+        raise Refused(429, f"challenge quota: {settings.side_games_per_hour} games per hour; you asked for "
+                           f"{asked_games} in the last hour, try again later", {"Retry-After": wait})
     if cpu >= settings.side_cpu_seconds_per_hour:
-        raise ChallengeRefused(f"challenge quota: {settings.side_cpu_seconds_per_hour:g} CPU seconds per hour; "
-                               f"your side games took {cpu:.1f} in the last hour, try again later", 429)
+        # under the quota once strictly below it: more than the excess must leave the hour
+        wait = _frees(played, cpu - settings.side_cpu_seconds_per_hour + 1e-6, now)
+        raise Refused(429, f"challenge quota: {settings.side_cpu_seconds_per_hour:g} CPU seconds per hour; "
+                           f"your side games took {cpu:.1f} in the last hour, try again later", {"Retry-After": wait})
     return store.add_side(league.id, "challenge", author, seats, asked.games)
 
 
+def _frees(used: Sequence[tuple[str, float]], excess: float, now: datetime) -> str:
+    """The ``Retry-After`` of an hourly quota: whole seconds until the oldest items of ``used`` (time, amount;
+    oldest first) that add up to ``excess`` have left the hour."""
+    freed = 0.0
+    for when, amount in used:
+        freed += amount
+        if freed >= excess:
+            return retry_after((datetime.fromisoformat(when) + HOUR - now).total_seconds())
+    return retry_after(HOUR.total_seconds())  # not reached: the items add up to more than the excess
+
+
 def _playing(latest: dict[str, VersionRow], bot: str) -> VersionRow:
-    """``bot``'s latest version, if it plays; :raises ChallengeRefused: no such bot, or its latest does not."""
+    """``bot``'s latest version, if it plays; :raises Refused: no such bot, or its latest does not."""
     if bot not in latest:  # looked up, never used as a path: any name the league holds may be asked for
-        raise ChallengeRefused(f"no bot {bot!r} in the league", 404)
+        raise Refused(404, f"no bot {bot!r} in the league")
     version = latest[bot]
     if not version.active:
         state = "retired" if version.retired is not None else "quarantined"
-        raise ChallengeRefused(f"{version.name}, the latest version of {bot!r}, is {state}: it plays no games", 409)
+        raise Refused(409, f"{version.name}, the latest version of {bot!r}, is {state}: it plays no games")
     return version

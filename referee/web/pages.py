@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from litestar import Request, Response, get, post
 from litestar.datastructures import Cookie, UploadFile
-from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
+from litestar.exceptions import NotFoundException, PermissionDeniedException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect
 
@@ -21,11 +21,12 @@ from referee.results.web_queries import WebStore
 from referee.web import auth, models
 from referee.web.answers import GameFilter
 from referee.web.api import ARCHIVE_CEILING, NOT_FOUND, queue_action, queue_finals
-from referee.web.challenges import ChallengeRefused, take_challenge
+from referee.web.challenges import take_challenge
 from referee.web.charts import rating_chart
 from referee.web.context import Context, WebState, context, web_state
 from referee.web.limits import is_tls
-from referee.web.uploads import UploadRefused, take_upload
+from referee.web.refusals import Refused
+from referee.web.uploads import take_upload
 from referee.web.visibility import AdminSubject, sight
 
 Req = Request[Any, Any, Any]
@@ -62,8 +63,8 @@ def bot_page(request: Req, name: FromPath[str]) -> Response[str]:
 def games_page(request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
                players: FromQuery[str | None] = None, page: FromQuery[int] = 1) -> Response[str]:
     """The games list; its filter form sends every field, an unchosen one empty (``players=``: any size)."""
-    if players and not players.isdigit():
-        raise HTTPException(f"players: a table size, not {players[:20]!r}", status_code=400)
+    if players and not (players.isdigit() and len(players) <= 2):
+        raise Refused(400, f"players: a table size, not {players[:20]!r}")
     with context(request) as ctx:
         wanted = GameFilter(bot or None, verdict or None, int(players) if players else None, page)
         found = ctx.answers.games(wanted, ctx.web.settings.games_per_page)
@@ -113,8 +114,8 @@ async def challenge_form(request: Req) -> Response[Any]:
                               games=int(games) if games.isdigit() and len(games) < 7 else 0)
         try:
             row = take_challenge(ctx.store, ctx.viewer.author, asked, ctx.web.settings)
-        except ChallengeRefused as exc:
-            return _author(ctx, ctx.viewer.author, str(exc), exc.status)
+        except Refused as exc:
+            return _author(ctx, ctx.viewer.author, exc.detail, exc.status)
         return Redirect(f"/challenges/{row.id}", status_code=303)
 
 
@@ -167,7 +168,7 @@ async def admin_finals(request: Req) -> Response[Any]:
             asked = msgspec.convert({"top": int(top) if top.isdigit() else 0,
                                      "max_games": int(budget) if budget.isdigit() else None}, models.FinalsIn)
         except msgspec.ValidationError as exc:
-            raise HTTPException(f"finals: {exc}", status_code=400) from None
+            raise Refused(400, f"finals: {exc}") from None
         queued = queue_finals(ctx.store, ctx.answers, asked, sight(ctx.viewer, AdminSubject()))
         return render(ctx.web, "done.html", ctx, message=f"asked the daemon for the finals of the top {asked.top} "
                                                          f"(request {queued.request})")
@@ -197,9 +198,9 @@ async def upload_form(request: Req) -> Response[Any]:
     web = web_state(request)
     length = request.headers.get("content-length", "")
     if not length.isdigit():
-        raise HTTPException("an upload needs its Content-Length", status_code=411)
-    if int(length) > web.settings.archive_bytes + web.settings.form_bytes:
-        raise HTTPException(f"the archive is over {web.settings.archive_bytes} bytes", status_code=413)
+        raise Refused(411, "an upload needs its Content-Length")
+    if len(length) > 18 or int(length) > web.settings.archive_bytes + web.settings.form_bytes:
+        raise Refused(413, f"the archive is over {web.settings.archive_bytes} bytes")
     form = await request.form()
     with context(request, form_csrf=_field(form, auth.CSRF_FIELD)) as ctx:
         wall = _signed_in_or_login(ctx)
@@ -210,8 +211,8 @@ async def upload_form(request: Req) -> Response[Any]:
         archive = await file.read() if isinstance(file, UploadFile) else b""
         try:
             row = take_upload(ctx.store, ctx.viewer.author, _field(form, "bot") or "", archive, web.settings)
-        except UploadRefused as exc:
-            return render(web, "upload.html", ctx, status=exc.status, error=str(exc))
+        except Refused as exc:
+            return render(web, "upload.html", ctx, status=exc.status, error=exc.detail)
         return Redirect(f"/authors/{ctx.viewer.author}#upload-{row.id}", status_code=303)
 
 
@@ -238,11 +239,11 @@ async def login(request: Req) -> Response[Any]:
         raise PermissionDeniedException("CSRF token missing or wrong: reload the login page and try again")
     with WebStore(web.db_path) as store:
         author = author_of_token(store, _field(form, "token") or "")
-    if author is None:
-        return _login_form(request, web, "That token is not a valid author's token.", 401)
+        if author is None:
+            return _login_form(request, web, "That token is not a valid author's token.", 401)
+        cookie = auth.sign_session(store, web.key, author, max_age=web.settings.session_seconds)
     response: Response[Any] = Redirect(f"/authors/{author.name}", status_code=303)
-    response.cookies.append(_cookie(request, web, auth.SESSION_COOKIE, auth.sign_session(web.key, author),
-                                    web.settings.session_seconds))
+    response.cookies.append(_cookie(request, web, auth.SESSION_COOKIE, cookie, web.settings.session_seconds))
     response.delete_cookie(auth.LOGIN_COOKIE, path="/")
     return response
 
@@ -250,7 +251,9 @@ async def login(request: Req) -> Response[Any]:
 @post("/logout", include_in_schema=False)
 async def logout(request: Req) -> Response[Any]:
     form = await request.form()
-    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)):
+    with context(request, form_csrf=_field(form, auth.CSRF_FIELD)) as ctx:
+        if ctx.session is not None:  # ended on the server: a copy of the cookie is refused from now on
+            auth.end_session(ctx.store, ctx.session)
         response: Response[Any] = Redirect("/", status_code=303)
         response.delete_cookie(auth.SESSION_COOKIE, path="/")
         return response

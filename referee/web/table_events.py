@@ -26,7 +26,6 @@ import msgspec
 from anyio import sleep, to_thread
 from litestar import Request, get
 from litestar.background_tasks import BackgroundTask
-from litestar.exceptions import TooManyRequestsException
 from litestar.params import FromPath, FromQuery
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
@@ -35,6 +34,7 @@ from referee.results.table_store import TableRow
 from referee.results.web_queries import WebStore
 from referee.web.context import WebState, context, login_wall, viewer_now
 from referee.web.limits import StreamLease
+from referee.web.refusals import Refused
 from referee.web.tables import own_table, table_state
 from referee.web.visibility import Sight, TableSubject, sight
 
@@ -120,7 +120,7 @@ def api_table_events(request: Req, table_id: FromPath[int], since: FromQuery[int
         web = ctx.web
     lease = web.table_streams.take(table.author)
     if isinstance(lease, str):
-        raise TooManyRequestsException(lease, headers={"Retry-After": "5"})
+        raise Refused(429, lease, {"Retry-After": "5"})
     events = table_events(request, web, table.id, resume_from(request.headers.get("last-event-id"), since), lease)
     weakref.finalize(events, lease.release)  # a stream never started (the client gone at once) gives it back too
     # A client that goes away cancels the response's task, which leaves the generator suspended: its ``finally``

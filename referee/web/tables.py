@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from litestar import Request, Response, get, post
-from litestar.exceptions import HTTPException, NotFoundException, TooManyRequestsException
+from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_201_CREATED, HTTP_202_ACCEPTED
@@ -26,19 +26,16 @@ from referee.engine.deal import check_table
 from referee.engine.errors import InvalidDealError
 from referee.report.game_data import game_data
 from referee.report.page import VIEWER_BODY, script_json
-from referee.results.table_store import NewTable, TableRefused, TableRow
+from referee.results.table_store import NewTable, TableRow
 from referee.web import auth, models
 from referee.web.api import NOT_FOUND
 from referee.web.context import Context, context, login_wall
 from referee.web.limits import retry_after
 from referee.web.pages import render
+from referee.web.refusals import REFUSALS, Refused, refusal
 from referee.web.visibility import Sight, TableSubject, sight
 
 Req = Request[Any, Any, Any]
-
-
-class TableProblem(ValueError):
-    """A table that cannot be opened as asked (the message says why): 422."""
 
 
 # -- what the routes share ---------------------------------------------------------------------------
@@ -52,35 +49,30 @@ def playable_bots(ctx: Context) -> list[str]:
 
 
 def check_new_table(ctx: Context, wanted: models.TableIn) -> NewTable:
-    """:raises TableProblem: an unknown variant, a bot the viewer may not seat, a table size or seat the game has
+    """:raises Refused: 422 for an unknown variant, a bot the viewer may not seat, a table size or seat the game has
     not."""
     if wanted.variant not in VARIANTS:
-        raise TableProblem(f"unknown variant {wanted.variant!r}: one of {', '.join(VARIANTS)}")
+        raise Refused(422, f"unknown variant {wanted.variant!r}: one of {', '.join(VARIANTS)}")
     allowed = set(playable_bots(ctx))
     for bot in wanted.bots:
         if bot not in allowed:
-            raise TableProblem(f"{bot!r} is not a bot you may play (GET /api/tables lists them)")
+            raise Refused(422, f"{bot!r} is not a bot you may play (GET /api/tables lists them)")
     players = len(wanted.bots) + 1
     try:
         check_table(Rules(variant=wanted.variant), players)  # a variant: checked above
     except (InvalidDealError, RulesError) as exc:
-        raise TableProblem(str(exc)) from None
+        raise Refused(422, str(exc)) from None
     if not 0 <= wanted.seat < players:
-        raise TableProblem(f"seat {wanted.seat} is not at a table of {players}")
+        raise Refused(422, f"seat {wanted.seat} is not at a table of {players}")
     assert ctx.viewer.author is not None
     return NewTable(ctx.viewer.author, wanted.variant, wanted.seat, list(wanted.bots))
 
 
 def open_table(ctx: Context, wanted: models.TableIn) -> TableRow:
-    """:raises HTTPException: 422 for a table that cannot be, 429 when a cap is reached."""
-    try:
-        new = check_new_table(ctx, wanted)
-        return ctx.store.open_table(ctx.answers.league.id, new, per_author=ctx.web.settings.tables_per_author,
-                                    total=ctx.web.settings.tables_total)
-    except TableProblem as exc:
-        raise HTTPException(str(exc), status_code=422) from None
-    except TableRefused as exc:
-        raise HTTPException(str(exc), status_code=429, headers={"Retry-After": "30"}) from None
+    """:raises Refused: 422 for a table that cannot be; TableRefused: a cap is reached (429)."""
+    new = check_new_table(ctx, wanted)
+    return ctx.store.open_table(ctx.answers.league.id, new, per_author=ctx.web.settings.tables_per_author,
+                                total=ctx.web.settings.tables_total)
 
 
 def own_table(ctx: Context, table_id: int) -> TableRow:
@@ -128,8 +120,8 @@ def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.Move
     deadline (409 otherwise: the page is out of date); 429 past the author's move budget."""
     wait = ctx.web.move_limits.take(f"moves:{table.author}")
     if wait:
-        raise TooManyRequestsException("too many moves", headers={"Retry-After": retry_after(wait)})
-    stale = HTTPException("that request is not open (reload the table)", status_code=409)
+        raise Refused(429, "too many moves", {"Retry-After": retry_after(wait)})
+    stale = Refused(409, "that request is not open (reload the table)")
     if table.status != "playing" or table.deadline is None or time.time() > table.deadline:
         raise stale
     last = ctx.store.last_table_message(table.id)
@@ -137,9 +129,9 @@ def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.Move
     if not isinstance(asked, SeatRequest) or asked.id != move.request:
         raise stale
     if move.action not in asked.legal:
-        raise HTTPException(f"{move.action!r} is not one of the request's legal actions", status_code=409)
+        raise Refused(409, f"{move.action!r} is not one of the request's legal actions")
     if not ctx.store.add_move(table.id, move.request, move.action):
-        raise HTTPException("that request was answered already", status_code=409)
+        raise Refused(409, "that request was answered already")
     return models.MoveAccepted(request=move.request, action=move.action)
 
 
@@ -210,7 +202,7 @@ def api_table_resign(request: Req, table_id: FromPath[int]) -> models.TableOut:
         login_wall(ctx)
         table = own_table(ctx, table_id)
         if not ctx.store.resign_table(table.id):
-            raise HTTPException("the table is not playing", status_code=409)
+            raise Refused(409, "the table is not playing")
         return table_out(table)
 
 
@@ -246,9 +238,10 @@ async def tables_form(request: Req) -> Response[Any]:
             wanted = models.TableIn(variant=str(form.get("variant") or ""), bots=bots,
                                     seat=int(seat) if isinstance(seat, str) and seat.isdigit() else 0)
             table = open_table(ctx, wanted)
-        except HTTPException as exc:
-            return render(ctx.web, "tables.html", ctx, status=exc.status_code, choices=choices(ctx),
-                          error=exc.detail)
+        except REFUSALS as exc:
+            refused = refusal(exc)
+            return render(ctx.web, "tables.html", ctx, status=refused.status, choices=choices(ctx),
+                          error=refused.detail)
         return Redirect(f"/tables/{table.id}", status_code=303)
 
 

@@ -9,31 +9,24 @@ from datetime import UTC, datetime, timedelta
 from referee.league.names import name_problem
 from referee.results.arena_store import UploadRow
 from referee.results.web_queries import WebStore
+from referee.web.refusals import Refused
 from referee.web.settings import WebSettings
 
 
-class UploadRefused(ValueError):
-    """An upload the server refuses: ``status`` is the HTTP status, the message says why in one line."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 def take_upload(store: WebStore, author: str, bot: str, archive: bytes, settings: WebSettings) -> UploadRow:
-    """Check an upload against the rules and quotas and store it. :raises UploadRefused: why not."""
+    """Check an upload against the rules and quotas and store it. :raises Refused: why not (its status, one line)."""
     if (problem := name_problem(bot)) is not None:
-        raise UploadRefused(problem, 400)
+        raise Refused(400, problem)
     if not archive:
-        raise UploadRefused("an empty archive", 400)
+        raise Refused(400, "an empty archive")
     league = store.the_league()
     _check_bot_name(store, league.id, author, bot, settings.max_bots)
     recent, kept = store.upload_usage(author, (datetime.now(UTC) - timedelta(hours=1)).isoformat())
     if recent >= settings.uploads_per_hour:
-        raise UploadRefused(f"upload quota: {settings.uploads_per_hour} uploads per hour, try again later", 429)
+        raise Refused(429, f"upload quota: {settings.uploads_per_hour} uploads per hour, try again later")
     if kept + len(archive) > settings.stored_bytes:
-        raise UploadRefused(f"storage quota: your archives would take {kept + len(archive)} bytes, more than "
-                            f"the {settings.stored_bytes} allowed", 413)
+        raise Refused(413, f"storage quota: your archives would take {kept + len(archive)} bytes, more than "
+                            f"the {settings.stored_bytes} allowed")
     return store.add_upload(league.id, author, bot, archive, hashlib.sha256(archive).hexdigest())
 
 
@@ -44,7 +37,7 @@ def _check_bot_name(store: WebStore, league_id: int, author: str, bot: str, max_
         if upload.status != "refused":
             owners.setdefault(upload.bot, upload.author)
     if owners.get(bot, author) != author:
-        raise UploadRefused(f"the bot name {bot!r} belongs to another author", 403)
+        raise Refused(403, f"the bot name {bot!r} belongs to another author")
     theirs = {name for name, owner in owners.items() if owner == author}
     if bot not in theirs and len(theirs) >= max_bots:
-        raise UploadRefused(f"bot quota: you have {len(theirs)} bots, the most allowed is {max_bots}", 403)
+        raise Refused(403, f"bot quota: you have {len(theirs)} bots, the most allowed is {max_bots}")

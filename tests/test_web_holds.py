@@ -1,0 +1,155 @@
+"""Issue 35's smaller findings: the API document is served alone (its render pages loaded a CDN's scripts, which
+the CSP blocks), a challenge quota's 429 says when to come back, a revoked author's open card tables end (and stop
+counting against the arena's caps), and a connection that never finishes its headers is closed."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from litestar.testing import TestClient
+
+from referee.results.arena_store import REVOKED_TABLE, ArenaStore
+from referee.web.app import create_app
+from referee.web.serving import HEADER_SECONDS, HeaderBoundH11Protocol, uvicorn_options
+from referee.web.settings import WebSettings
+from tests.liveserver import served
+from tests.webdb import WebDb, build
+
+Client = TestClient  # type: ignore[type-arg]
+
+
+@pytest.fixture(scope="module")
+def base() -> Iterator[WebDb]:
+    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-holds-"))
+    yield build(folder)
+    shutil.rmtree(folder)
+
+
+@pytest.fixture
+def db(base: WebDb, tmp_path: Path) -> WebDb:
+    shutil.copy(base.path, tmp_path / "league.db")
+    return replace(base, path=tmp_path / "league.db")
+
+
+def client_for(db: WebDb, **settings: Any) -> Client:
+    return TestClient(create_app(db.path, WebSettings(**{"rate_burst": 10_000, **settings})))
+
+
+def bearer(db: WebDb, name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {db.tokens[name]}"}
+
+
+def test_only_the_api_document_is_served(db: WebDb) -> None:
+    with client_for(db) as client:
+        document = client.get("/schema/openapi.json")
+        assert document.status_code == 200 and "json" in document.headers["content-type"]
+        assert "/api/uploads" in document.json()["paths"]  # control: the document itself
+        for page in ("swagger", "redoc", "elements", "rapidoc", "stoplight", "openapi.yaml"):
+            answer = client.get(f"/schema/{page}")
+            assert answer.status_code == 404, page
+            assert b"cdn" not in answer.content.lower() and b"<script" not in answer.content
+        root = client.get("/schema")
+        assert b"<script" not in root.content and b"cdn" not in root.content.lower()
+
+
+def test_a_challenge_quotas_429_says_when_it_frees(db: WebDb) -> None:
+    """Quota 10 games an hour: 6 asked 50 minutes ago, 4 twenty minutes ago (and the 2 of the league's own
+    challenge of alice's, just now): 3 more must wait for the 6 to leave the hour, in 10 minutes."""
+    with ArenaStore(db.path) as store:
+        league = store.league()
+        assert league is not None
+        now = datetime.now(UTC)
+        for games, ago in ((6, 50), (4, 20)):
+            side = store.add_side(league.id, "challenge", "alice", ("alpha@1", "beta@1"), games)
+            store._db.execute("UPDATE side_requests SET created = ? WHERE id = ?",
+                              ((now - timedelta(minutes=ago)).isoformat(timespec="microseconds"), side.id))
+        store._db.execute("UPDATE league_versions SET quarantined = NULL")  # alpha plays again
+    asked = {"bot": "alpha", "opponents": ["beta"], "games": 3}
+    with client_for(db, side_games_per_hour=10) as client:
+        refused = client.post("/api/challenges", json=asked, headers=bearer(db, "alice"))
+        assert refused.status_code == 429 and "challenge quota" in refused.json()["detail"]
+        assert 598 <= int(refused.headers["retry-after"]) <= 601, refused.headers
+        with sqlite3.connect(db.path) as con:  # control: once the 6 have left the hour, the 3 are taken
+            con.execute("UPDATE side_requests SET created = ? WHERE games = 6",
+                        ((now - timedelta(minutes=61)).isoformat(timespec="microseconds"),))
+        assert client.post("/api/challenges", json=asked, headers=bearer(db, "alice")).status_code == 202
+    with client_for(db, side_cpu_seconds_per_hour=0.0) as client:  # the CPU quota's 429 carries one too
+        refused = client.post("/api/challenges", json={**asked, "games": 1}, headers=bearer(db, "alice"))
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+
+
+def test_revoking_an_author_ends_their_open_tables_and_frees_their_places(db: WebDb) -> None:
+    """Alice's table (waiting) fills an arena of one table: bob cannot open one until alice is revoked."""
+    wanted = {"variant": "podkidnoy", "bots": ["beta@1"], "seat": 0}
+    with client_for(db, tables_total=1) as client:
+        assert client.post("/api/tables", json=wanted, headers=bearer(db, "bob")).status_code == 429  # control
+        with ArenaStore(db.path) as store:
+            store.revoke_author("alice")
+            table = store.table(db.table)
+        assert table is not None and table.status == "over" and table.reason == REVOKED_TABLE
+        opened = client.post("/api/tables", json=wanted, headers=bearer(db, "bob"))
+        assert opened.status_code == 201, opened.text
+
+
+def test_a_table_being_played_when_its_author_is_revoked_is_resigned(db: WebDb) -> None:
+    with ArenaStore(db.path) as store:
+        store.start_table(db.table)
+        store.revoke_author("alice")
+        table = store.table(db.table)
+        assert table is not None and table.status == "over" and store.is_resigned(db.table)
+
+
+def _connect(url: str) -> socket.socket:
+    address = urlsplit(url)
+    assert address.hostname == "127.0.0.1" and address.port is not None
+    return socket.create_connection((address.hostname, address.port), timeout=5)
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> float | None:
+    """When the server closed ``sock`` (seconds from now), or None if it was still open after ``seconds``."""
+    began = time.monotonic()
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - began
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(db: WebDb) -> None:
+    bound = 0.5
+    app = create_app(db.path, WebSettings(rate_burst=10_000))
+    with served(app, **uvicorn_options(header_seconds=bound)) as url, _connect(url) as partial, \
+            _connect(url) as silent, _connect(url) as whole:
+        partial.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        whole.sendall(b"GET /api/board HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert whole.recv(12) == b"HTTP/1.1 200"  # control: a request that came is answered
+        for sock in (partial, silent):
+            took = _closed_within(sock, bound + 2.0)
+            assert took is not None and took < bound + 2.0
+    # Without the bound (uvicorn's own settings), the half-sent request holds its connection open.
+    with served(app) as url, _connect(url) as partial:
+        partial.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        assert _closed_within(partial, 1.5) is None
+
+
+def test_durak_serve_uses_the_bound() -> None:
+    options = uvicorn_options()
+    assert options["http"] is HeaderBoundH11Protocol and HeaderBoundH11Protocol.header_seconds == HEADER_SECONDS
+    assert options["timeout_keep_alive"] <= HEADER_SECONDS
+    source = (Path(__file__).resolve().parents[1] / "referee" / "cli" / "serve.py").read_text()
+    assert "**uvicorn_options()" in source
