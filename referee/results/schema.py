@@ -4,6 +4,7 @@ seed needs, and how a database that may only be read is opened."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import pwd
 import sqlite3
@@ -308,16 +309,45 @@ DATABASE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 def make_private(path: str | Path) -> None:
     """Clear the other permission bits of a database and its journals, where they are ours, and the group bits
     too unless the file was given to a group on purpose (a group other than its owner's own: ``durak serve``
-    shares a league's database with its web server's group that way)."""
+    shares a league's database with its web server's group that way).
+
+    The folder may be writable by another user (the web server's), who could plant a link named like a journal:
+    each name is looked at without following it, and changed only if it is a regular file of ours. Between the
+    look and the change no one else can swap it for a link: the shared folder is sticky, so a file of ours there
+    can be neither renamed nor removed by another user. (The file is never opened for this: closing a descriptor
+    of a database drops every POSIX lock SQLite holds on it in this process.)
+
+    :raises OSError: one of them is a link or no regular file (ELOOP, one line naming it).
+    """
     for suffix in DATABASE_SUFFIXES:
         name = f"{path}{suffix}"
         try:
-            info = os.stat(name)
-            keep = 0o770 if is_shared_with_group(info) else 0o700
-            if info.st_uid == os.geteuid() and info.st_mode & 0o777 & ~keep:
-                os.chmod(name, stat.S_IMODE(info.st_mode) & keep)
+            info = os.lstat(name)
         except FileNotFoundError:
             continue
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_followed(name)
+        keep = 0o770 if is_shared_with_group(info) else 0o700
+        if info.st_uid == os.geteuid() and info.st_mode & 0o777 & ~keep:
+            os.chmod(name, stat.S_IMODE(info.st_mode) & keep)
+
+
+def refuse_links(path: str | Path) -> None:
+    """Check a database and its journals before SQLite opens them (it follows links): none may be a link or
+    anything but a regular file. :raises OSError: one is (ELOOP, one line naming it)."""
+    for suffix in DATABASE_SUFFIXES:
+        name = f"{path}{suffix}"
+        try:
+            info = os.lstat(name)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_followed(name)
+
+
+def _not_followed(name: str) -> OSError:
+    return OSError(errno.ELOOP, f"{name} is a link or no regular file, which is never followed (another user may "
+                                "have planted it in the database's folder): remove it")
 
 
 def is_shared_with_group(info: os.stat_result) -> bool:
@@ -343,7 +373,8 @@ def open_writer(path: Path) -> sqlite3.Connection:
 
     :raises sqlite3.Error, OSError: the database cannot be made, opened or migrated.
     """
-    if not path.exists():
+    refuse_links(path)
+    if not os.path.lexists(path):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
     make_private(path)
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -357,6 +388,7 @@ def open_writer(path: Path) -> sqlite3.Connection:
 
 def open_reader(path: Path) -> sqlite3.Connection:
     """A read-only connection (rows read by name), the file tightened to owner-only where it is ours."""
+    refuse_links(path)
     with contextlib.suppress(OSError):  # read-only files or folders stay as they are
         make_private(path)
     db = _open_read_only(path)
@@ -416,6 +448,7 @@ def open_shared(path: Path) -> sqlite3.Connection:
 
     :raises sqlite3.Error: the file cannot be opened read-write.
     """
+    refuse_links(path)
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None,
                          check_same_thread=False)
     db.row_factory = sqlite3.Row

@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.results.schema import DATABASE_SUFFIXES
+from referee.results.schema import DATABASE_SUFFIXES, refuse_links
 
 
 class PrivilegeError(RuntimeError):
@@ -74,12 +74,20 @@ def bind(host: str, port: int) -> socket.socket:
 
 def share_database(db: Path, user: WebUser) -> None:
     """Give the database, its journals and its folder to ``user``'s group: files g+rw, the folder g+rwx and
-    sticky. The owner (the daemon's root) keeps them; make_private keeps a file shared with another group so."""
+    sticky. The owner (the daemon's root) keeps them; make_private keeps a file shared with another group so.
+
+    :raises OSError: one of the files is a link (ELOOP, one line naming it).
+    """
+    refuse_links(db)  # root changes them: a link planted in the (group-writable) folder is never followed
     for suffix in DATABASE_SUFFIXES:
         path = Path(f"{db}{suffix}")
-        if path.exists():
-            os.chown(path, -1, user.gid)
-            os.chmod(path, stat.S_IMODE(path.stat().st_mode) | stat.S_IRGRP | stat.S_IWGRP)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(info.st_mode):  # refuse_links saw no link; the sticky folder keeps root's files so
+            os.chown(path, -1, user.gid, follow_symlinks=False)
+            os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IRGRP | stat.S_IWGRP)
     folder = db.resolve().parent
     os.chown(folder, -1, user.gid)
     os.chmod(folder, stat.S_IMODE(folder.stat().st_mode) | stat.S_IRWXG | stat.S_ISVTX)
