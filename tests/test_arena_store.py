@@ -11,6 +11,7 @@ import pytest
 
 from referee.league.authors import author_of_token, new_author, token_sha256
 from referee.results.arena_store import ArenaStore, BoardRow, UploadStep
+from referee.results.requests import CarryOutUpload
 from referee.results.rows import decode_record
 from referee.results.schema import make_private
 from referee.results.store import StoreError
@@ -67,7 +68,8 @@ def test_an_upload_is_stored_with_its_request_and_loses_its_archive_when_done(st
     assert league is not None
     upload = store.add_upload(league.id, "alice", "bot", b"archive", "00")
     (request,) = store.pending_requests(league.id)
-    assert (request.kind, request.payload["upload"], upload.request_id) == ("upload", upload.id, request.id)
+    assert (request.kind, request.payload, upload.request_id) == ("upload", CarryOutUpload(upload.id, "alice"),
+                                                                  request.id)
     store.step_upload(upload.id, "building", UploadStep("extract", True, "2 files"))
     assert store.archive(upload.id) == b"archive"
     store.step_upload(upload.id, "refused", UploadStep("build", False, "exit 2"), build_log="cc: error")

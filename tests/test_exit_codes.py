@@ -61,6 +61,8 @@ INTERNAL = {
                                              "cli/league.py",
     "referee.web.refusals.Refused": "an HTTP answer (its status) in web/app.py's exception handlers",
     "referee.league.tables.Abandoned": "a card table given up as the daemon stops: caught in league/tables.py play",
+    "referee.results.requests.PayloadProblem": "a request row that does not decode: RequestRow.problem, refused in "
+                                               "league/lifecycle.py",
 }
 
 

@@ -23,6 +23,7 @@ from referee.report.tournament_data import report_data
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
+from referee.results.requests import RetireBot
 from referee.tournament.config import ConfigError
 from referee.tournament.coordinator import game_row
 from referee.tournament.schedule import Slot
@@ -138,7 +139,7 @@ def test_a_course_stores_a_group_when_issued_completes_it_and_voids_it_when_a_ve
 
         second = course.more()
         seated = second[0].table
-        store.add_request(league.id, "retire", seated[0].split("@")[0], {})
+        store.add_request(league.id, seated[0].split("@")[0], RetireBot())
         course.housekeeping(force=True)
         (void,) = store.groups(league.id, "void")
         assert void.number == 1 and void.reason.startswith(f"{seated[0]}: retired")

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from referee.results.arena_store import ArenaStore
+from referee.results.requests import AskFinals
 from tests.sandboxes import needs_bwrap
 from tests.test_league_daemon import (  # noqa: F401 - the fixture
     league,
@@ -30,7 +31,7 @@ def test_the_daemon_plays_the_finals_the_admin_asked_for(league: tuple[Path, Pat
     with ArenaStore(db) as store:  # as the admin's page queues it
         league_row = store.league()
         assert league_row is not None
-        asked = store.add_request(league_row.id, "finals", "", {"top": 2, "max_games": 6, "by": "web"})
+        asked = store.add_request(league_row.id, "", AskFinals(top=2, max_games=6, by="web"))
     assert daemon.wait(120) == 0
     log = db.with_suffix(".log").read_text()
     assert "finals of 'test league' (2 versions" in log, log[-2000:]

@@ -17,6 +17,7 @@ from referee.engine.rng import derive_seed
 from referee.league.board import refit
 from referee.league.config import LoadedLeague, load_league
 from referee.league.daemon import LeagueCoordinator
+from referee.league.private import LeaguePrivate
 from referee.league.side import SideQueue
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import VersionRow
@@ -75,7 +76,8 @@ def test_the_daemon_plays_challenges_unrated_on_the_askers_deals(league: tuple[P
             assert row.tournament_id is not None
             kind, parent = query(db, "SELECT kind, parent FROM tournaments WHERE id = ?", (row.tournament_id,))[0]
             assert (kind, parent) == ("side", league_row.id)
-            seed = derive_seed(league_row.seed, "league", "side", author, side.id)
+            league_seed = LeaguePrivate(db).with_seed(league_row).seed  # the daemon keeps it out of the database
+            seed = derive_seed(league_seed, "league", "side", author, side.id)
             stored = query(db, "SELECT slot_key, deal_seed, rotation FROM games WHERE tournament_id = ? ORDER BY id",
                            (row.tournament_id,))
             expected = {f"s{side.id}|d{i // 2}|r{i % 2}": (derive_seed(seed, i // 2), i % 2) for i in range(side.games)}

@@ -5,6 +5,7 @@ answers forfeits on the clock as a bot would; a table a stopped daemon left play
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import sys
 import threading
@@ -21,7 +22,7 @@ from referee.bots.sandbox.isolation import PLAIN
 from referee.league.config import load_league
 from referee.league.tables import DAEMON_STOPPED, TableRunner, table_seed
 from referee.results.arena_store import ArenaStore
-from referee.results.league_store import VersionRow
+from referee.results.league_store import VersionRow, bot_store
 from referee.results.schema import SCHEMA_VERSION
 from referee.results.table_store import TABLES_KIND, NewTable, TableRefused, TableRow
 from tests.old_schemas import drop_schema_7, drop_schema_8
@@ -49,9 +50,12 @@ def league_with_bots(folder: Path, move: float = 20.0) -> tuple[WebDb, TableRunn
         assert league is not None
         store.end_table(db.table, None, "the web tests' table, not to be played")
         for bot, author in (("rand", "bob"), ("rand2", "admin")):
+            copy = bot_store(db.path) / bot / "1"  # a version runs from its store folder, whatever its row says
+            copy.mkdir(parents=True)
+            shutil.copy(ROOT / "sample_bots" / "python" / "random_bot.py", copy)
             store.add_version(league.id, VersionRow(
                 name=f"{bot}@1", bot=bot, number=1, author=author, command=[sys.executable, "random_bot.py"],
-                env={"PYTHONPATH": str(ROOT)}, dir=str(ROOT / "sample_bots" / "python"), sha256=bot))
+                env={"PYTHONPATH": str(ROOT)}, dir=str(copy), sha256=bot))
     return db, TableRunner(db.path, load_league(config, with_bots=False), PLAIN)
 
 

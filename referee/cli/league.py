@@ -2,9 +2,11 @@
 ``reinstate``), what it holds (``status``) and its ``finals``.
 
 A lifecycle command checks what it can at once (one line and exit 2 for an unknown bot, a name in use, a folder
-that is missing or holds a link, an update that changed nothing), then writes its request to the database. The
-daemon carries it out between batches; with no daemon running, the command carries it out itself. It waits for
-the outcome (``--wait``) and prints it: an add or update refused by the gate exits 7.
+that is missing or holds a link, an update that changed nothing), copies an add's or update's folder into the
+league's bot store as the organizer (the daemon only ever reads the store), then writes its request to the
+database. The daemon carries it out between batches; with no daemon running, the command carries it out itself,
+with the config and seed the daemon keeps in the league's private folder. It waits for the outcome (``--wait``)
+and prints it: an add or update refused by the gate exits 7.
 """
 
 from __future__ import annotations
@@ -23,14 +25,16 @@ from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 from referee.cli.exitcodes import ExitCode
 from referee.cli.options import ClusterOption, JobsOption, RootOption, RunSandboxOption
-from referee.league.botstore import SnapshotError, folder_problem, folder_sha256
+from referee.league.botstore import SnapshotError, folder_problem, folder_sha256, stage_folder, store_root
 from referee.league.config import LoadedLeague, load_league
 from referee.league.daemon import DaemonRequest, LeagueError, protected_paths, run_league
 from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle, wait_for
 from referee.league.names import name_problem
+from referee.league.private import LeaguePrivate, private_config
 from referee.results.arena_store import ArenaStore
-from referee.results.league_store import LeagueStore, RequestKind, VersionRow
+from referee.results.league_store import LeagueStore, VersionRow
+from referee.results.requests import AddBot, Payload, QuarantineBot, ReinstateBot, RetireBot, UpdateBot
 from referee.results.rows import TournamentRow
 from referee.text import visible
 
@@ -92,9 +96,9 @@ def add_command(  # noqa: PLR0913 (a typer command: a parameter per option)
             if any(v.bot == name for v in store.versions(league.id)):
                 raise UsageError(f"the league has a bot {name!r} already: durak league update gives it a new version")
             _check_folder(folder)
-            payload: dict[str, object] = {"dir": str(folder.absolute()), "command": argv, "env": _env(env),
-                                          "author": author or name}
-            _ask(store, league, "add", name, payload, wait)
+            variables = _env(env)
+            _ask(store, league, name, AddBot(staged=_stage(store, folder), command=argv, env=variables,
+                                             author=author or name), wait)
 
 
 @league_app.command("update")
@@ -117,18 +121,15 @@ def update_command(
             raise UsageError(str(exc)) from None
         if unchanged:
             raise UsageError(f"the files in {str(folder)!r} did not change since {latest.name}: no new version")
-        payload: dict[str, object] = {"dir": str(folder.absolute())}
-        if command is not None:
-            payload["command"] = _argv(command)
-        if env:
-            payload["env"] = _env(env)
-        _ask(store, league, "update", name, payload, wait)
+        argv = None if command is None else _argv(command)
+        variables = _env(env) if env else None
+        _ask(store, league, name, UpdateBot(staged=_stage(store, folder), command=argv, env=variables), wait)
 
 
 @league_app.command("retire")
 def retire_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
     """Retire a bot: no new games; its versions stay on the board, marked."""
-    _ask_of_a_bot(db, name, "retire", wait)
+    _ask_of_a_bot(db, name, RetireBot(), wait)
 
 
 @league_app.command("quarantine")
@@ -139,20 +140,20 @@ def quarantine_command(db: DbArg, name: NameArg, reason: Annotated[str, typer.Op
     with reported_errors(), ArenaStore(db) as store:
         league = _league(store)
         _latest(store, league, name)
-        _ask(store, league, "quarantine", name, {"reason": reason}, wait)
+        _ask(store, league, name, QuarantineBot(reason=reason), wait)
 
 
 @league_app.command("reinstate")
 def reinstate_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None:
     """Seat a bot's latest version again: lift its retirement or its quarantine."""
-    _ask_of_a_bot(db, name, "reinstate", wait)
+    _ask_of_a_bot(db, name, ReinstateBot(), wait)
 
 
-def _ask_of_a_bot(db: Path, name: str, kind: RequestKind, wait: float) -> None:
+def _ask_of_a_bot(db: Path, name: str, payload: Payload, wait: float) -> None:
     with reported_errors(), ArenaStore(db) as store:
         league = _league(store)
         _latest(store, league, name)
-        _ask(store, league, kind, name, {}, wait)
+        _ask(store, league, name, payload, wait)
 
 
 @league_app.command("status")
@@ -237,20 +238,27 @@ def _env(options: list[str] | None) -> dict[str, str]:
     return env
 
 
-def _ask(store: ArenaStore, league: TournamentRow, kind: RequestKind, bot: str, payload: dict[str, object],
-         wait: float) -> None:
+def _stage(store: LeagueStore, folder: Path) -> str:
+    """Copy the bot's folder into the league's bot store as this user (the organizer), for the daemon to take."""
+    try:
+        return stage_folder(folder, store_root(store.path))
+    except SnapshotError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _ask(store: ArenaStore, league: TournamentRow, bot: str, payload: Payload, wait: float) -> None:
     """Write the request; wait for the daemon to carry it out, or carry it out here when none runs."""
-    request_id = store.add_request(league.id, kind, bot, payload)
-    typer.echo(f"request {request_id}: {kind} {visible(bot)}", err=True)
+    request_id = store.add_request(league.id, bot, payload)
+    typer.echo(f"request {request_id}: {payload.kind} {visible(bot)}", err=True)
     if wait <= 0:
         return
     done = wait_for(store, request_id, wait, carry_out=lambda: _carry_out_here(store, league))
-    if done.status == "pending":
-        typer.echo(f"request {request_id} is still pending after {wait:g} s: the daemon carries it out between "
+    if done.status in ("pending", "working"):
+        typer.echo(f"request {request_id} is still {done.status} after {wait:g} s: the daemon carries it out between "
                    "batches (durak league status shows it)", err=True)
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
-    typer.echo(f"{'refused' if done.status == 'refused' else 'done'}: {visible(done.result)}")
-    if done.status == "refused":
+    typer.echo(f"{done.status}: {visible(done.result)}")
+    if done.status != "done":
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
 
 
@@ -260,11 +268,12 @@ def _carry_out_here(store: ArenaStore, league: TournamentRow) -> bool:
     if not lock.acquire():
         return False
     try:
-        loaded: LoadedLeague = load_league(league.config_path, text=league.config, with_bots=False)
+        private = LeaguePrivate(store.path)
+        loaded: LoadedLeague = load_league(league.config_path, text=private_config(private, league), with_bots=False)
         isolation = loaded.table.isolation(protected_paths(store.path))
         if isolation.level == "bwrap":
             probe_bwrap()
-        Lifecycle(store, league, loaded, isolation).apply()
+        Lifecycle(store, private.with_seed(league), loaded, isolation).apply()
         return True
     finally:
         lock.release()

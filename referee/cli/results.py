@@ -19,6 +19,7 @@ from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 from referee.cli.options import HtmlOption, PrivateOption, TournamentOption
 from referee.games.play import ResultsWriteError
+from referee.league.private import LeaguePrivate
 from referee.rating.bradley_terry import rate
 from referee.rating.leaderboard import LEGEND, render
 from referee.report.game_data import NO_TRACES, SeatTraces, game_data
@@ -172,6 +173,8 @@ def seed(
             if chosen.kind == "league" and not store.finals(chosen):
                 raise ResultsReadError(f"{db!r} holds league {chosen.name!r}, which can still run: its seed gives "
                                        "the decks of groups it has not played yet (durak league finals ends it)")
+        if chosen.kind in ("league", "finals"):  # kept in the league's private folder, out of the web's reach
+            chosen = LeaguePrivate(Path(db)).with_seed(chosen)
         if output is None:
             typer.echo(str(chosen.seed))
             return

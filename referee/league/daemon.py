@@ -15,19 +15,21 @@ from typing import TextIO
 import msgspec
 
 from referee.bots.sandbox.isolation import Isolation, probe_bwrap
+from referee.league.botstore import SnapshotError, stage_folder, store_root
 from referee.league.config import LoadedLeague
 from referee.league.course import LeagueCourse
 from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle
+from referee.league.private import LeaguePrivate
 from referee.league.side import is_side_deal
 from referee.league.tables import TableRunner
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, RequestRow
 from referee.results.record import GameRecord
+from referee.results.requests import AddBot, AskFinals
 from referee.results.rows import TournamentRow
 from referee.results.store import DATABASE_SUFFIXES
 from referee.text import visible
-from referee.tournament.config import draw_seed
 from referee.tournament.coordinator import Coordinator, GameSink, RunSummary, game_row
 from referee.tournament.errors import Interrupted, TournamentError
 from referee.tournament.executors import make_executor
@@ -92,20 +94,32 @@ def protected_paths(db_path: Path) -> list[str]:
 
 def open_league(store: LeagueStore, loaded: LoadedLeague) -> TournamentRow:
     """The database's league, checked against the config (its games' definition may not change; its matchmaking
-    settings may, and the config's text is kept), or a new one with a drawn seed and the config's bots asked in.
+    settings may, and the config's text is kept), or a new one with a drawn seed and the config's bots asked in
+    (each bot's folder copied into the bot store first, as the organizer). The seed and the config's text are kept
+    in the league's private folder (:mod:`.private`), out of the web server's reach; the row returned holds the
+    seed.
 
     :raises LeagueError: the database holds a league whose rules, time, limits, pause or restart differ, or a
-        tournament.
+        tournament; a config bot's folder cannot be copied.
+    :raises PrivateError: the private folder is not the daemon's own, or has lost a seed.
     """
+    private = LeaguePrivate(store.path)
     league = store.league()
     if league is None:
         if store.active_tournament() is not None:
             raise LeagueError(f"{store.path} holds a tournament, not a league: give the league a database of its own")
-        league = store.create_league(loaded.config.name, str(loaded.table.path), loaded.text, loaded.fingerprint(),
-                                     draw_seed())
+        staged = {}
+        for bot in loaded.table.bots:  # before the league is made: a folder that cannot be a version makes nothing
+            try:
+                staged[bot.name] = stage_folder(bot.dir, store_root(store.path))
+            except (SnapshotError, OSError) as exc:
+                raise LeagueError(f"bot {bot.name!r}: {exc}") from None
+        league = private.keep_new_seed(store.create_league(loaded.config.name, str(loaded.table.path), loaded.text,
+                                                           loaded.fingerprint(), 0))
+        private.keep_config(loaded.text)
         for bot in loaded.table.bots:
-            store.add_request(league.id, "add", bot.name, {"dir": str(bot.dir), "command": list(bot.argv),
-                                                           "env": bot.env, "author": loaded.authors[bot.name]})
+            store.add_request(league.id, bot.name, AddBot(staged=staged[bot.name], command=list(bot.argv),
+                                                          env=dict(bot.env), author=loaded.authors[bot.name]))
         return league
     if store.finals(league):
         raise LeagueError(f"{store.path}: the finals of league {league.name!r} have begun, so entries are frozen and "
@@ -116,7 +130,8 @@ def open_league(store: LeagueStore, loaded: LoadedLeague) -> TournamentRow:
                           "change): use the config it was started with, or another --db")
     if league.config != loaded.text:
         store.update_config(league.id, loaded.text)
-    return league
+    private.keep_config(loaded.text)
+    return private.take_seed_from(store, league)
 
 
 def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None = None) -> str | None:
@@ -163,13 +178,12 @@ def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest, progress_str
 
 def _finals(request: DaemonRequest, asked: RequestRow, progress_stream: TextIO | None) -> str | None:
     """Play the finals the admin asked for; their board's text, or None: they cannot begin (the request refused)."""
-    top, max_games = asked.payload.get("top"), asked.payload.get("max_games")
-    finals = FinalsRequest(request.db_path, top if isinstance(top, int) else 0,
-                           max_games if isinstance(max_games, int) else None, jobs=request.jobs,
+    asked_for = asked.payload if isinstance(asked.payload, AskFinals) else AskFinals(top=0)
+    finals = FinalsRequest(request.db_path, asked_for.top, asked_for.max_games, jobs=request.jobs,
                            bots_as_root=request.bots_as_root)
     try:
-        if finals.top < 2:
-            raise TournamentError(f"finals need --top 2 or more, not {top!r}")
+        if asked.problem:
+            raise TournamentError(asked.problem)
         text = run_finals(finals, progress_stream)
     except Interrupted:
         raise  # the request stays pending; durak league finals resumes the finals

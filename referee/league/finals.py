@@ -25,13 +25,13 @@ from referee.engine.rng import derive_seed
 from referee.league.board import refit
 from referee.league.config import load_league
 from referee.league.lifecycle import LeagueLock
+from referee.league.private import LeaguePrivate, private_config
 from referee.rating.bradley_terry import RatingTable, rate
 from referee.rating.leaderboard import render
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
 from referee.results.store import Store
-from referee.tournament.config import draw_seed
 from referee.tournament.coordinator import Coordinator, GameSink, RunSummary
 from referee.tournament.course import TournamentKey
 from referee.tournament.errors import Interrupted, TournamentError
@@ -143,8 +143,9 @@ def run_finals(request: FinalsRequest, progress_stream: TextIO | None = None) ->
 
 
 def _play(store: LeagueStore, league: TournamentRow, request: FinalsRequest, stream: TextIO | None) -> str:
-    loaded = load_league(league.config_path, text=league.config, with_bots=False)
-    finals, finalists = _finals_of(store, league, request.top)
+    private = LeaguePrivate(request.db_path)
+    loaded = load_league(league.config_path, text=private_config(private, league), with_bots=False)
+    finals, finalists = _finals_of(store, league, request.top, private)
     size = min(max(loaded.config.sizes), len(finalists))
     budget = request.max_games or loaded.settings.finals_games
     course = FinalsCourse(store, finals, finalists, size, budget)
@@ -175,18 +176,20 @@ def _play(store: LeagueStore, league: TournamentRow, request: FinalsRequest, str
         render(outcomes, rating=table)
 
 
-def _finals_of(store: LeagueStore, league: TournamentRow, top: int) -> tuple[TournamentRow, list[VersionRow]]:
-    """The finals to resume (its finalists kept in its row) or new ones: the board's top ``top`` active versions."""
+def _finals_of(store: LeagueStore, league: TournamentRow, top: int,
+               private: LeaguePrivate) -> tuple[TournamentRow, list[VersionRow]]:
+    """The finals to resume (its finalists kept in its row) or new ones: the board's top ``top`` active versions;
+    their seed kept in the league's private folder."""
     versions = {v.name: v for v in store.versions(league.id)}
     earlier = store.finals(league)
     if earlier:
-        finals = earlier[-1]
+        finals = private.with_seed(earlier[-1])
         return finals, [versions[name] for name in json.loads(finals.config)["finalists"]]
     board = refit(store, league.id)
     ranked = [bot.name for bot in board.table.bots] if board.table is not None else []
     finalists = [versions[name] for name in ranked if name in versions and versions[name].active][:top]
     if len(finalists) < 2:
         raise TournamentError(f"the board has {len(finalists)} active rated version(s): finals need two or more")
-    finals = store.create_finals(league, f"{league.name}: finals", draw_seed(),
+    finals = store.create_finals(league, f"{league.name}: finals", 0,
                                  json.dumps({"finalists": [v.name for v in finalists]}))
-    return finals, finalists
+    return private.keep_new_seed(finals), finalists

@@ -12,26 +12,54 @@ archive, extracted, built and checked first (:mod:`.uploads`), then an add or an
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from referee.bots.errors import BotLaunchError
 from referee.bots.launcher import BotCommand, scrubbed_env
+from referee.bots.plan import env_refusal
 from referee.bots.sandbox.isolation import Isolation, SandboxUnavailable
 from referee.games.checkbot import CheckPlan, check_bot, format_report
-from referee.league.botstore import SnapshotError, remove_snapshot, store_root, take_snapshot
+from referee.league.botstore import (
+    SnapshotError,
+    prune_staged,
+    remove_snapshot,
+    remove_staged,
+    staged_folder,
+    store_root,
+    take_snapshot,
+)
 from referee.league.build import BuildRefused, build_bot
 from referee.league.config import LoadedLeague
-from referee.league.uploads import UploadRefused, UploadSteps, archive_caps, build_limits, unpack, version_request
+from referee.league.names import name_problem
+from referee.league.uploads import UPLOAD_PATH, UploadRefused, UploadSteps, archive_caps, build_limits, unpack
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, RequestRow, VersionRow
+from referee.results.requests import (
+    AddBot,
+    CarryOutUpload,
+    Payload,
+    QuarantineBot,
+    ReinstateBot,
+    RetireBot,
+    UpdateBot,
+)
 from referee.results.rows import TournamentRow
+from referee.results.store import StoreError
+from referee.text import visible
+from referee.tournament.errors import TournamentError
 from referee.tournament.worker import BotSpec
+
+#: The most an author's name may hold (as the request's Struct bounds it), shown on the board.
+_AUTHOR_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -45,19 +73,36 @@ class Change:
     stopped: tuple[str, ...] = ()  # versions retired (their open groups are void)
     reinstated: str | None = None
     gate_log: str = ""  # the gate's report, when one ran
+    failed: bool = False  # the referee's own error, not the request's: stored as failed
+
+    @property
+    def status(self) -> Literal["done", "refused", "failed"]:
+        return "failed" if self.failed else "done" if self.accepted else "refused"
+
+
+class LockError(TournamentError):
+    """The league's lock file cannot be opened: one line."""
 
 
 class LeagueLock:
     """The league's lock (a file beside its database, ``flock``-ed): held by the daemon for as long as it runs, or
-    by a lifecycle command that finds no daemon, so that one process at a time carries out requests."""
+    by a lifecycle command that finds no daemon, so that one process at a time carries out requests. The file is
+    opened without following a link: its folder is the web server's user's to write, who could plant one."""
 
     def __init__(self, db_path: Path) -> None:
         self.path = db_path.with_name(db_path.name + ".lock")
         self._fd: int | None = None
 
     def acquire(self) -> bool:
-        """Take the lock if nobody holds it; False if another process does."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        """Take the lock if nobody holds it; False if another process does.
+
+        :raises LockError: the lock file cannot be opened (it is a link, say).
+        """
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            why = "it is a link, which is never followed (remove it)" if exc.errno == errno.ELOOP else exc.strerror
+            raise LockError(f"cannot open the league's lock {self.path}: {why}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -73,7 +118,14 @@ class LeagueLock:
 
 
 class Lifecycle:
-    """Carries out a league's pending requests (:meth:`apply`), one at a time, in the order asked."""
+    """Carries out a league's pending requests (:meth:`apply`), one at a time, in the order asked.
+
+    Every request row is untrusted input (the web server's user may write the database): its payload is decoded
+    strictly (:mod:`referee.results.requests`), its bot's name checked, its staged folder or upload looked up in the
+    store, and anything that does not hold is refused with one line. A request is marked ``working`` while carried
+    out: an error of the referee's own fails that one request and the league goes on; a request found ``working``
+    at the next :meth:`apply` was being carried out when its process died, and is failed, never taken again.
+    """
 
     def __init__(self, store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, isolation: Isolation) -> None:
         self.store = store
@@ -83,65 +135,154 @@ class Lifecycle:
         self.root = store_root(store.path)
         #: Every worker's check of a new version (a cluster's), after the gate passed here; None: none needed.
         self.remote_check: Callable[[BotSpec, str], str | None] | None = None
+        #: Each request kind's handler, by its payload's type: a new kind is one Struct and one entry here.
+        self._handlers: dict[type[Payload], Callable[[RequestRow, Any], Change]] = {
+            AddBot: self._add, UpdateBot: self._update, RetireBot: self._retire, ReinstateBot: self._reinstate,
+            QuarantineBot: self._quarantine, CarryOutUpload: self._upload}
 
     def apply(self) -> list[Change]:
-        """Carry out the pending requests but ``finals``, which the daemon alone carries out (:mod:`.daemon`)."""
-        changes = []
-        for request in self.store.pending_requests(self.league.id):
-            if request.kind == "finals":
+        """Carry out the pending requests but ``finals``, which the daemon alone carries out (:mod:`.daemon`).
+        Call it only while holding the league's lock."""
+        changes = self._fail_abandoned()
+        pending = self.store.pending_requests(self.league.id)
+        prune_staged(self.root, {p.staged for r in pending if isinstance(p := r.payload, AddBot | UpdateBot)})
+        for request in pending:
+            if request.kind == "finals" and not request.problem:
                 continue
-            change = self._carry_out(request)
-            self.store.finish_request(request.id, "done" if change.accepted else "refused", change.result)
+            if not self.store.take_request(request.id):
+                continue
+            try:
+                change = self.carry_out(request)
+            except Exception as exc:
+                change = self._failed(request, f"the referee's own error ({type(exc).__name__}: "
+                                               f"{visible(str(exc))[:300]}); the league goes on")
+            except BaseException:  # Ctrl-C, SIGTERM: asked again at the next start
+                self.store.give_back_request(request.id)
+                raise
+            self.store.finish_request(request.id, change.status, change.result)
             changes.append(change)
         return changes
 
-    def _carry_out(self, request: RequestRow) -> Change:
-        versions = [v for v in self.store.versions(self.league.id) if v.bot == request.bot]
-        latest = versions[-1] if versions else None
-        if request.kind in ("add", "update"):
-            return self._new_version(request, latest)
-        if request.kind == "upload":
-            return self._upload(request, latest)
+    def carry_out(self, request: RequestRow) -> Change:
+        """The request carried out, or why it is refused."""
+        payload = request.payload
+        if payload is None or request.problem:
+            return Change(request, False, request.problem or "no payload")
+        handler = self._handlers.get(type(payload))
+        if handler is None:
+            return Change(request, False, f"the daemon carries out no {payload.kind!r} request here")
+        if (problem := name_problem(request.bot)) is not None:
+            return Change(request, False, problem)
+        return handler(request, payload)
+
+    def _fail_abandoned(self) -> list[Change]:
+        changes = []
+        for request in self.store.abandoned_requests(self.league.id):
+            changes.append(self._failed(request, "the daemon stopped while carrying it out; it is not taken "
+                                                 "again: ask again"))
+            self.store.finish_request(request.id, "failed", changes[-1].result)
+        return changes
+
+    def _failed(self, request: RequestRow, why: str) -> Change:
+        print(f"durak league: request {request.id} ({visible(request.kind)}) failed: {why}", file=sys.stderr)
+        if isinstance(request.payload, CarryOutUpload):  # its upload ends too, so its author sees why
+            try:
+                upload = self.store.upload(request.payload.upload)
+                if upload.request_id == request.id and not upload.done:
+                    UploadSteps(self.store, upload).refused("referee", why)
+            except StoreError:
+                pass
+        return Change(request, False, why, failed=True)
+
+    # -- the handlers ---------------------------------------------------------------------
+
+    def _versions(self, bot: str) -> list[VersionRow]:
+        return [v for v in self.store.versions(self.league.id) if v.bot == bot]
+
+    def _latest(self, bot: str) -> VersionRow | None:
+        versions = self._versions(bot)
+        return versions[-1] if versions else None
+
+    def _add(self, request: RequestRow, payload: AddBot) -> Change:
+        try:
+            latest = self._latest(request.bot)
+            if latest is not None:
+                return Change(request, False, f"the league has a bot {request.bot!r} already: durak league update "
+                              "gives it a new version")
+            return self._staged_version(request, payload.staged, payload.command, payload.env,
+                                        payload.author or request.bot, None)
+        finally:
+            remove_staged(self.root, payload.staged)
+
+    def _update(self, request: RequestRow, payload: UpdateBot) -> Change:
+        try:
+            latest = self._latest(request.bot)
+            if latest is None:
+                return Change(request, False, f"no bot {request.bot!r} in the league: durak league add enters it")
+            return self._staged_version(request, payload.staged, payload.command or latest.command,
+                                        latest.env if payload.env is None else payload.env, latest.author, latest)
+        finally:
+            remove_staged(self.root, payload.staged)
+
+    def _staged_version(self, request: RequestRow, staged: str, command: list[str], env: dict[str, str],
+                        author: str, latest: VersionRow | None) -> Change:
+        try:
+            source = staged_folder(self.root, staged)
+        except SnapshotError as exc:
+            return Change(request, False, str(exc))
+        return self._new_version(request, source, command, env, author, latest)
+
+    def _retire(self, request: RequestRow, payload: RetireBot) -> Change:
+        versions = self._versions(request.bot)
+        if not versions:
+            return Change(request, False, f"no bot {request.bot!r} in the league")
+        active = [v.name for v in versions if v.retired is None]
+        if not active:
+            return Change(request, False, f"{request.bot!r} is retired already")
+        for name in active:
+            self.store.set_version(self.league.id, name, retired=True)
+        return Change(request, True, f"retired {', '.join(active)}", stopped=tuple(active))
+
+    def _quarantine(self, request: RequestRow, payload: QuarantineBot) -> Change:
+        """The organizer's: as a run of verdicts would, until reinstated."""
+        latest = self._latest(request.bot)
         if latest is None:
             return Change(request, False, f"no bot {request.bot!r} in the league")
-        if request.kind == "quarantine":  # the organizer's: as a run of verdicts would, until reinstated
-            if not latest.active:
-                return Change(request, False, f"{latest.name} is not playing (retired or quarantined already)")
-            why = str(request.payload.get("reason") or "by the organizer")
-            self.store.set_version(self.league.id, latest.name, quarantined=why)
-            return Change(request, True, f"quarantined {latest.name}: {why}", stopped=(latest.name,))
-        if request.kind == "retire":
-            active = [v.name for v in versions if v.retired is None]
-            if not active:
-                return Change(request, False, f"{request.bot!r} is retired already")
-            for name in active:
-                self.store.set_version(self.league.id, name, retired=True)
-            return Change(request, True, f"retired {', '.join(active)}", stopped=tuple(active))
+        if not latest.active:
+            return Change(request, False, f"{latest.name} is not playing (retired or quarantined already)")
+        why = visible(payload.reason)
+        self.store.set_version(self.league.id, latest.name, quarantined=why)
+        return Change(request, True, f"quarantined {latest.name}: {why}", stopped=(latest.name,))
+
+    def _reinstate(self, request: RequestRow, payload: ReinstateBot) -> Change:
+        latest = self._latest(request.bot)
+        if latest is None:
+            return Change(request, False, f"no bot {request.bot!r} in the league")
         if latest.active:
             return Change(request, False, f"{latest.name} is neither retired nor quarantined")
         self.store.set_version(self.league.id, latest.name, retired=False, quarantined=None)
         return Change(request, True, f"reinstated {latest.name}", reinstated=latest.name)
 
-    def _new_version(self, request: RequestRow, latest: VersionRow | None) -> Change:
-        payload = request.payload
-        if request.kind == "add" and latest is not None:
-            return Change(request, False, f"the league has a bot {request.bot!r} already: durak league update "
-                          "gives it a new version")
-        if request.kind == "update" and latest is None:
-            return Change(request, False, f"no bot {request.bot!r} in the league: durak league add enters it")
+    def _new_version(self, request: RequestRow, source: Path, command: list[str], env: dict[str, str], author: str,
+                     latest: VersionRow | None) -> Change:
+        """A new version of ``request.bot`` from ``source``, a folder in the store (staged or unpacked): copied to
+        its own folder of the store, then gated."""
+        for name, value in env.items():
+            if (why := env_refusal(name, value)) is not None:
+                return Change(request, False, visible(why))
+        if len(author) > _AUTHOR_CHARS or visible(author) != author or not author:
+            return Change(request, False, f"bad author name {visible(author)!r}: one plain line of at most "
+                          f"{_AUTHOR_CHARS} characters")
         number = 1 if latest is None else latest.number + 1
         try:
-            snapshot = take_snapshot(Path(str(payload["dir"])), self.root, request.bot, number)
+            snapshot = take_snapshot(source, self.root, request.bot, number)
         except (SnapshotError, OSError) as exc:
             return Change(request, False, str(exc))
         if latest is not None and snapshot.sha256 == latest.sha256:
             remove_snapshot(snapshot.dir)
             return Change(request, False, f"the files of {request.bot!r} did not change since {latest.name}")
-        command = [str(word) for word in _list(payload.get("command")) or (latest.command if latest else [])]
-        env = {str(k): str(v) for k, v in _dict(payload.get("env") or (latest.env if latest else {})).items()}
-        author = str(payload.get("author") or (latest.author if latest else "") or request.bot)
         version = VersionRow(name=f"{request.bot}@{number}", bot=request.bot, number=number, author=author,
-                             command=command, env=env, dir=str(snapshot.dir), sha256=snapshot.sha256)
+                             command=list(command), env=dict(env), dir=str(snapshot.dir), sha256=snapshot.sha256)
         refusal, gate_log = self.gate(version)
         if refusal is None and self.remote_check is not None:
             refusal = self.remote_check(BotSpec(name=version.name, argv=version.command, dir=version.dir,
@@ -157,11 +298,19 @@ class Lifecycle:
         return Change(request, True, f"added {added.name}" + "".join(f" (retired {name})" for name in stopped),
                       added=added, stopped=stopped, gate_log=gate_log)
 
-    def _upload(self, request: RequestRow, latest: VersionRow | None) -> Change:
+    def _upload(self, request: RequestRow, payload: CarryOutUpload) -> Change:
         """An uploaded archive: extracted, built and checked in a staging folder (:mod:`.uploads`), then added or
-        updated as its author's version through the gate; every step recorded in the upload's row."""
-        upload = self.store.upload(int(str(request.payload["upload"])))
+        updated as its author's version through the gate; every step recorded in the upload's row. The upload
+        must be the one this request was stored with, still waiting, and of the request's bot and author."""
+        try:
+            upload = self.store.upload(payload.upload)
+        except StoreError:
+            return Change(request, False, f"no upload {payload.upload}")
+        if (upload.request_id != request.id or upload.bot != request.bot or upload.author != payload.author
+                or upload.done):
+            return Change(request, False, f"upload {upload.id} is not this request's to carry out")
         steps = UploadSteps(self.store, upload)
+        latest = self._latest(request.bot)
         archive = self.store.archive(upload.id)
         if latest is not None and latest.author != upload.author:
             why = f"the bot {request.bot!r} belongs to another author"
@@ -176,7 +325,9 @@ class Lifecycle:
         staging = self.root / ".uploads" / str(upload.id)
         try:
             unpacked = unpack(archive, staging, archive_caps(self.loaded.arena), steps, request.bot, self._build)
-            change = self._new_version(version_request(request, unpacked, upload.author, latest), latest)
+            manifest = unpacked.manifest
+            change = self._new_version(request, unpacked.folder, manifest.argv,
+                                       {"PATH": UPLOAD_PATH, **manifest.env}, upload.author, latest)
         except UploadRefused as refused:
             return Change(request, False, f"upload {upload.id} refused at its {refused.step}: {refused}")
         finally:
@@ -222,16 +373,8 @@ def wait_for(store: LeagueStore, request_id: int, timeout: float, *, step: float
     deadline = time.monotonic() + timeout
     while True:
         request = store.request(request_id)
-        if request.status != "pending" or time.monotonic() >= deadline:
+        if request.status not in ("pending", "working") or time.monotonic() >= deadline:
             return request
         if carry_out is not None and carry_out():
             continue
         time.sleep(step)
-
-
-def _list(value: object) -> list[object]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _dict(value: object) -> dict[object, object]:
-    return dict(value) if isinstance(value, dict) else {}

@@ -111,10 +111,14 @@ def parse_manifest(text: str | bytes) -> Manifest:
         raise ManifestError(f"{MANIFEST}: not UTF-8 (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{MANIFEST}: bad TOML: {one_line(str(exc))}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table: a few KB of [[[[ ... ]]]]
+        raise ManifestError(f"{MANIFEST}: bad TOML: nested too deep") from None
     try:
         manifest = msgspec.convert(raw, Manifest)
     except msgspec.ValidationError as exc:
         raise ManifestError(f"{MANIFEST}: {visible(one_line(describe(str(exc), data, _SCHEMA)))}") from None
+    except RecursionError:
+        raise ManifestError(f"{MANIFEST}: nested too deep") from None
     _check(manifest)
     return manifest
 

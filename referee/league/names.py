@@ -11,12 +11,14 @@ import re
 
 from referee.tournament.config import NAME_SEPARATORS
 
-#: 1-64 letters, digits and ``. _ + -``.
-BOT_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+#: 1-64 letters, digits and ``. _ + -``, not starting with a dot: a name is a folder of the bot store, where
+#: ``.``, ``..`` and the store's own ``.staged`` and ``.uploads`` are not bots.
+BOT_NAME = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,63}")
 
 
 def name_problem(name: str) -> str | None:
     """Why ``name`` cannot be a bot's name in a league (one line naming it), or None."""
     if not BOT_NAME.fullmatch(name) or any(char in name for char in NAME_SEPARATORS):
-        return f"bad bot name {name!r}: 1-64 letters, digits and . _ + - (no @: versions are NAME@N)"
+        return (f"bad bot name {name!r}: 1-64 letters, digits and . _ + -, not starting with a dot (no @: versions "
+                "are NAME@N)")
     return None

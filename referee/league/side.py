@@ -105,6 +105,9 @@ class SideQueue:
         side = self.store.next_side(self.league.id)
         if side is None:
             return False
+        if (problem := self._problem(side)) is not None:  # a row the web server's user wrote by hand
+            self._finish(side, "void", problem)
+            return True
         gone = [name for name in side.seats if name not in versions or name in stopped]
         if gone:
             why = stopped.get(gone[0], "not a version of the league")
@@ -120,6 +123,14 @@ class SideQueue:
             self._finish(side, "done", f"{side.games} games played")
             self.current = None
         return True
+
+    def _problem(self, side: SideRow) -> str | None:
+        """Why a request cannot be played as its row says (the web checks the same before it writes one)."""
+        if len(side.seats) not in self.loaded.config.sizes or len(set(side.seats)) != len(side.seats):
+            return "the request's seats are not a table the league plays"
+        if not 1 <= side.games <= self.loaded.arena.side_games_per_hour:
+            return f"the request asks for {side.games} games, not 1 to {self.loaded.arena.side_games_per_hour}"
+        return None
 
     def _finish(self, side: SideRow, status: Literal["done", "void"], result: str) -> None:
         self.store.finish_side(side.id, status, result)

@@ -29,6 +29,7 @@ from referee.games.human import ClockReading, HumanClock, HumanSeat, SeatMessage
 from referee.games.match import play_game
 from referee.games.seat import Seat
 from referee.league.config import LoadedLeague
+from referee.league.private import LeaguePrivate
 from referee.results.arena_store import ArenaStore
 from referee.results.replay import replay_lines
 from referee.results.rows import StoredGame
@@ -98,7 +99,7 @@ class TableRunner:
         with ArenaStore(self.db_path) as store:
             league = store.league()
             assert league is not None
-            self.league = league
+            self.league = LeaguePrivate(self.db_path).with_seed(league)  # each table's deal follows from it
             for table in store.tables(league.id, "playing"):
                 store.end_table(table.id, None, DAEMON_STOPPED)
         self._watcher = threading.Thread(target=self._watch, name="tables", daemon=True)
@@ -118,6 +119,9 @@ class TableRunner:
                     self._start_waiting(store)
                 except StoreError:
                     continue  # a busy database: look again
+                except Exception:  # a bug, or a row no table can be: the watcher goes on, the league too
+                    traceback.print_exc()
+                    continue
                 for table_id, thread in list(self.threads.items()):
                     if not thread.is_alive():
                         del self.threads[table_id]

@@ -22,7 +22,6 @@ from referee.league.build import BuildLimits
 from referee.league.config import ArenaSettings
 from referee.league.manifest import Manifest, ManifestError, read_manifest
 from referee.results.arena_store import ArenaStore, UploadRow, UploadStatus, UploadStep
-from referee.results.league_store import RequestRow, VersionRow
 
 _MIB = 1 << 20
 #: Where an uploaded bot's command is looked up, unless its manifest sets PATH: the system's own folders, which
@@ -101,6 +100,8 @@ def unpack(archive: bytes, staging: Path, caps: ArchiveCaps, steps: UploadSteps,
         manifest = read_manifest(staging / "files")
     except (ArchiveError, ManifestError) as exc:
         raise _refused(steps, "extract", str(exc)) from None
+    except Exception as exc:
+        raise _refused(steps, "extract", f"the archive cannot be read ({type(exc).__name__})") from None
     if manifest.name != bot:
         raise _refused(steps, "extract", f"the manifest names the bot {manifest.name!r}, not {bot!r}")
     if manifest.build_argv is None:
@@ -116,6 +117,8 @@ def unpack(archive: bytes, staging: Path, caps: ArchiveCaps, steps: UploadSteps,
         left = extract_archive(built, staging / "built", caps)
     except ArchiveError as exc:
         raise _refused(steps, "check", f"what the build left: {exc}") from None
+    except Exception as exc:
+        raise _refused(steps, "check", f"what the build left cannot be read ({type(exc).__name__})") from None
     steps.done("check", f"what the build left: {left.files} files, {left.bytes} bytes", "gating")
     return Unpacked(staging / "built", manifest)
 
@@ -123,12 +126,3 @@ def unpack(archive: bytes, staging: Path, caps: ArchiveCaps, steps: UploadSteps,
 def _refused(steps: UploadSteps, step: str, detail: str, **logs: str) -> UploadRefused:
     steps.refused(step, detail, **logs)
     return UploadRefused(detail, step)
-
-
-def version_request(request: RequestRow, unpacked: Unpacked, author: str, latest: VersionRow | None) -> RequestRow:
-    """The ``add`` (a new bot) or ``update`` (an author's own bot) an unpacked upload asks for."""
-    manifest = unpacked.manifest
-    payload: dict[str, object] = {"dir": str(unpacked.folder), "command": manifest.argv,
-                                  "env": {"PATH": UPLOAD_PATH, **manifest.env}, "author": author}
-    return RequestRow(id=request.id, kind="add" if latest is None else "update", bot=request.bot, payload=payload,
-                      created=request.created)

@@ -17,6 +17,7 @@ from typing import Literal
 
 import msgspec
 
+from referee.results.requests import CarryOutUpload, encode_payload
 from referee.results.side_store import SideStore
 from referee.results.store import StoreError
 from referee.results.table_store import TABLE_OPEN, TableStore
@@ -216,10 +217,11 @@ class ArenaStore(SideStore, TableStore):
                 "INSERT INTO arena_uploads (tournament_id, author, bot, created, size, sha256, archive) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (league_id, author, bot, _now(), len(archive), sha256, archive))
             upload_id = cursor.lastrowid
+            assert upload_id is not None
             request = self._db.execute(
                 "INSERT INTO league_requests (tournament_id, kind, bot, payload, created) "
                 "VALUES (?, 'upload', ?, ?, ?)",
-                (league_id, bot, msgspec.json.encode({"upload": upload_id, "author": author}).decode(), _now()))
+                (league_id, bot, encode_payload(CarryOutUpload(upload=upload_id, author=author)), _now()))
             self._db.execute("UPDATE arena_uploads SET request_id = ? WHERE id = ?", (request.lastrowid, upload_id))
         assert upload_id is not None
         return self.upload(upload_id)

@@ -9,19 +9,29 @@ out. All SQL of the league is here.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 import msgspec
 
+from referee.results.requests import Payload, PayloadProblem, RequestKind, decode_payload, encode_payload
 from referee.results.rows import TournamentRow
 from referee.results.store import Store, StoreError
 
 GroupStatus = Literal["open", "complete", "void"]
-RequestKind = Literal["add", "update", "retire", "reinstate", "quarantine", "upload", "finals"]
-RequestStatus = Literal["pending", "done", "refused"]
+#: What a version's bot name and number must look like to name a folder of the bot store (the league's name rule,
+#: :func:`referee.league.names.name_problem`, is stricter): a row that does not is no version.
+_STORE_NAME = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,63}")
+
+
+def bot_store(db_path: Path) -> Path:
+    """The league's bot store, beside its database (``league.db`` keeps its versions in ``league-bots/BOT/N``)."""
+    return db_path.with_name(f"{db_path.stem}-bots")
 
 
 @dataclass(frozen=True)
@@ -47,9 +57,12 @@ class VersionRow:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> VersionRow:
-        return cls(name=row["name"], bot=row["bot"], number=row["number"], author=row["author"],
-                   command=msgspec.json.decode(row["command"]), env=msgspec.json.decode(row["env"]), dir=row["dir"],
-                   sha256=row["sha256"], added=row["added"], retired=row["retired"], quarantined=row["quarantined"])
+        """:raises msgspec.DecodeError, TypeError: a command or environment not of their form."""
+        return cls(name=str(row["name"]), bot=str(row["bot"]), number=row["number"], author=str(row["author"]),
+                   command=msgspec.json.decode(row["command"], type=list[str]),
+                   env=msgspec.json.decode(row["env"], type=dict[str, str]), dir=str(row["dir"]),
+                   sha256=str(row["sha256"]), added=str(row["added"]), retired=row["retired"],
+                   quarantined=row["quarantined"])
 
 
 @dataclass(frozen=True)
@@ -76,20 +89,32 @@ class GroupRow:
 
 @dataclass(frozen=True)
 class RequestRow:
-    """A lifecycle request: what ``durak league add/update/retire/reinstate`` asked, and what came of it."""
+    """A lifecycle request: what ``durak league add/update/retire/reinstate``, an upload or the admin asked, and
+    what came of it. Read from a row anyone with write access to the database may have written: ``payload`` is
+    None and ``problem`` says why when the row does not decode (:func:`~referee.results.requests.decode_payload`)."""
 
     id: int
-    kind: RequestKind
+    kind: str
     bot: str
-    payload: dict[str, object]
+    payload: Payload | None
     created: str
-    status: RequestStatus = "pending"
+    status: str = "pending"
     result: str = ""
+    problem: str = ""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RequestRow:
-        return cls(id=row["id"], kind=row["kind"], bot=row["bot"], payload=msgspec.json.decode(row["payload"]),
-                   created=row["created"], status=row["status"], result=row["result"])
+        payload: Payload | None = None
+        problem = ""
+        try:
+            payload = decode_payload(row["kind"], row["payload"])
+        except PayloadProblem as exc:
+            problem = str(exc)
+        bot = row["bot"] if isinstance(row["bot"], str) else ""
+        if not problem and not isinstance(row["bot"], str):
+            problem = "the request's bot is no text"
+        return cls(id=row["id"], kind=str(row["kind"]), bot=bot, payload=payload, created=str(row["created"]),
+                   status=str(row["status"]), result=str(row["result"]), problem=problem)
 
 
 class LeagueStore(Store):
@@ -129,6 +154,18 @@ class LeagueStore(Store):
         return {v.name: "retired" if v.retired is not None else f"quarantined: {v.quarantined}"
                 for v in self.versions(chosen.id) if not v.active}
 
+    def forget_seed(self, row_id: int) -> None:
+        """Clear a row's seed (kept elsewhere now), and empty the write-ahead log that held the old page."""
+        self._db.execute("PRAGMA secure_delete = ON")  # the old cell's bytes are zeroed, not left in free space
+        with self._transaction():
+            self._db.execute("UPDATE tournaments SET seed = 0 WHERE id = ?", (row_id,))
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def has_played(self, row_id: int) -> bool:
+        """Whether a league (or finals) row has issued a group or stored a game."""
+        return self._query_one("SELECT 1 FROM games WHERE tournament_id = ? UNION ALL SELECT 1 FROM league_groups "
+                               "WHERE tournament_id = ? LIMIT 1", (row_id, row_id)) is not None
+
     def update_config(self, league_id: int, config_text: str) -> None:
         """Keep a newer config's text (its matchmaking settings changed; what defines the games did not)."""
         with self._transaction():
@@ -147,9 +184,21 @@ class LeagueStore(Store):
     # -- versions -----------------------------------------------------------------------
 
     def versions(self, league_id: int) -> list[VersionRow]:
-        """Every version of the league, in the order added."""
-        return [VersionRow.from_row(row) for row in self._query(
-            "SELECT * FROM league_versions WHERE tournament_id = ? ORDER BY added, bot, number", (league_id,))]
+        """Every version of the league, in the order added. Each runs from its folder of the bot store, ``BOT/N``:
+        the row's ``dir`` is not read (whoever can write the database could point it anywhere on the host), and a
+        row whose name, number, command or environment is not of a version's form is left out."""
+        root = bot_store(self.path)
+        versions = []
+        for row in self._query("SELECT * FROM league_versions WHERE tournament_id = ? ORDER BY added, bot, number",
+                               (league_id,)):
+            try:
+                version = VersionRow.from_row(row)
+            except (msgspec.DecodeError, TypeError, ValueError):
+                continue
+            if (_STORE_NAME.fullmatch(version.bot) and type(version.number) is int and version.number >= 1
+                    and version.name == f"{version.bot}@{version.number}"):
+                versions.append(dataclasses.replace(version, dir=str(root / version.bot / str(version.number))))
+        return versions
 
     def add_version(self, league_id: int, version: VersionRow) -> VersionRow:
         """Store a new version (added now); StoreError if its name is taken."""
@@ -209,17 +258,36 @@ class LeagueStore(Store):
 
     # -- requests -----------------------------------------------------------------------
 
-    def add_request(self, league_id: int, kind: RequestKind, bot: str, payload: dict[str, object]) -> int:
+    def add_request(self, league_id: int, bot: str, payload: Payload) -> int:
+        """Ask for ``payload`` (its kind is its type's) about ``bot`` ("" for none)."""
         with self._transaction():
             cursor = self._db.execute(
                 "INSERT INTO league_requests (tournament_id, kind, bot, payload, created) VALUES (?, ?, ?, ?, ?)",
-                (league_id, kind, bot, msgspec.json.encode(payload).decode(), _now()))
+                (league_id, payload.kind, bot, encode_payload(payload), _now()))
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
     def pending_requests(self, league_id: int) -> list[RequestRow]:
         return [RequestRow.from_row(row) for row in self._query(
             "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'pending' ORDER BY id", (league_id,))]
+
+    def take_request(self, request_id: int) -> bool:
+        """Mark a pending request ``working`` before it is carried out; False if it is no longer pending."""
+        with self._transaction():
+            cursor = self._db.execute("UPDATE league_requests SET status = 'working' WHERE id = ? AND "
+                                      "status = 'pending'", (request_id,))
+        return cursor.rowcount == 1
+
+    def give_back_request(self, request_id: int) -> None:
+        """A request whose carrying out was interrupted on purpose (Ctrl-C, SIGTERM): pending again."""
+        with self._transaction():
+            self._db.execute("UPDATE league_requests SET status = 'pending' WHERE id = ? AND status = 'working'",
+                             (request_id,))
+
+    def abandoned_requests(self, league_id: int) -> list[RequestRow]:
+        """Requests left ``working``: their process died while carrying them out (read while holding the lock)."""
+        return [RequestRow.from_row(row) for row in self._query(
+            "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'working' ORDER BY id", (league_id,))]
 
     def latest_request(self, league_id: int, kind: RequestKind) -> RequestRow | None:
         """The league's latest request of ``kind``, whatever became of it."""
@@ -233,7 +301,7 @@ class LeagueStore(Store):
             raise StoreError(f"no request {request_id} in {str(self.path)!r}")
         return RequestRow.from_row(row)
 
-    def finish_request(self, request_id: int, status: Literal["done", "refused"], result: str) -> None:
+    def finish_request(self, request_id: int, status: Literal["done", "refused", "failed"], result: str) -> None:
         with self._transaction():
             self._db.execute("UPDATE league_requests SET status = ?, result = ?, done = ? WHERE id = ?",
                              (status, result, _now(), request_id))

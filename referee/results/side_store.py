@@ -45,8 +45,15 @@ class SideRow:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> SideRow:
-        return cls(id=row["id"], league_id=row["league_id"], kind=row["kind"], author=row["author"],
-                   seats=tuple(msgspec.json.decode(row["seats"])), games=row["games"], created=row["created"],
+        """Tolerant of a row the web server's user wrote by hand: seats that do not decode are none, a count of games
+        that is no integer is 0, and the daemon voids such a request (:mod:`referee.league.side`)."""
+        try:
+            seats = tuple(msgspec.json.decode(row["seats"], type=list[str]))
+        except (msgspec.DecodeError, TypeError, RecursionError):
+            seats = ()
+        games = row["games"] if type(row["games"]) is int else 0
+        return cls(id=row["id"], league_id=row["league_id"], kind=row["kind"], author=str(row["author"]),
+                   seats=seats, games=games, created=row["created"],
                    status=row["status"], result=row["result"], tournament_id=row["tournament_id"],
                    finished=row["finished"])
 

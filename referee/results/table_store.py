@@ -65,8 +65,19 @@ class TableRow:
     def from_row(cls, row: sqlite3.Row) -> TableRow:
         return cls(id=row["id"], tournament_id=row["tournament_id"], author=row["author"], variant=row["variant"],
                    players=row["players"],
-                   seat=row["seat"], bots=msgspec.json.decode(row["bots"], type=list[str]), created=row["created"],
+                   seat=row["seat"], bots=_bots(row["bots"]), created=row["created"],
                    status=row["status"], deadline=row["deadline"], game_id=row["game_id"], reason=row["reason"])
+
+
+def _bots(text: object) -> list[str]:
+    """A table's bots; none if the row (the web server's user's to write) holds anything else: such a table cannot
+    be played, and the daemon ends it with why."""
+    if not isinstance(text, str | bytes):
+        return []
+    try:
+        return msgspec.json.decode(text, type=list[str])
+    except (msgspec.DecodeError, RecursionError):
+        return []
 
 
 _TABLE_COLUMNS = "id, tournament_id, author, variant, players, seat, bots, created, status, deadline, game_id, reason"

@@ -11,7 +11,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from referee.league.names import name_problem
-from referee.results.league_store import RequestKind
+from referee.results.requests import AskFinals, Payload, QuarantineBot, ReinstateBot, RetireBot
 from referee.results.side_store import SideRow
 from referee.results.web_queries import WebStore
 from referee.web import models
@@ -24,7 +24,9 @@ from referee.web.visibility import AdminSubject, Sight, sight
 
 #: Lifecycle requests the admin may ask for from the web (the daemon carries them out). Quarantine is the gate's
 #: and the daemon's own verdict, not a request kind; "reinstate" lifts it.
-ADMIN_ACTIONS: dict[str, RequestKind] = {"retire": "retire", "quarantine": "quarantine", "reinstate": "reinstate"}
+#: The admin's lifecycle actions, each the request it writes.
+ADMIN_ACTIONS: dict[str, Payload] = {"retire": RetireBot(by="web"), "quarantine": QuarantineBot(by="web"),
+                                     "reinstate": ReinstateBot(by="web")}
 NOT_FOUND = "Not Found"  # the router's own text for an unknown path: one answer for every 404
 
 Req = Request[Any, Any, Any]
@@ -164,8 +166,8 @@ def queue_finals(store: WebStore, answers: Answers, asked: models.FinalsIn, seen
              if (v := answers.versions.get(row.version)) is not None and v.active]
     if len(rated) < 2:
         raise Refused(409, f"the board has {len(rated)} active rated version(s): finals need two or more")
-    payload: dict[str, object] = {"top": asked.top, "max_games": asked.max_games, "by": "web"}
-    request_id = store.add_request(answers.league.id, "finals", "", payload)
+    request_id = store.add_request(answers.league.id, "", AskFinals(top=asked.top, max_games=asked.max_games,
+                                                                    by="web"))
     return models.RequestQueued(request=request_id, kind="finals", bot="")
 
 
@@ -183,7 +185,7 @@ def queue_action(store: WebStore, answers: Answers, action: str, bot: str, seen:
         raise NotFoundException(NOT_FOUND)
     if not any(v.bot == bot for v in answers.versions.values()):
         raise NotFoundException(NOT_FOUND)
-    request_id = store.add_request(answers.league.id, ADMIN_ACTIONS[action], bot, {"by": "web"})
+    request_id = store.add_request(answers.league.id, bot, ADMIN_ACTIONS[action])
     return models.RequestQueued(request=request_id, kind=action, bot=bot)
 
 
