@@ -89,7 +89,7 @@ def main() -> None:
                     break
                 except OSError:
                     if time.monotonic() > deadline or server.poll() is not None:
-                        raise SystemExit("the server did not start") from None
+                        raise SystemExit(f"the server did not start (exit status {server.poll()})") from None
                     time.sleep(0.1)
             time.sleep(0.5)
             before = memory_mib(server.pid)
