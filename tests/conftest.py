@@ -112,6 +112,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_web_browser.py": ("browser",),
     "test_hostile_pages.py::test_chromium": ("browser",),
     "test_named_paths.py": ("sandbox",),
+    "test_named_programs.py": ("sandbox",),
     "test_table_browser.py": ("browser",),
     "test_web_tables_browser.py": ("browser", "slow"),
     "test_tables.py::test_a_person_plays_two_bots_to_the_end": ("slow",),

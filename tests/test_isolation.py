@@ -326,21 +326,22 @@ def test_under_bwrap_an_interpreter_only_root_may_reach_is_shown_to_the_bots_own
     """Never root: a bot's interpreter in a tree under a folder only root may enter (pyenv under /root) is bound
     into the sandbox read-only, the folders above it searchable, so the bot runs as its own uid."""
     private = Path(tempfile.mkdtemp(prefix="durak-test-private-"))  # mode 700, root's: like /root
+    trees = dataclasses.replace(BWRAP, interpreter_trees=True)  # the organizer's bots (a tournament, durak play)
     try:
         prefix = private / "versions" / "1.0"  # mode 755, like /root/.pyenv/versions/3.11.7
         (prefix / "bin").mkdir(parents=True)
         for folder in (private / "versions", prefix, prefix / "bin"):
             folder.chmod(0o755)
         shell = shutil.copy(shutil.which("sh") or "/bin/sh", prefix / "bin" / "sh")
-        with BotProcess(BotCommand([str(shell), "-c", "read line; id -u"], cwd=bots_dir), isolation=BWRAP) as p:
+        with BotProcess(BotCommand([str(shell), "-c", "read line; id -u"], cwd=bots_dir), isolation=trees) as p:
             assert p.exchange(b"uid?", 5.0)[0] == str(p.launched.uid).encode() != b"0"
         script = bots_dir / "uid.sh"  # no dir: the script's folder is shown, not the interpreter's
         script.write_text("read line; id -u\n")
-        with BotProcess(BotCommand([str(shell), str(script)]), isolation=BWRAP) as p:
+        with BotProcess(BotCommand([str(shell), str(script)]), isolation=trees) as p:
             assert p.exchange(b"uid?", 5.0)[0] == str(p.launched.uid).encode()
         script.unlink()
         for python in interpreters_under_root():  # the real thing, where this machine has it
-            with BotProcess(BotCommand([python, "-S", "probe.py"], cwd=bots_dir), isolation=BWRAP) as p:
+            with BotProcess(BotCommand([python, "-S", "probe.py"], cwd=bots_dir), isolation=trees) as p:
                 assert ask(p, "ids")[0] == p.launched.uid != 0  # type: ignore[index]
     finally:
         shutil.rmtree(private)

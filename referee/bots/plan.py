@@ -9,10 +9,11 @@ import functools
 import logging
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.limits import ResourceLimits, mib_bytes
@@ -27,6 +28,7 @@ from referee.bots.sandbox.isolation import (
     probe_bwrap,
     sandbox_roots,
     sandbox_view,
+    system_binds,
     with_interpreter,
     within,
 )
@@ -134,6 +136,10 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 def plan_launch(command: BotCommand, isolation: Isolation, limits: ResourceLimits | None = None) -> LaunchPlan:
     """Every decision and check of a launch, without starting anything.
 
+    The program, its ``#!`` interpreter and every path the command names are looked up as the bot's uid, in what
+    its sandbox shows (:func:`_locate`, :func:`check_shown`), never as root: a path root alone may reach, a link to
+    /etc/shadow and a missing path get one answer.
+
     :raises BotLaunchError: the program or folder is missing, out of reach of the bot's uid or outside its
         sandbox, the sandbox would show the checkout or a protected path, or the env sets a refused variable.
     :raises LauncherError: this machine cannot run bots at all (no util-linux).
@@ -142,46 +148,71 @@ def plan_launch(command: BotCommand, isolation: Isolation, limits: ResourceLimit
     wrapper_paths()
     if command.env is not None:
         check_bot_env(command.env)
-    program = resolve_program(command)
+    check_names(command)
     limits = limits or ResourceLimits()
-    path = _program_path(command, program)
-    interpreter = _interpreter(path, command.env)
     env = tuple((os.environ if command.env is None else command.env).items())
     uid = typical_uid(isolation.uid) if isolation.level != "none" else None
     runs_as: RunsAs = "referee" if uid is None else "own"
     view: tuple[Bind, ...] = ()
     chdir: str | None = None
-    if isolation.level == "process" and uid is not None and not _reachable_or_root(command, program, uid, isolation):
-        runs_as = "root"
-    elif isolation.level == "bwrap":
+    if isolation.level == "bwrap":
         probe_bwrap()
-        isolation, bot_dir, chdir = _sandbox_dir(command, program, interpreter or path, isolation, uid)
+        bot_dir, chdir = _bot_dir(command, isolation)
+        found = _locate(command, uid, sandbox_roots(isolation, bot_dir), trees=isolation.interpreter_trees)
+        isolation = _sandbox_dir(command, found, isolation, uid, bot_dir, chdir)
         view = sandbox_view(isolation, bot_dir=bot_dir, chdir=chdir, tmp_bytes=mib_bytes(limits.file_size_mb))
+    elif isolation.level == "process" and uid is not None:
+        found, reachable = _process_level(command, uid, isolation)
+        if not reachable:
+            runs_as = "root"
+    else:  # the referee's own uid: what it finds is what the bot may run
+        found = _locate(command, None, None, trees=False)
     cwd = None if command.cwd is None else os.fspath(command.cwd)
-    return LaunchPlan(isolation.level, isolation, limits, program, tuple(command.argv[1:]), cwd, interpreter,
-                      runs_as, env, view, chdir)
+    return LaunchPlan(isolation.level, isolation, limits, found.program, tuple(command.argv[1:]), cwd,
+                      found.interpreter, runs_as, env, view, chdir)
 
 
-def _sandbox_dir(command: BotCommand, program: str, interpreter: str, isolation: Isolation,
-                 uid: int | None) -> tuple[Isolation, str | None, str]:
-    """What a bwrap bot is shown: ``isolation`` with its interpreter's tree, its folder, and its working
-    directory inside.
+def _bot_dir(command: BotCommand, isolation: Isolation) -> tuple[str | None, str]:
+    """The folder a bwrap bot is shown (None: none), and its working directory inside."""
+    if command.cwd is not None:
+        folder = os.path.abspath(command.cwd)
+        return folder, folder
+    # the bot sees where its script or program is, and starts where the referee is (an empty folder)
+    return bot_dir_for_sandbox(command.argv, command.argv[0], isolation), os.getcwd()
+
+
+def _sandbox_dir(command: BotCommand, found: _Found, isolation: Isolation, uid: int | None,
+                 bot_dir: str | None, chdir: str) -> Isolation:
+    """``isolation`` showing also the tree of the bot's interpreter, where it may (``interpreter_trees``: the
+    organizer's own bots).
 
     :raises BotLaunchError: the folder would show the checkout or a protected path, or the bot's files are
         outside the sandbox or out of reach of ``uid`` (None: the referee's).
     """
-    bot_dir: str | None
-    if command.cwd is not None:
-        bot_dir = chdir = os.path.abspath(command.cwd)
-    else:  # the bot sees where its script or program is, and starts where the referee is (an empty folder)
-        bot_dir, chdir = bot_dir_for_sandbox(command.argv, program, isolation), os.getcwd()
     if bot_dir is not None:
         check_exposure([bot_dir], isolation)
-    isolation = with_interpreter(isolation, interpreter, bot_dir)
+    if isolation.interpreter_trees:
+        isolation = with_interpreter(isolation, _in_sandbox(found.interpreter or found.path), bot_dir)
     roots = sandbox_roots(isolation, bot_dir)
     check_shown(command, roots, uid)
-    _check_reach(command, program, os.geteuid() if uid is None else uid, roots)
-    return isolation, bot_dir, chdir
+    _check_reach(command, found, os.geteuid() if uid is None else uid, roots)
+    return isolation
+
+
+def _process_level(command: BotCommand, uid: int, isolation: Isolation) -> tuple[_Found, bool]:
+    """The bot's program as ``uid`` finds it on the real file system (the ``process`` level shows it all), and
+    whether ``uid`` can run it (:func:`_reachable_or_root`); as root only for trusted bots (``allow_root``).
+
+    :raises BotLaunchError: ``uid`` finds no program, or cannot reach the bot's files, and root is not allowed.
+    """
+    try:
+        found = _locate(command, uid, None, trees=False)
+    except BotLaunchError:
+        if not isolation.allow_root:
+            _reachable_or_root(command, None, uid, isolation)  # the organizer's folder out of reach: says so
+            raise
+        found = _locate(command, None, None, trees=False)  # trusted bots (--bots-as-root): as root
+    return found, _reachable_or_root(command, found, uid, isolation)
 
 
 def named_paths(command: BotCommand) -> list[tuple[str, str]]:
@@ -251,36 +282,207 @@ def wrapper_paths() -> tuple[str, str]:
     return prlimit, setpriv
 
 
-def resolve_program(command: BotCommand) -> str:
-    """The program to execute, checked here so that a typo is one clean error rather than a crash."""
+def check_names(command: BotCommand) -> None:
+    """Refuse a missing working directory (the organizer's folder, or the store's) and a program named with ``=``."""
     if command.cwd is not None and not os.path.isdir(command.cwd):
         raise BotLaunchError(f"bot working directory {os.fspath(command.cwd)!r} not found")
+    if "=" in command.argv[0]:  # the last exec, env, would take it for a variable
+        raise BotLaunchError(f"bot program {command.argv[0]!r} has '=' in its name: rename it")
+
+
+def resolve_program(command: BotCommand) -> str:
+    """The program to execute as the referee's own uid finds it (:func:`_locate`), for a bot run without a sandbox.
+
+    :raises BotLaunchError: none found, or not executable.
+    """
+    check_names(command)
+    return _locate(command, None, None, trees=False).program
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A bot's program as its uid finds it in what its sandbox shows."""
+
+    #: As executed: absolute, or relative to the bot's working directory (as named).
+    program: str
+    #: Absolute.
+    path: str
+    #: Its ``#!`` interpreter, or None for a binary.
+    interpreter: str | None
+
+
+class _Seen(NamedTuple):
+    """What a uid finds at a path: a regular file (following links), whether it may run and read it, its head."""
+
+    file: bool = False
+    executable: bool = False
+    readable: bool = False
+    head: bytes = b""
+
+
+#: The answer for a path a uid cannot find, whatever is there: missing, out of its reach, or not shown.
+_NOTHING = _Seen()
+#: How much of a program is read for its ``#!`` line (the kernel's own limit is 256).
+_HEAD = 256
+
+
+def _locate(command: BotCommand, uid: int | None, roots: list[str] | None, *, trees: bool) -> _Found:
+    """The bot's program and its ``#!`` interpreter as ``uid`` (None: the referee's) finds them in what its
+    sandbox shows: ``roots`` (bwrap's binds; None: the real file system), each path looked up from the bind that
+    holds it, so that the folders above a bind do not count, as in the sandbox. A path that no bind holds is never
+    looked up. With ``trees`` (the organizer's own bots) a path in a ``bin/`` folder outside them is held by that
+    folder's parent, which the sandbox will show (:func:`with_interpreter`).
+
+    Entrant-named paths are never looked up as root: a path in a folder only root may enter, a link to
+    /etc/shadow and a missing path are all "not found".
+
+    :raises BotLaunchError: no program, a program its uid may not run, or an interpreter its uid cannot find.
+    """
+    cwd = os.path.abspath(command.cwd if command.cwd is not None else os.getcwd())
+    env = os.environ if command.env is None else command.env
     name = command.argv[0]
-    if "=" in name:  # the last exec, env, would take it for a variable
-        raise BotLaunchError(f"bot program {name!r} has '=' in its name: rename it")
     if "/" not in name:
-        env = os.environ if command.env is None else command.env
-        found = shutil.which(name, path=env.get("PATH", os.defpath))
+        found = _search(name, env, uid, roots, trees)
         if found is None:
             raise BotLaunchError(f"bot program {name!r} not found")
-        return os.path.abspath(found)
-    path = os.path.join(command.cwd or "", name)
-    if not os.path.isfile(path):
-        raise BotLaunchError(f"bot program {name!r} not found")
-    if not os.access(path, os.X_OK):
-        raise BotLaunchError(f"bot program {name!r} is not executable")
-    return name  # the child resolves it against cwd, as the check above did
+        program, seen = found
+    else:
+        program = name  # the child resolves it against cwd, as the look-up did
+        (seen,) = _look_up(uid, roots, trees, [os.path.join(cwd, name)])
+        if not seen.file or (not seen.executable and not seen.readable):
+            raise BotLaunchError(f"bot program {name!r} not found")
+        if not seen.executable:
+            raise BotLaunchError(f"bot program {name!r} is not executable")
+    path = os.path.join(cwd, program)
+    words = _shebang(seen.head)
+    if words is None:
+        return _Found(program, path, None)
+    interpreter = words[0]
+    if os.path.basename(interpreter) == "env":
+        names = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+        searched = _search(names[0], env, uid, roots, trees) if names else None
+        if searched is not None:
+            return _Found(program, path, searched[0])
+    (there,) = _look_up(uid, roots, trees, [os.path.join(cwd, interpreter)])
+    if not there.file or not there.executable:
+        raise BotLaunchError(f"bot program {name!r} names the interpreter {interpreter!r} on its #! line, which its "
+                             "uid does not find in what its sandbox shows: a bot's interpreter must be one the "
+                             "sandbox shows (under /usr, or the referee's own)")
+    return _Found(program, path, interpreter)
 
 
-def _reachable_or_root(command: BotCommand, program: str, uid: int, isolation: Isolation) -> bool:
+def _search(name: str, env: Mapping[str, str], uid: int | None, roots: list[str] | None,
+            trees: bool) -> tuple[str, _Seen] | None:
+    """The first executable file ``name`` on ``env``'s PATH as ``uid`` finds it (see :func:`_locate`), and what
+    it found there; None if none."""
+    candidates = list(dict.fromkeys(os.path.abspath(os.path.join(folder, name))
+                                    for folder in env.get("PATH", os.defpath).split(os.pathsep)))
+    for candidate, seen in zip(candidates, _look_up(uid, roots, trees, candidates), strict=True):
+        if seen.file and seen.executable:
+            return candidate, seen
+    return None
+
+
+def _shebang(head: bytes) -> list[str] | None:
+    """The words of a ``#!`` line, or None for a binary."""
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n")[0].decode("utf-8", "replace").split()
+    return words or None
+
+
+def _holder(path: str, roots: list[str] | None, trees: bool) -> str | None:
+    """The bind that will show ``path`` (absolute, as written) in the sandbox: the innermost root holding it, or
+    with ``trees`` the tree above its ``bin/`` folder; None when nothing will (decided from the words alone)."""
+    if roots is None:
+        return "/"
+    holders = [root for root in roots if within(path, root)]
+    if holders:
+        return max(holders, key=len)
+    folder = os.path.dirname(path)
+    return os.path.dirname(folder) if trees and os.path.basename(folder) == "bin" else None
+
+
+def _in_sandbox(path: str) -> str:
+    """``path`` through the links a sandbox makes of the system's (``/bin`` to ``usr/bin``), as in the sandbox."""
+    for bind in system_binds():
+        if bind.kind == "symlink" and bind.source is not None and within(path, bind.dest):
+            target = os.path.join(os.path.dirname(bind.dest), bind.source)
+            return os.path.normpath(target + path[len(bind.dest):])
+    return path
+
+
+def _look_up(uid: int | None, roots: list[str] | None, trees: bool, paths: list[str]) -> list[_Seen]:
+    """What ``uid`` finds at each path in what its sandbox shows (see :func:`_locate`): each looked up from a
+    descriptor of the bind that holds it, opened here, in a child that dropped to ``uid`` (:func:`as_user`)."""
+    asked: list[tuple[int | None, str] | None] = []
+    folders: dict[str, int | None] = {}
+    try:
+        for path in (_in_sandbox(os.path.abspath(path)) if roots is not None else os.path.abspath(path)
+                     for path in paths):
+            holder = _holder(path, roots, trees)
+            if holder is None:
+                asked.append(None)  # the sandbox will not show it: never looked up
+                continue
+            if holder not in folders:
+                try:  # a bind's own folder, the organizer's (the system, the bot's folder, the referee's interpreter)
+                    folders[holder] = os.open(holder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+                except OSError:
+                    folders[holder] = None
+            fd = folders[holder]
+            if fd is not None:
+                asked.append((fd, os.path.relpath(path, holder)))
+            else:
+                asked.append(None)
+        found = as_user(uid, _see_all, asked) if any(asked) else []
+    finally:
+        for fd in folders.values():
+            if fd is not None:
+                os.close(fd)
+    answers = iter(found)
+    return [_NOTHING if question is None else next(answers) for question in asked]
+
+
+def _see_all(asked: list[tuple[int | None, str] | None]) -> list[_Seen]:
+    """:func:`_see` for each question asked: run as the bot's uid (:func:`as_user`)."""
+    return [_see(*question) for question in asked if question is not None]
+
+
+def _see(folder: int | None, path: str) -> _Seen:
+    """What this process's uid finds at ``path``, relative to the folder ``folder`` (a descriptor)."""
+    try:
+        info = os.stat(path, dir_fd=folder)
+    except (OSError, ValueError):
+        return _NOTHING
+    if not stat.S_ISREG(info.st_mode):
+        return _NOTHING
+    executable = os.access(path, os.X_OK, dir_fd=folder)
+    readable = os.access(path, os.R_OK, dir_fd=folder)
+    head = b""
+    if readable:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=folder)
+        except OSError:
+            return _Seen(True, executable, False)
+        try:
+            head = os.read(fd, _HEAD) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return _Seen(True, executable, readable, head)
+
+
+def _reachable_or_root(command: BotCommand, found: _Found | None, uid: int, isolation: Isolation) -> bool:
     """Whether an unprivileged ``uid`` can run the bot under the ``process`` level (which shows the bot the
     real file system). If not (an interpreter under /root, say) the launch is refused, unless
     ``isolation.allow_root`` says these are the user's own trusted bots: then it runs as root, with a warning.
+    ``found``: the program as found (None: check the working directory alone).
 
     :raises BotLaunchError: the uid cannot reach the bot's files and root is not allowed.
     """
     try:
-        _check_reach(command, program, uid, None, who="an unprivileged uid")
+        _check_reach(command, found, uid, None, who="an unprivileged uid")
     except BotLaunchError as exc:
         if not isolation.allow_root:
             raise BotLaunchError(f"{exc.reason}, which shows the bot its interpreter (bots never run as root, "
@@ -300,23 +502,23 @@ def warn_once(message: str) -> None:
 _warned: set[str] = set()
 
 
-def _check_reach(command: BotCommand, program: str, uid: int, roots: list[str] | None, who: str = "") -> None:
-    """Refuse, in one line, a bot whose files its uid cannot read or (``roots``: bwrap's binds) cannot see."""
+def _check_reach(command: BotCommand, found: _Found | None, uid: int, roots: list[str] | None, who: str = "") -> None:
+    """Refuse, in one line, a bot whose files its uid cannot read or (``roots``: bwrap's binds) cannot see; the
+    program and interpreter (``found``: as its uid found them, :func:`_locate`; None: the folder alone)."""
     cwd = os.path.abspath(command.cwd if command.cwd is not None else os.getcwd())
-    program_path = _program_path(command, program)
     wanted = [("working directory", cwd, os.X_OK)] if command.cwd is not None or roots is None else []
-    wanted.append(("program", program_path, os.X_OK))
-    interpreter = _interpreter(program_path, command.env)
-    if interpreter is not None:
-        wanted += [("program", program_path, os.R_OK | os.X_OK), ("interpreter", interpreter, os.X_OK)]
-    for word in command.argv[1:]:  # under bwrap, only a word inside what the sandbox shows, looked up as its uid
-        path = os.path.join(cwd, word)
-        if word.startswith("-") or (roots is not None and not _shown(path, roots)):
-            continue
-        if as_user(uid, os.path.isfile, path):
-            wanted.append(("file", path, os.R_OK))
+    if found is not None:
+        wanted.append(("program", found.path, os.X_OK))
+        if found.interpreter is not None:
+            wanted += [("program", found.path, os.R_OK | os.X_OK), ("interpreter", found.interpreter, os.X_OK)]
+        for word in command.argv[1:]:  # under bwrap, only a word inside what the sandbox shows, looked up as its uid
+            path = os.path.join(cwd, word)
+            if word.startswith("-") or (roots is not None and not _shown(path, roots)):
+                continue
+            if as_user(uid, os.path.isfile, path):
+                wanted.append(("file", path, os.R_OK))
     for what, path, want in wanted:
-        why = inaccessible(path, uid, uid, want, roots)
+        why = inaccessible(path if roots is None else _in_sandbox(path), uid, uid, want, roots)
         if why is None:
             continue
         if roots is not None and why.endswith("not visible in the sandbox"):
@@ -324,28 +526,3 @@ def _check_reach(command: BotCommand, program: str, uid: int, roots: list[str] |
                                  "shown): move it into the bot's folder or add it to the sandbox's binds")
         fix = "make it readable by other users" + (', or use the default sandbox "bwrap"' if roots is None else "")
         raise BotLaunchError(f"bot {what} {path} is out of reach of {who or f'the bot uid {uid}'} ({why}): {fix}")
-
-
-def _program_path(command: BotCommand, program: str) -> str:
-    """The program's absolute path, relative to the bot's working directory."""
-    return os.path.join(os.path.abspath(command.cwd if command.cwd is not None else os.getcwd()), program)
-
-
-def _interpreter(path: str, env: Mapping[str, str] | None) -> str | None:
-    """The interpreter a ``#!`` script names (through ``/usr/bin/env``), or None for a binary."""
-    try:
-        with open(path, "rb") as script:
-            head = script.read(256)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].split(b"\n")[0].decode("utf-8", "replace").split()
-    if not words:
-        return None
-    if os.path.basename(words[0]) == "env":
-        names = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
-        search = (os.environ if env is None else env).get("PATH", os.defpath)
-        return (shutil.which(names[0], path=search) if names else None) or words[0]
-    return words[0]
-

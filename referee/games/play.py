@@ -198,8 +198,8 @@ def stderr_seats(selected: Sequence[str], names: list[str]) -> set[int]:
 
 def prepare_isolation(sandbox: str, protected: list[str], *, allow_root: bool = False) -> Isolation:
     """The bots' isolation for ``--sandbox`` (and ``--bots-as-root``); bwrap is probed here, before any game
-    (SandboxUnavailable)."""
-    isolation = isolation_for(sandbox, protected, allow_root=allow_root)
+    (SandboxUnavailable). The bots are the user's own: the sandbox may show an interpreter's tree they name."""
+    isolation = isolation_for(sandbox, protected, allow_root=allow_root, interpreter_trees=True)
     if isolation.level == "bwrap":
         probe_bwrap()
     return isolation

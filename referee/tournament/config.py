@@ -201,11 +201,16 @@ class LoadedConfig:
     path: Path  # absolute
     rules: Rules
     bots: list[ResolvedBot]
+    #: A league's table (``table_only``): its bots are entrants' uploads, whose commands and files name no host
+    #: tree for the sandbox to show (:attr:`~referee.bots.sandbox.isolation.Isolation.interpreter_trees`).
+    entrants: bool = False
 
     def isolation(self, protected: Sequence[str | os.PathLike[str]], *, allow_root: bool = False) -> Isolation:
         """The bots' isolation (the ``sandbox`` key); ``protected``: the paths no bot may see (the database);
-        ``allow_root``: ``--bots-as-root``."""
-        return isolation_for(self.config.sandbox, protected, allow_root=allow_root)
+        ``allow_root``: ``--bots-as-root``. A tournament's bots are the organizer's: the sandbox may show an
+        interpreter's tree their commands name; a league's never."""
+        return isolation_for(self.config.sandbox, protected, allow_root=allow_root,
+                             interpreter_trees=not self.entrants)
 
     def time_control(self) -> TimeControl:
         time = self.config.time
@@ -377,7 +382,7 @@ class _Checker:
         if not table_only:
             self.check_field()
             self.check_sprt()
-        return LoadedConfig(config=config, path=self.path, rules=rules, bots=bots)
+        return LoadedConfig(config=config, path=self.path, rules=rules, bots=bots, entrants=table_only)
 
     def check_rules(self) -> Rules:
         try:

@@ -90,6 +90,11 @@ class Isolation:
     #: Root, ``process`` level only: run a bot whose files an unprivileged uid cannot reach as root, with a
     #: warning, instead of refusing it. For a user's own trusted bots (``--bots-as-root``).
     allow_root: bool = False
+    #: bwrap: also show the tree of a bot's program or ``#!`` interpreter that lies in a ``bin/`` folder the sandbox
+    #: would not show (pyenv under /root, :func:`with_interpreter`). For the organizer's own bots (a tournament,
+    #: ``durak play``); off by default and for a league, whose commands and files are entrants': there a bot's
+    #: interpreter is one the sandbox shows anyway, and no host tree is bound because an entrant's file named it.
+    interpreter_trees: bool = False
 
     def __post_init__(self) -> None:
         parse_level(self.level)
@@ -108,14 +113,15 @@ DEFAULT = Isolation("bwrap")
 
 
 def isolation_for(sandbox: str, protected: Iterable[str | os.PathLike[str]] = (), *,
-                  writable_dir: bool = False, allow_root: bool = False) -> Isolation:
+                  writable_dir: bool = False, allow_root: bool = False, interpreter_trees: bool = False) -> Isolation:
     """The isolation for a ``sandbox`` config value or ``--sandbox`` option: "none", "process" or "bwrap".
 
-    ``protected``: the database and replay paths of this run. Raises ValueError (one line) for another value;
+    ``protected``: the database and replay paths of this run; ``interpreter_trees``: the organizer's own bots
+    (:attr:`Isolation.interpreter_trees`). Raises ValueError (one line) for another value;
     for "bwrap", call :func:`probe_bwrap` before the first game, for a clean error on machines without it.
     """
     return Isolation(parse_level(sandbox), tuple(os.fspath(p) for p in protected), writable_dir=writable_dir,
-                     allow_root=allow_root)
+                     allow_root=allow_root, interpreter_trees=interpreter_trees)
 
 
 # --- probes -----------------------------------------------------------------------------------------------
@@ -464,11 +470,15 @@ def with_interpreter(isolation: Isolation, interpreter: str, bot_dir: str | None
     for ``/root/.pyenv/versions/3.11.7/bin/python3``, its prefix ``/root/.pyenv/versions/3.11.7`` read-only,
     the folders above it searchable, so that the bot runs as its own uid where only root could enter them.
 
+    Only for the organizer's own bots (``isolation.interpreter_trees``): never a tree an entrant's file named.
+
     :raises BotLaunchError: that tree would show the checkout or a protected path.
     """
+    if not isolation.interpreter_trees:
+        return isolation
     roots = sandbox_roots(isolation, bot_dir)
     extra = []
-    for path in dict.fromkeys((interpreter, os.path.realpath(interpreter))):
+    for path in dict.fromkeys((os.path.abspath(interpreter), os.path.realpath(interpreter))):
         folder = os.path.dirname(path)
         if os.path.isabs(path) and os.path.basename(folder) == "bin" and not any(within(path, r) for r in roots):
             extra.append(os.path.dirname(folder))
