@@ -3,10 +3,14 @@ manifest, and an arena that cannot be reached (the round trip through a real ser
 
 from __future__ import annotations
 
+import http.server
 import io
+import json
 import os
+import re
 import socket
 import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -72,3 +76,52 @@ def test_an_arena_that_cannot_be_reached_exits_13_without_showing_the_token(fold
     ran = invoke("submit", f"http://127.0.0.1:{free_port()}", str(folder), "--token-file", str(token_file))
     assert ran.code == 13 and "cannot reach the arena" in ran.err, ran.output
     assert TOKEN not in ran.output and "a" * 43 not in ran.output
+
+
+#: An entrant's build log and gate log as a hostile build would leave them: a screen clear, a carriage return that
+#: would overwrite the line before, a NEL and U+2028 that str.splitlines takes for line breaks, a bidi override.
+HOSTILE_LOG = "compiling\x1b[2J\rACCEPTED\x85fake\u2028line \u202eevil\nlast line\n"
+
+
+class _Arena(http.server.BaseHTTPRequestHandler):
+    """A fake arena: accepts an upload, then answers that it was refused, with :data:`HOSTILE_LOG` as its logs."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self._answer({"upload": 1, "status": "queued", "url": "/api/uploads/1"})
+
+    def do_GET(self) -> None:
+        step = {"step": "build", "ok": False, "detail": "exit 1\r\x1b[32mok", "seconds": 0.5}
+        self._answer({"id": 1, "author": "a", "bot": "mybot", "created": "", "size": 1, "status": "refused",
+                      "steps": [step], "build_log": HOSTILE_LOG, "gate_log": HOSTILE_LOG, "version": None,
+                      "finished": ""})
+
+    def _answer(self, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_uploads_logs_are_printed_with_their_controls_escaped(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build and gate logs are the entrant's text: printed with visible(lines=True), every control and bidi
+    character escaped and only the newlines kept (color on: click strips nothing)."""
+    monkeypatch.setenv("DURAK_TOKEN", TOKEN)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Arena)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        ran = invoke("submit", f"http://127.0.0.1:{server.server_address[1]}", str(folder), color=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert ran.code == 7, ran.output
+    escaped = r"compiling\x1b[2J\x0dACCEPTED\x85fake\u2028line \u202eevil" + "\nlast line\n"
+    assert ran.out == (r"build: FAILED (0.5 s): exit 1\x0d\x1b[32mok" + "\n"
+                       f"--- build output ---\n{escaped}--- gate ---\n{escaped}"), ran.out
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u202e]", ran.output), ran.output

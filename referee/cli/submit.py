@@ -54,7 +54,7 @@ def submit_command(
         typer.echo(f"uploading {visible(manifest.name)}: {len(archive)} bytes packed", err=True)
         answer = msgspec.json.decode(_request(f"{base}/api/uploads?bot={urllib.parse.quote(manifest.name)}", token,
                                               archive), type=UploadAccepted)
-        typer.echo(f"upload {answer.upload}: {answer.status}", err=True)
+        typer.echo(f"upload {answer.upload}: {visible(answer.status)}", err=True)
         if wait > 0:
             _follow(urllib.parse.urljoin(base + "/", answer.url.lstrip("/")), token, wait)
 
@@ -87,19 +87,22 @@ def _follow(url: str, token: str, wait: float) -> None:
     while True:
         state = msgspec.json.decode(_request(url, token), type=UploadOut)
         for step in state.steps[shown:]:
-            typer.echo(f"{step.step}: {'ok' if step.ok else 'FAILED'} ({step.seconds:.1f} s): {visible(step.detail)}")
+            typer.echo(f"{visible(step.step)}: {'ok' if step.ok else 'FAILED'} ({step.seconds:.1f} s): "
+                       f"{visible(step.detail)}")
         shown = len(state.steps)
         if state.status in ("accepted", "refused"):
             break
         if time.monotonic() >= deadline:
-            typer.echo(f"still {state.status} after {wait:g} s: the arena's upload page shows what comes of it",
-                       err=True)
+            typer.echo(f"still {visible(state.status)} after {wait:g} s: the arena's upload page shows what comes "
+                       "of it", err=True)
             raise typer.Exit(int(ExitCode.CHECK_FAILED))
         time.sleep(POLL_SECONDS)
     for title, log in (("build output", state.build_log), ("gate", state.gate_log)):
         if log and (state.status == "refused" or title == "gate"):
             typer.echo(f"--- {title} ---")
-            typer.echo("\n".join(visible(line) for line in log.splitlines()))
+            # Entrant text: only its newlines are kept; a carriage return, a NEL or U+2028 is shown escaped, not
+            # taken for a line break (str.splitlines would), and so are ANSI sequences and bidi overrides.
+            typer.echo(visible(log.rstrip("\n"), lines=True))
     if state.status == "refused":
         typer.echo("refused", err=True)
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
