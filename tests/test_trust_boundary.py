@@ -239,6 +239,19 @@ def test_a_version_row_rewritten_by_the_web_user_runs_from_the_store(arena: tupl
     assert version.dir == str(lifecycle.root / "b" / "1")
 
 
+@pytest.mark.parametrize(("bot", "name"), [("..", "..@1"), (".staged", ".staged@1"), ("a/../../etc", "a/../../etc@1"),
+                                          ("b", "b@2")])
+def test_a_version_row_that_names_no_store_folder_never_plays(arena: tuple[ArenaStore, Lifecycle], bot: str,
+                                                              name: str) -> None:
+    store, lifecycle = arena
+    write_as_web_user(store.path, "INSERT INTO league_versions (tournament_id, name, bot, number, author, command, "
+                      "env, dir, sha256, added) VALUES (?, ?, ?, 1, 'a', '[\"x\"]', '{}', '/etc', 's', 'now')",
+                      str(lifecycle.league.id), name, bot)
+    (version,) = store.versions(lifecycle.league.id)
+    assert (version.name, version.dir, version.command, version.active) == (name, "", [], False)
+    assert version.quarantined is not None and "never played" in version.quarantined
+
+
 def test_a_forged_upload_request_is_refused(arena: tuple[ArenaStore, Lifecycle]) -> None:
     store, lifecycle = arena
     theirs = store.add_upload(lifecycle.league.id, "alice", "bot", tar_gz({"durak-bot.toml": "x"}), "s")

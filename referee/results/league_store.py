@@ -9,7 +9,6 @@ out. All SQL of the league is here.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -24,9 +23,14 @@ from referee.results.rows import TournamentRow
 from referee.results.store import Store, StoreError
 
 GroupStatus = Literal["open", "complete", "void"]
-#: What a version's bot name and number must look like to name a folder of the bot store (the league's name rule,
-#: :func:`referee.league.names.name_problem`, is stricter): a row that does not is no version.
-_STORE_NAME = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,63}")
+#: What a version's bot name must be to name one folder of the bot store: no separator, no NUL, not ``.``, ``..``
+#: nor another hidden name (the store's own ``.staged`` and ``.uploads``), short. The league's name rule
+#: (:func:`referee.league.names.name_problem`), checked where names enter, is much stricter.
+_STORE_NAME = re.compile(r"[^./\x00][^/\x00]{0,199}")
+
+
+#: Why a version row that is not of a version's form never plays (a row written by hand into the database).
+UNPLAYABLE = "its row is not of a version's form (written outside the referee): never played"
 
 
 def bot_store(db_path: Path) -> Path:
@@ -56,13 +60,24 @@ class VersionRow:
         return self.retired is None and self.quarantined is None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> VersionRow:
-        """:raises msgspec.DecodeError, TypeError: a command or environment not of their form."""
-        return cls(name=str(row["name"]), bot=str(row["bot"]), number=row["number"], author=str(row["author"]),
-                   command=msgspec.json.decode(row["command"], type=list[str]),
-                   env=msgspec.json.decode(row["env"], type=dict[str, str]), dir=str(row["dir"]),
-                   sha256=str(row["sha256"]), added=str(row["added"]), retired=row["retired"],
-                   quarantined=row["quarantined"])
+    def from_row(cls, row: sqlite3.Row, store: Path) -> VersionRow:
+        """The version of a row, to run from its folder of the bot ``store``, ``BOT/N``: the row's ``dir`` is not
+        read (whoever can write the database could point it anywhere on the host). A row whose name, number,
+        command or environment is not of a version's form is shown as it is but never played: quarantined, with
+        no folder and no command."""
+        bot, number, name = str(row["bot"]), row["number"], str(row["name"])
+        try:
+            command = msgspec.json.decode(row["command"], type=list[str])
+            env = msgspec.json.decode(row["env"], type=dict[str, str])
+            playable = (_STORE_NAME.fullmatch(bot) is not None and type(number) is int and number >= 1
+                        and name == f"{bot}@{number}")
+        except (msgspec.DecodeError, TypeError, RecursionError):
+            command, env, playable = [], {}, False
+        quarantined = row["quarantined"] if playable else row["quarantined"] or UNPLAYABLE
+        return cls(name=name, bot=bot, number=number if type(number) is int else 0, author=str(row["author"]),
+                   command=command if playable else [], env=env if playable else {},
+                   dir=str(store / bot / str(number)) if playable else "", sha256=str(row["sha256"]),
+                   added=str(row["added"]), retired=row["retired"], quarantined=quarantined)
 
 
 @dataclass(frozen=True)
@@ -184,21 +199,11 @@ class LeagueStore(Store):
     # -- versions -----------------------------------------------------------------------
 
     def versions(self, league_id: int) -> list[VersionRow]:
-        """Every version of the league, in the order added. Each runs from its folder of the bot store, ``BOT/N``:
-        the row's ``dir`` is not read (whoever can write the database could point it anywhere on the host), and a
-        row whose name, number, command or environment is not of a version's form is left out."""
+        """Every version of the league, in the order added (:meth:`VersionRow.from_row`: each runs from its folder
+        of the bot store, and a row not of a version's form is never played)."""
         root = bot_store(self.path)
-        versions = []
-        for row in self._query("SELECT * FROM league_versions WHERE tournament_id = ? ORDER BY added, bot, number",
-                               (league_id,)):
-            try:
-                version = VersionRow.from_row(row)
-            except (msgspec.DecodeError, TypeError, ValueError):
-                continue
-            if (_STORE_NAME.fullmatch(version.bot) and type(version.number) is int and version.number >= 1
-                    and version.name == f"{version.bot}@{version.number}"):
-                versions.append(dataclasses.replace(version, dir=str(root / version.bot / str(version.number))))
-        return versions
+        return [VersionRow.from_row(row, root) for row in self._query(
+            "SELECT * FROM league_versions WHERE tournament_id = ? ORDER BY added, bot, number", (league_id,))]
 
     def add_version(self, league_id: int, version: VersionRow) -> VersionRow:
         """Store a new version (added now); StoreError if its name is taken."""
