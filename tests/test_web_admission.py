@@ -5,13 +5,10 @@ past it, and a session ends on the server at logout, at revoke and at expiry (a 
 
 from __future__ import annotations
 
-import shutil
 import socket
 import sqlite3
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,7 +28,7 @@ from referee.web.settings import MIB, WebSettings
 from tests.liveserver import served
 from tests.old_schemas import drop_schema_8
 from tests.test_web_auth import csrf_of, log_in
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb, built, league_copy
 
 Client = TestClient  # type: ignore[type-arg]
 #: The attack's declared body: 60 MiB, of which the client sends only the first bytes.
@@ -42,15 +39,13 @@ AT_ONCE = 3.0
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[WebDb]:
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-admission-"))
-    yield build(folder)
-    shutil.rmtree(folder)
+    yield from built("durak-test-web-admission-")
 
 
 @pytest.fixture
 def db(base: WebDb, tmp_path: Path) -> WebDb:
-    shutil.copy(base.path, tmp_path / "league.db")
-    return replace(base, path=tmp_path / "league.db")
+    """A copy of the module's league for one test."""
+    return league_copy(base, tmp_path)
 
 
 def app_for(db: WebDb, **settings: Any) -> Litestar:

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,23 +16,20 @@ from referee.results.arena_store import ArenaStore
 from referee.web.app import create_app
 from referee.web.auth import SESSION_COOKIE, sign_session
 from referee.web.settings import WebSettings
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb, built, league_copy
 
 Client = TestClient  # type: ignore[type-arg]
 
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[WebDb]:
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-auth-"))
-    yield build(folder)
-    shutil.rmtree(folder)
+    yield from built("durak-test-web-auth-")
 
 
 @pytest.fixture
 def db(base: WebDb, tmp_path: Path) -> WebDb:
-    """A copy of the module's league for one test (uploads and requests change it)."""
-    shutil.copy(base.path, tmp_path / "league.db")
-    return replace(base, path=tmp_path / "league.db")
+    """A copy of the module's league for one test."""
+    return league_copy(base, tmp_path)
 
 
 def client_for(db: WebDb, **settings: object) -> Client:

@@ -6,12 +6,9 @@ admin's finals asked for from the web (the API and the admin page's form)."""
 from __future__ import annotations
 
 import re
-import shutil
 import sqlite3
-import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,7 @@ from referee.results.replay import replay_lines
 from referee.results.rows import StoredGame
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
-from tests.webdb import WebDb, build, game
+from tests.webdb import WebDb, built, game, league_copy
 
 Client = TestClient  # type: ignore[type-arg]
 #: gamma is alice's second bot (active); beta is bob's (active); alpha, alice's first, is quarantined.
@@ -33,15 +30,13 @@ GOOD = {"bot": "gamma", "opponents": ["beta"], "games": 4}
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[WebDb]:
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-challenges-"))
-    yield build(folder, extra_bots={"gamma": "alice", "delta": "bob"})
-    shutil.rmtree(folder)
+    yield from built("durak-test-web-challenges-", extra_bots={"gamma": "alice", "delta": "bob"})
 
 
 @pytest.fixture
 def db(base: WebDb, tmp_path: Path) -> WebDb:
-    shutil.copy(base.path, tmp_path / "league.db")
-    return replace(base, path=tmp_path / "league.db")
+    """A copy of the module's league for one test."""
+    return league_copy(base, tmp_path)
 
 
 def client_for(db: WebDb, **settings: Any) -> Client:

@@ -4,13 +4,10 @@ counting against the arena's caps), and a connection that never finishes its hea
 
 from __future__ import annotations
 
-import shutil
 import socket
 import sqlite3
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,22 +21,20 @@ from referee.web.app import create_app
 from referee.web.serving import HEADER_SECONDS, HeaderBoundH11Protocol, uvicorn_options
 from referee.web.settings import WebSettings
 from tests.liveserver import served
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb, built, league_copy
 
 Client = TestClient  # type: ignore[type-arg]
 
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[WebDb]:
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-holds-"))
-    yield build(folder)
-    shutil.rmtree(folder)
+    yield from built("durak-test-web-holds-")
 
 
 @pytest.fixture
 def db(base: WebDb, tmp_path: Path) -> WebDb:
-    shutil.copy(base.path, tmp_path / "league.db")
-    return replace(base, path=tmp_path / "league.db")
+    """A copy of the module's league for one test."""
+    return league_copy(base, tmp_path)
 
 
 def client_for(db: WebDb, **settings: Any) -> Client:

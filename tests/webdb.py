@@ -8,9 +8,12 @@ Every string a test looks for in the bytes sent is a constant here."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from protocol.cards import CARD_NAMES
@@ -160,6 +163,19 @@ def _games(store: ArenaStore, league_id: int, seats: tuple[str, str]) -> dict[st
     for group, rotation, record in plan.values():
         store.save_slots(league_id, [[stored(record, group, rotation)]])
     return {key: number for number, key in enumerate(plan, 1)}  # numbered as stored
+
+
+def built(prefix: str, *, extra_bots: dict[str, str] | None = None) -> Iterator[WebDb]:
+    """A module's league (:func:`build`) in a folder of its own, removed afterwards: a module fixture's body."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    yield build(folder, extra_bots=extra_bots)
+    shutil.rmtree(folder)
+
+
+def league_copy(base: WebDb, folder: Path) -> WebDb:
+    """A copy of a module's league for one test (uploads, requests and sessions change it)."""
+    shutil.copy(base.path, folder / "league.db")
+    return replace(base, path=folder / "league.db")
 
 
 def why_nobody_cannot_serve() -> str | None:

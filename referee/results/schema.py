@@ -319,14 +319,7 @@ def make_private(path: str | Path) -> None:
 
     :raises OSError: one of them is a link or no regular file (ELOOP, one line naming it).
     """
-    for suffix in DATABASE_SUFFIXES:
-        name = f"{path}{suffix}"
-        try:
-            info = os.lstat(name)
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISREG(info.st_mode):
-            raise _not_followed(name)
+    for name, info in database_files(path):
         keep = 0o770 if is_shared_with_group(info) else 0o700
         if info.st_uid == os.geteuid() and info.st_mode & 0o777 & ~keep:
             os.chmod(name, stat.S_IMODE(info.st_mode) & keep)
@@ -335,6 +328,15 @@ def make_private(path: str | Path) -> None:
 def refuse_links(path: str | Path) -> None:
     """Check a database and its journals before SQLite opens them (it follows links): none may be a link or
     anything but a regular file. :raises OSError: one is (ELOOP, one line naming it)."""
+    database_files(path)
+
+
+def database_files(path: str | Path) -> list[tuple[str, os.stat_result]]:
+    """The database and those of its journals that exist, each as ``lstat`` sees it (a link is not followed).
+
+    :raises OSError: one is a link or no regular file (ELOOP, one line naming it).
+    """
+    found = []
     for suffix in DATABASE_SUFFIXES:
         name = f"{path}{suffix}"
         try:
@@ -343,6 +345,8 @@ def refuse_links(path: str | Path) -> None:
             continue
         if not stat.S_ISREG(info.st_mode):
             raise _not_followed(name)
+        found.append((name, info))
+    return found
 
 
 def _not_followed(name: str) -> OSError:

@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.results.schema import DATABASE_SUFFIXES, refuse_links
+from referee.results.schema import database_files
 
 
 class PrivilegeError(RuntimeError):
@@ -78,16 +78,11 @@ def share_database(db: Path, user: WebUser) -> None:
 
     :raises OSError: one of the files is a link (ELOOP, one line naming it).
     """
-    refuse_links(db)  # root changes them: a link planted in the (group-writable) folder is never followed
-    for suffix in DATABASE_SUFFIXES:
-        path = Path(f"{db}{suffix}")
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISREG(info.st_mode):  # refuse_links saw no link; the sticky folder keeps root's files so
-            os.chown(path, -1, user.gid, follow_symlinks=False)
-            os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IRGRP | stat.S_IWGRP)
+    # Root changes them: a link planted in the (group-writable) folder is refused, never followed; the sticky
+    # folder keeps root's files from being swapped for one between the look and the change.
+    for path, info in database_files(db):
+        os.chown(path, -1, user.gid, follow_symlinks=False)
+        os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IRGRP | stat.S_IWGRP)
     folder = db.resolve().parent
     os.chown(folder, -1, user.gid)
     os.chmod(folder, stat.S_IMODE(folder.stat().st_mode) | stat.S_IRWXG | stat.S_ISVTX)
