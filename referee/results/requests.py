@@ -38,6 +38,9 @@ AuthorName = Annotated[str, Meta(min_length=1, max_length=64)]
 AskedBy = Annotated[str, Meta(max_length=16)]
 #: A row id (SQLite's integers are signed 64-bit).
 RowId = Annotated[int, Meta(ge=1, le=2**63 - 1)]
+#: The finals' size (the board's top K) and game budget, as the admin's form and API take them too.
+FinalsTop = Annotated[int, Meta(ge=2, le=64)]
+FinalsBudget = Annotated[int, Meta(ge=1, le=10**9)]
 
 
 class Payload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -94,8 +97,8 @@ class AskFinals(Payload, frozen=True, forbid_unknown_fields=True):
     """The admin's finals: the board's top K, and a game budget (None: the config's)."""
 
     kind: ClassVar[RequestKind] = "finals"
-    top: Annotated[int, Meta(ge=2, le=1000)]
-    max_games: Annotated[int, Meta(ge=1, le=10**9)] | None = None
+    top: FinalsTop
+    max_games: FinalsBudget | None = None
     by: AskedBy = ""
 
 

@@ -3,9 +3,11 @@ these). The HTML pages render the same objects, so a page never shows what its A
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
+
+from referee.results.requests import FinalsBudget, FinalsTop
 
 
 class BoardLine(msgspec.Struct, frozen=True):
@@ -201,8 +203,8 @@ class FinalsIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The finals: the board's ``top`` active versions, within ``max_games`` games (None: the config's
     ``[league] finals_games``)."""
 
-    top: Annotated[int, msgspec.Meta(ge=2, le=64)]
-    max_games: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    top: FinalsTop
+    max_games: FinalsBudget | None = None
 
 
 class RequestQueued(msgspec.Struct, frozen=True):
