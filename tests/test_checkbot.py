@@ -9,6 +9,7 @@ import pytest
 from clirun import invoke
 
 from protocol.rules import Rules, RulesError
+from referee.games.botargs import parse_bot_arg
 from referee.games.checkbot import CheckReport, VariantCheck, format_report, rules_to_check
 
 BOT = Path(__file__).parent / "hostile" / "bot.py"
@@ -43,6 +44,23 @@ def test_a_bot_that_cannot_shake_hands_fails_at_once() -> None:
 def test_a_missing_program_is_a_one_line_error() -> None:
     ran = invoke("check-bot", "no-such-bot-program")
     assert ran.code == 4 and "bot program 'no-such-bot-program' not found" in ran.output
+
+
+def test_python_word_is_the_referees_interpreter_as_in_a_config() -> None:
+    """``{python}`` means in check-bot and play what it means in a config's command (issue 37)."""
+    assert parse_bot_arg("me={python} -S bot.py") == ("me", [sys.executable, "-S", "bot.py"])
+    ran = invoke("check-bot", f"{{python}} -S {BOT} play", "--move-time", "2", "--variant", "podkidnoy",
+                 "--deck", "36", "--games", "1")
+    assert ran.code == 0 and ran.output.rstrip().endswith("PASS"), ran.output
+
+
+def test_a_python_the_sandbox_does_not_show_is_refused_naming_the_python_word(tmp_path: Path) -> None:
+    """A bot whose ``python3`` its sandbox does not find is told to write ``{python}`` (issue 37)."""
+    ran = invoke("check-bot", f"python3 -S {BOT} play", "--env", f"PATH={tmp_path}")
+    assert ran.code == 4 and "bot program 'python3' not found; write {python} for the referee's own interpreter (" \
+        f"{sys.executable}), which every sandbox shows" in ran.output, ran.output
+    ran = invoke("check-bot", "no-such-bot-program", "--env", f"PATH={tmp_path}")
+    assert "{python}" not in ran.output  # only a Python is told about the referee's
 
 
 def test_set_leaves_out_a_variant_that_lists_the_option_but_does_not_take_it_with_the_others() -> None:

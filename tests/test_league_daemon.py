@@ -8,6 +8,7 @@ lifecycle commands run in-process (tests/clirun.py) against its database, as an 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -117,8 +118,10 @@ def test_bots_come_and_go_while_the_daemon_runs(league: tuple[Path, Path]) -> No
 
     shutil.copytree(folder / "bots", folder / "late", ignore=shutil.ignore_patterns("heuristic_bot.py"))
     added = invoke("league", "add", str(db), "late", "--dir", str(folder / "late"), "--command",
-                   f"{sys.executable} random_bot.py", "--author", "someone")
+                   "{python} random_bot.py", "--author", "someone")
     assert added.code == 0 and "done: added late@1" in added.out, added.output
+    assert json.loads(str(query(db, "SELECT command FROM league_versions WHERE name = 'late@1'")[0][0])) == \
+        [sys.executable, "random_bot.py"]  # {python} as in a config's command
     until(lambda: query(db, "SELECT 1 FROM league_groups WHERE issued > (SELECT added FROM league_versions WHERE "
                             "name = 'late@1')"), why="a group after the add")
     first = query(db, "SELECT seats FROM league_groups WHERE number = (SELECT MIN(number) FROM league_groups "

@@ -34,6 +34,7 @@ from referee.bots.sandbox.isolation import (
 )
 from referee.bots.sandbox.seccomp import PolicyName
 from referee.bots.sandbox.uids import as_user, typical_uid
+from referee.bots.words import python_hint
 
 LOGGER = logging.getLogger("durak")
 
@@ -344,13 +345,13 @@ def _locate(command: BotCommand, uid: int | None, roots: list[str] | None, *, tr
     if "/" not in name:
         found = _search(name, env, uid, roots, trees)
         if found is None:
-            raise BotLaunchError(f"bot program {name!r} not found")
+            raise BotLaunchError(f"bot program {name!r} not found{python_hint(name)}")
         program, seen = found
     else:
         program = name  # the child resolves it against cwd, as the look-up did
         (seen,) = _look_up(uid, roots, trees, [os.path.join(cwd, name)])
         if not seen.file or (not seen.executable and not seen.readable):
-            raise BotLaunchError(f"bot program {name!r} not found")
+            raise BotLaunchError(f"bot program {name!r} not found{python_hint(name)}")
         if not seen.executable:
             raise BotLaunchError(f"bot program {name!r} is not executable")
     path = os.path.join(cwd, program)
@@ -521,8 +522,10 @@ def _check_reach(command: BotCommand, found: _Found | None, uid: int, roots: lis
         why = inaccessible(path if roots is None else _in_sandbox(path), uid, uid, want, roots)
         if why is None:
             continue
+        hint = python_hint(command.argv[0]) if what in ("program", "interpreter") else ""
         if roots is not None and why.endswith("not visible in the sandbox"):
             raise BotLaunchError(f"bot {what} {path} is outside the sandbox ({why.split(' is ')[0]} is not "
-                                 "shown): move it into the bot's folder or add it to the sandbox's binds")
+                                 f"shown): move it into the bot's folder or add it to the sandbox's binds{hint}")
         fix = "make it readable by other users" + (', or use the default sandbox "bwrap"' if roots is None else "")
-        raise BotLaunchError(f"bot {what} {path} is out of reach of {who or f'the bot uid {uid}'} ({why}): {fix}")
+        raise BotLaunchError(f"bot {what} {path} is out of reach of {who or f'the bot uid {uid}'} ({why}): {fix}"
+                             f"{hint}")

@@ -21,6 +21,7 @@ from tabulate import tabulate
 
 from referee.bots.plan import env_refusal
 from referee.bots.sandbox.isolation import probe_bwrap
+from referee.bots.words import expand_words
 from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 from referee.cli.exitcodes import ExitCode
@@ -81,7 +82,7 @@ def add_command(  # noqa: PLR0913 (a typer command: a parameter per option)
     folder: Annotated[Path, typer.Option("--dir", help="The bot's folder: copied into the league's bot store "
                                          "(no link may be in it); the bot runs from that copy.")],
     command: Annotated[str, typer.Option("--command", help="The bot's command, run in its folder, split like a "
-                                         "shell ('python3 bot.py', './bot').")],
+                                         "shell ('{python} bot.py': the referee's own Python; './bot').")],
     author: Annotated[str | None, typer.Option("--author", help="Who wrote it (no table seats two bots of one "
                                                "author); default: the bot's name.")] = None,
     env: EnvOption = None,
@@ -223,7 +224,7 @@ def _argv(command: str) -> list[str]:
         raise UsageError(f"cannot split --command {command!r}: {exc}") from None
     if not argv:
         raise UsageError("--command is empty: it needs a program")
-    return argv
+    return expand_words(argv)  # {python}: the referee's own interpreter, as in a config
 
 
 def _env(options: list[str] | None) -> dict[str, str]:

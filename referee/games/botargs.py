@@ -8,6 +8,7 @@ import shlex
 
 from referee.bots.launcher import BotCommand, scrubbed_env
 from referee.bots.plan import env_refusal
+from referee.bots.words import expand_words
 
 _NAMED = re.compile(r"^([A-Za-z0-9_.+-]+)=(.+)$", re.DOTALL)
 
@@ -17,7 +18,9 @@ class BotArgError(ValueError):
 
 
 def parse_bot_arg(text: str) -> tuple[str | None, list[str]]:
-    """``"alice=python a.py"`` -> ("alice", ["python", "a.py"]); without a name, the name is None."""
+    """``"alice=python a.py"`` -> ("alice", ["python", "a.py"]); without a name, the name is None. A word
+    ``{python}`` is the referee's own interpreter, as in a config's command
+    (:func:`~referee.bots.words.expand_words`)."""
     match = _NAMED.match(text.strip())
     name, command = (match.group(1), match.group(2)) if match else (None, text)
     try:
@@ -26,7 +29,7 @@ def parse_bot_arg(text: str) -> tuple[str | None, list[str]]:
         raise BotArgError(f"cannot split bot command {command!r}: {exc}") from None
     if not argv:
         raise BotArgError(f"empty bot command in {text!r}")
-    return name, argv
+    return name, expand_words(argv)
 
 
 def default_name(argv: list[str], folder: str | None = None) -> str:

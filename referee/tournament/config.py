@@ -34,7 +34,6 @@ import os
 import re
 import secrets
 import shlex
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError, rules_fr
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.plan import env_refusal
 from referee.bots.sandbox.isolation import LEVELS, Isolation, Level, isolation_for
+from referee.bots.words import expand_words
 from referee.rating.bradley_terry import MODES, Mode
 from referee.rating.sprt import bounds
 from referee.tournament.botfiles import OUTPUT_PATTERNS, BotFiles, bot_files
@@ -82,8 +82,6 @@ Limit = Annotated[int, msgspec.Meta(ge=0, description="must be positive, or 0 fo
 SEED_KEY_ERROR = ("key 'seed': a config must not hold the tournament seed (bots may be able to read it): remove "
                   "the key; the seed is drawn at the first run and kept in the results database, or set with "
                   "durak tournament --seed-file PATH (a file only you can read)")
-#: The argv word replaced by the referee's own interpreter.
-PYTHON_WORD = "{python}"
 #: Characters a bot name may not contain: schedule keys are built from names with them.
 NAME_SEPARATORS = ",|#"
 #: rotations = "all" plays k! seatings per deal; beyond this table size that is absurd (6! = 720).
@@ -454,7 +452,7 @@ class _Checker:
             raise self.error(key, "the command is empty: it needs a program", bot.name)
         if any("\0" in word for word in argv):
             raise self.error(key, "a word of the command contains a NUL character", bot.name)
-        return [sys.executable if word == PYTHON_WORD else word for word in argv]
+        return expand_words(argv)
 
     def check_sprt(self) -> None:
         sprt = self.config.sprt
