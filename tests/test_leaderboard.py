@@ -115,7 +115,7 @@ def test_table_shows_bounds() -> None:
 def test_csv_has_machine_columns_and_values(rows: list[Row]) -> None:
     parsed = list(csv.DictReader(io.StringIO(format_csv(rows))))
     assert list(parsed[0]) == ["rank", "bot", "elo", "ci95", "bound", "identified", "games", "score_pct",
-                               "fool_pct", "avg_place", "draws", "los_next_pct", "disqualified"]
+                               "fool_pct", "avg_place", "draws", "los_next_pct", "disqualified", "mark"]
     for line, r in zip(parsed, rows, strict=True):
         assert line["bot"] == r.bot and int(line["rank"]) == r.rank
         assert float(line["elo"]) == pytest.approx(r.elo, abs=0.005)
@@ -135,7 +135,7 @@ def test_json_has_rows_and_meta(rows: list[Row]) -> None:
     assert [r["bot"] for r in doc["rows"]] == [r.bot for r in rows]
     first = doc["rows"][0]
     assert set(first) == {"rank", "bot", "elo", "ci95", "bound", "identified", "games", "score_pct",
-                          "fool_pct", "avg_place", "draws", "los_next_pct", "disqualified"}
+                          "fool_pct", "avg_place", "draws", "los_next_pct", "disqualified", "mark"}
     d = next(r for r in doc["rows"] if r["bot"] == "D")
     assert (d["games"], d["score_pct"], d["fool_pct"], d["avg_place"]) == (4, 30.0, 50.0, 2.75)
     assert doc["rows"][-1]["los_next_pct"] is None

@@ -4,6 +4,7 @@ void when a version stops, the state rebuilt the same from the store, and only c
 
 from __future__ import annotations
 
+import json
 import os
 import textwrap
 from pathlib import Path
@@ -23,10 +24,11 @@ from referee.report.tournament_data import report_data
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
-from referee.results.requests import RetireBot
+from referee.results.requests import QuarantineBot, RetireBot
 from referee.tournament.config import ConfigError
 from referee.tournament.coordinator import game_row
 from referee.tournament.schedule import Slot
+from tests.clirun import invoke
 from tests.scripted import ScriptedBot
 
 CONFIG = """\
@@ -203,3 +205,42 @@ def test_a_worker_learns_bots_from_its_jobs_stops_those_gone_and_keeps_at_most_m
     assert len([c for c in player.clients.values() if c.is_running]) == 3
     player.learn(worker.Job(slot=slot, gone=["a@1"]))
     assert clients["a@1"].stops == 1 and ("a@1", (0, 0)) not in player.clients
+
+
+def play_groups(course: LeagueCourse, store: ArenaStore, league_id: int, groups: int) -> None:
+    """Issue ``groups`` groups and store every game of each (as a worker and the coordinator would)."""
+    for _ in range(groups):
+        for slot in course.more():
+            games = Played.games(slot)
+            store.save_slots(league_id, [[game_row(slot, 0, games[0], {})]])
+            course.on_stored([(slot, games)])
+
+
+def test_states_are_named_as_the_readme_names_them_everywhere(league_config: Path, tmp_path: Path) -> None:
+    """``retired`` and ``quarantined: why`` on the board's rows and footer, in the JSON, in durak league status
+    and in the seats that forfeit; never "disqualified" for a league's version (issue 37)."""
+    loaded = load_league(league_config)
+    db = tmp_path / "l.db"
+    with ArenaStore(db) as store:
+        league = open_league(store, loaded)
+        versions_of(store, league.id, {"a": "x", "b": "y", "c": "z", "d": "w"}, tmp_path)
+        disqualified: dict[str, str] = {}
+        course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, None), disqualified)  # type: ignore[arg-type]
+        course.begin(store, league, 0, None)
+        play_groups(course, store, league.id, 6)
+        store.add_request(league.id, "a", RetireBot())
+        store.add_request(league.id, "b", QuarantineBot(reason="too slow"))
+        course.housekeeping(force=True)
+        assert disqualified == {"a@1": "retired", "b@1": "quarantined: too slow"}
+        assert [v.state() for v in store.versions(league.id)] == ["retired", "quarantined: too slow", "active",
+                                                                  "active"]
+        assert [v.state(why=False) for v in store.versions(league.id)][:2] == ["retired", "quarantined"]
+    board = invoke("leaderboard", str(db))
+    assert "a@1 (retired)" in board.out and "b@1 (quarantined)" in board.out, board.out
+    assert "disqualified" not in board.out and "retired: a@1\nquarantined: b@1: too slow" in board.out
+    document = json.loads(invoke("leaderboard", str(db), "--format", "json").out)
+    assert document["disqualified"] == {"a@1": "retired", "b@1": "quarantined: too slow"}
+    assert {row["bot"]: row["mark"] for row in document["rows"]} == {"a@1": "retired", "b@1": "quarantined",
+                                                                     "c@1": "", "d@1": ""}
+    status = invoke("league", "status", str(db)).out
+    assert "retired" in status and "quarantined: too slow" in status

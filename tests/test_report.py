@@ -204,7 +204,7 @@ def test_the_leaderboard_head_to_head_and_stats_are_the_leaderboard_commands_jso
         assert "h2h" not in data  # one copy: the leaderboard document's
         assert len(document["h2h"]) == 6 and {s["bot"] for s in document["stats"]} == {"r1", "r2", "h"}
         assert run("leaderboard", db, "--mode", mode).endswith("\n" + data["footer"] + "\n")  # the command's footer
-    assert [label for label, _ in data["legend"]][:3] == ["Rank", "Elo", "+-95%"]
+    assert [label for label, _ in data["legend"]][:3] == ["Rank", "Bot", "Elo"]
     assert "usage" in run("report", db, "--mode", "bogus", code=2).lower()
 
 

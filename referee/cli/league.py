@@ -162,8 +162,7 @@ def status_command(db: DbArg) -> None:
     """Every version (its state and rated games) and the requests not carried out yet."""
     with reported_errors(), LeagueStore(db, create=False) as store:
         league = _league(store, open_to_entries=False)
-        rows = [[visible(v.name), visible(v.author), "active" if v.active else "retired" if v.retired else
-                 f"quarantined: {visible(v.quarantined or '')}", v.added] for v in store.versions(league.id)]
+        rows = [[visible(v.name), visible(v.author), visible(v.state()), v.added] for v in store.versions(league.id)]
         typer.echo(tabulate(rows, headers=["version", "author", "state", "added"]) if rows else "no versions yet")
         for request in store.pending_requests(league.id):
             bot = f" {visible(request.bot)}" if request.bot else ""  # a finals request names no bot

@@ -80,7 +80,7 @@ class LeagueCourse:
         self.finals: RequestRow | None = None
         for version in self.versions.values():
             if not version.active:
-                self.disqualified[version.name] = _why_stopped(version)
+                self.disqualified[version.name] = version.state()
 
     # -- the coordinator's course ------------------------------------------------------
 
@@ -188,7 +188,7 @@ class LeagueCourse:
     def quarantine(self, name: str, reason: str) -> None:
         """A version that lost too many games in a row by a verdict gets no new games; its open groups are void."""
         self.store.set_version(self.league.id, name, quarantined=reason)
-        self._stop(name, f"quarantined: {reason}")
+        self._stop(name, replace(self.versions[name], quarantined=reason).state())
 
     def _take(self, change: Change) -> None:
         if self.progress is not None:
@@ -196,9 +196,9 @@ class LeagueCourse:
                                f"{change.result}")
         if change.added is not None:
             self._learn(change.added)
-        why = change.result if change.request.kind == "quarantine" else "retired"
+        states = {v.name: v.state() for v in self.store.versions(self.league.id)} if change.stopped else {}
         for name in change.stopped:
-            self._stop(name, why)
+            self._stop(name, states.get(name, "retired"))
         if change.reinstated is not None:
             self._learn(next(v for v in self.store.versions(self.league.id) if v.name == change.reinstated))
             self.disqualified.pop(change.reinstated, None)
@@ -255,6 +255,3 @@ class _Refit:
         assert self._board is not None
         return self._board
 
-
-def _why_stopped(version: VersionRow) -> str:
-    return "retired" if version.retired is not None else f"quarantined: {version.quarantined}"

@@ -34,6 +34,8 @@ HEADERS = ("Rank", "Bot", "Elo", "+-95%", "Games", "Score%", "Fool%", "AvgPlace"
 #: What each column and the footer mean; ``durak leaderboard --help`` and the README show it.
 LEGEND = """\
 Rank       position by rating (ties broken by name)
+Bot        its name, marked "(disqualified)" (a tournament's), "(retired)" or "(quarantined)" (a league's
+           versions that no longer play; machine formats: the row's `disqualified` and `mark`)
 Elo        Bradley-Terry rating on the Elo scale; "> x" / "< x" a bound where the data alone cannot
            place the bot (it never lost / never won), "~x" set by the prior only
 +-95%      95% error bar of the rating relative to the anchor (empty for bounds)
@@ -82,7 +84,19 @@ class Row:
     avg_place: float | None
     draws: int
     los_next_pct: float | None
-    disqualified: bool = False  # failed too often in a row; its remaining games were forfeits
+    disqualified: bool = False  # no longer plays: failed too often in a row, or a league's retired or quarantined
+    mark: str = ""  # how the board marks it (:func:`mark`): disqualified, retired or quarantined; "" if it plays
+
+
+#: The states of a league's versions that no longer play, as the board marks them (the README's words; spelled by
+#: :meth:`referee.results.league_store.VersionRow.state`: ``retired``, ``quarantined: why``).
+LEAGUE_STATES = ("retired", "quarantined")
+
+
+def mark(why: str) -> str:
+    """How the board marks a bot that no longer plays, from why: a league version's state, else ``disqualified``."""
+    label = why.partition(": ")[0]
+    return label if label in LEAGUE_STATES else "disqualified"
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,7 @@ class GameStats:
     place_sum: int = 0
     draws: int = 0
     disqualified: bool = False
+    mark: str = ""
 
 
 def game_stats(outcomes: Outcomes) -> dict[str, GameStats]:
@@ -116,8 +131,9 @@ def game_stats(outcomes: Outcomes) -> dict[str, GameStats]:
     fools = np.bincount(outcomes.bot, weights=outcomes.fool, minlength=n)
     places = np.bincount(outcomes.bot, weights=outcomes.place, minlength=n)
     draws = np.bincount(outcomes.bot, weights=np.repeat(outcomes.drawn, outcomes.size), minlength=n)
-    return {name: GameStats(int(games[b]), int(fools[b]), int(places[b]), int(draws[b]),
-                            name in outcomes.disqualified) for b, name in enumerate(outcomes.bots)}
+    why = outcomes.disqualified
+    return {name: GameStats(int(games[b]), int(fools[b]), int(places[b]), int(draws[b]), name in why,
+                            mark(why[name]) if name in why else "") for b, name in enumerate(outcomes.bots)}
 
 
 def build_meta(rating: RatingTable) -> Meta:
@@ -146,6 +162,7 @@ def build_rows(source: Iterable[ResultRecord] | Outcomes, rating: RatingTable) -
             draws=s.draws,
             los_next_pct=None if bot.los_next is None else 100.0 * bot.los_next,
             disqualified=s.disqualified,
+            mark=s.mark,
         ))
     return rows
 
@@ -168,7 +185,7 @@ def _elo_text(row: Row) -> str:
 def _display(row: Row) -> list[str]:
     return [
         str(row.rank),
-        visible(row.bot) + (" (disqualified)" if row.disqualified else ""),
+        visible(row.bot) + (f" ({row.mark})" if row.mark else ""),
         _elo_text(row),
         _fmt(row.ci95, ".0f"),
         str(row.games),
@@ -188,7 +205,7 @@ def footer(meta: Meta, disqualified: Mapping[str, str] | None = None) -> str:
                  " the pool mean; '> x' / '< x' are bounds, '~x' is set by that prior only.")
     for name, why in sorted((disqualified or {}).items()):
         label, _, reason = why.partition(": ")
-        if label in ("retired", "quarantined"):  # a league's versions that no longer play
+        if mark(why) in LEAGUE_STATES:  # a league's versions that no longer play
             line += f"\n{label}: {visible(name)}" + (f": {visible(reason)}" if reason else "")
         else:
             line += f"\ndisqualified: {visible(name)}: {visible(why)}"

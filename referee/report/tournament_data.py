@@ -105,8 +105,7 @@ def _versions(store: LeagueStore, league_id: int) -> dict[str, BotRow]:
     and the digest of their files (never their commands or environments)."""
     rows = {}
     for v in store.versions(league_id):
-        state = "active" if v.active else "retired" if v.retired else f"quarantined: {v.quarantined}"
-        rows[v.name] = BotRow(v.name, [], "", v.sha256, f"{state}; by {v.author}; added {v.added[:19]}",
+        rows[v.name] = BotRow(v.name, [], "", v.sha256, f"{v.state()}; by {v.author}; added {v.added[:19]}",
                               disqualified=not v.active)
     return rows
 

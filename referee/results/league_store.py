@@ -59,6 +59,16 @@ class VersionRow:
     def active(self) -> bool:
         return self.retired is None and self.quarantined is None
 
+    def state(self, *, why: bool = True) -> str:
+        """The version's state as the README, the board, ``durak league status``, the report and the web arena
+        name it: ``active``, ``retired`` or ``quarantined: why`` (``why=False``: ``quarantined`` alone, for a
+        reader who may not see why). The one place that spells it."""
+        if self.retired is not None:
+            return "retired"
+        if self.quarantined is not None:
+            return f"quarantined: {self.quarantined}" if why else "quarantined"
+        return "active"
+
     @classmethod
     def from_row(cls, row: sqlite3.Row, store: Path) -> VersionRow:
         """The version of a row, to run from its folder of the bot ``store``, ``BOT/N``: the row's ``dir`` is not
@@ -166,8 +176,7 @@ class LeagueStore(Store):
         chosen = self.tournament(tournament_id) if tournament_id is not None else self.active_tournament()
         if chosen is None or chosen.kind != "league":
             return super().disqualified(tournament_id)
-        return {v.name: "retired" if v.retired is not None else f"quarantined: {v.quarantined}"
-                for v in self.versions(chosen.id) if not v.active}
+        return {v.name: v.state() for v in self.versions(chosen.id) if not v.active}
 
     def forget_seed(self, row_id: int) -> None:
         """Clear a row's seed (kept elsewhere now), and empty the write-ahead log that held the old page."""

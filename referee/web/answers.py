@@ -272,4 +272,4 @@ def upload_out(row: UploadRow) -> models.UploadOut:
 
 
 def _state(version: VersionRow) -> str:
-    return "retired" if version.retired else "quarantined" if version.quarantined else "active"
+    return version.state(why=False)

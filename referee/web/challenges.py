@@ -69,6 +69,6 @@ def _playing(latest: dict[str, VersionRow], bot: str) -> VersionRow:
         raise Refused(404, f"no bot {bot!r} in the league")
     version = latest[bot]
     if not version.active:
-        state = "retired" if version.retired is not None else "quarantined"
-        raise Refused(409, f"{version.name}, the latest version of {bot!r}, is {state}: it plays no games")
+        raise Refused(409, f"{version.name}, the latest version of {bot!r}, is {version.state(why=False)}: it plays "
+                      "no games")
     return version

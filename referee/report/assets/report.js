@@ -113,7 +113,7 @@
       dataAttributes(tr, r);
       const elo = r.bound === "lower" ? "> " + fixed(r.elo, 0) : r.bound === "upper" ? "< " + fixed(r.elo, 0)
         : (r.identified ? "" : "~") + fixed(r.elo, 0);
-      const texts = [r.rank, r.bot + (r.disqualified ? " (disqualified)" : ""), elo, fixed(r.ci95, 0), r.games,
+      const texts = [r.rank, r.bot + (r.mark ? " (" + r.mark + ")" : ""), elo, fixed(r.ci95, 0), r.games,
         fixed(r.score_pct, 1), fixed(r.fool_pct, 1), fixed(r.avg_place, 2), r.draws,
         r.los_next_pct === null ? "" : fixed(r.los_next_pct, 1) + "%"];
       texts.forEach((text, i) => cell(tr, text, i === 1 ? "text" : ""));
