@@ -244,3 +244,24 @@ def test_states_are_named_as_the_readme_names_them_everywhere(league_config: Pat
                                                                      "c@1": "", "d@1": ""}
     status = invoke("league", "status", str(db)).out
     assert "retired" in status and "quarantined: too slow" in status
+
+
+def test_status_shows_each_versions_rated_games(league_config: Path, tmp_path: Path) -> None:
+    """The rated games its --help promises: a column, from the board the daemon stored (issue 37)."""
+    loaded = load_league(league_config)
+    db = tmp_path / "l.db"
+    with ArenaStore(db) as store:
+        league = open_league(store, loaded)
+        versions_of(store, league.id, {"a": "x", "b": "y", "c": "z"}, tmp_path)
+        course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, None), {})  # type: ignore[arg-type]
+        course.begin(store, league, 0, None)
+        play_groups(course, store, league.id, 4)
+        course.housekeeping(force=True)
+        rated = course.board.rated
+    assert sum(rated.values()) > 0
+    status = invoke("league", "status", str(db))
+    assert status.code == 0 and "rated games" in status.out.splitlines()[0], status.out
+    assert "rated games" in invoke("league", "status", "--help").out
+    for name in ("a@1", "b@1", "c@1"):
+        (line,) = [line for line in status.out.splitlines() if line.startswith(name)]
+        assert line.split()[3] == str(rated.get(name, 0)), line

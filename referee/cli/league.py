@@ -159,11 +159,19 @@ def _ask_of_a_bot(db: Path, name: str, payload: Payload, wait: float) -> None:
 
 @league_app.command("status")
 def status_command(db: DbArg) -> None:
-    """Every version (its state and rated games) and the requests not carried out yet."""
-    with reported_errors(), LeagueStore(db, create=False) as store:
+    """Every version (author, state, rated games as of the board's last refit, when added) and the requests not
+    carried out yet."""
+    with reported_errors(), ArenaStore(db, create=False) as store:
         league = _league(store, open_to_entries=False)
-        rows = [[visible(v.name), visible(v.author), visible(v.state()), v.added] for v in store.versions(league.id)]
-        typer.echo(tabulate(rows, headers=["version", "author", "state", "added"]) if rows else "no versions yet")
+        board = store.board(league.id)
+        rated = {row.version: row.games for row in board}
+        rows = [[visible(v.name), visible(v.author), visible(v.state()), rated.get(v.name, 0), v.added]
+                for v in store.versions(league.id)]
+        typer.echo(tabulate(rows, headers=["version", "author", "state", "rated games", "added"],
+                            disable_numparse=True) if rows else "no versions yet")
+        if rows:
+            typer.echo(f"rated games as of the board's last refit ({board[0].fitted})" if board else
+                       "rated games: no refit yet")
         for request in store.pending_requests(league.id):
             bot = f" {visible(request.bot)}" if request.bot else ""  # a finals request names no bot
             typer.echo(f"pending: request {request.id}: {request.kind}{bot} ({request.created})")
