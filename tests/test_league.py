@@ -141,21 +141,21 @@ def test_a_course_stores_a_group_when_issued_completes_it_and_voids_it_when_a_ve
 
         second = course.more()
         seated = second[0].table
-        store.add_request(league.id, seated[0].split("@")[0], RetireBot())
+        store.add_request(league.id, seated[0].split("@")[0], QuarantineBot())
         course.housekeeping(force=True)
         (void,) = store.groups(league.id, "void")
-        assert void.number == 1 and void.reason.startswith(f"{seated[0]}: retired")
-        assert disqualified == {seated[0]: "retired"}
-        assert "retired" in store.disqualified(league.id)[seated[0]]
+        assert void.number == 1 and void.reason.startswith(f"{seated[0]}: quarantined: by the organizer")
+        assert disqualified == {seated[0]: "quarantined: by the organizer"}
+        assert "quarantined" in store.disqualified(league.id)[seated[0]]
 
         report = report_data(store, league.id).page
         assert report["header"]["format"] == "league" and report["header"]["deals"] == 1
         versions = {bot["name"]: bot for bot in report["header"]["bots"]}
         assert set(versions) == {"a@1", "b@1", "c@1", "d@1"} and versions[seated[0]]["disqualified"]
-        assert versions[seated[0]]["version"].startswith("retired; by ")
+        assert versions[seated[0]]["version"].startswith("quarantined: by the organizer; by ")
         rated = {row["bot"] for row in report["leaderboard"]["rows"]}
         assert rated == set(first[0].table)  # only the complete group's versions are on the board
-        assert f"retired: {seated[0]}" in report["footer"]  # marked, rated or not
+        assert f"quarantined: {seated[0]}: by the organizer" in report["footer"]  # marked, rated or not
         assert len(report["games"]["rows"]) == len(first)  # the void group's games (none stored) and no other
 
         rebuilt = rebuild_state(league.seed, store.versions(league.id), store.groups(league.id),
@@ -265,3 +265,70 @@ def test_status_shows_each_versions_rated_games(league_config: Path, tmp_path: P
     for name in ("a@1", "b@1", "c@1"):
         (line,) = [line for line in status.out.splitlines() if line.startswith(name)]
         assert line.split()[3] == str(rated.get(name, 0)), line
+
+
+def test_a_retired_version_plays_out_its_groups_which_are_rated(league_config: Path, tmp_path: Path) -> None:
+    """A retire (or an update) voids no group whose games can all be played: the version plays out the groups it
+    sits in, they are rated, and only then do its seats forfeit; the progress line's active count follows at once
+    (issue 37)."""
+    loaded = load_league(league_config)
+    with ArenaStore(tmp_path / "l.db") as store:
+        league = open_league(store, loaded)
+        versions_of(store, league.id, {"a": "x", "b": "y", "c": "z", "d": "w"}, tmp_path)
+        disqualified: dict[str, str] = {}
+        course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, None), disqualified)  # type: ignore[arg-type]
+        _, _, progress = course.begin(store, league, 0, None)
+        assert progress.active == 4  # fresh from the start, not from the first refit
+        course.housekeeping(force=True)  # the next refit is refit_seconds (1000) away
+        slots = course.more()
+        leaving = slots[0].table[0]
+        first = slots[0]
+        games = Played.games(first)
+        store.save_slots(league.id, [[game_row(first, 0, games[0], {})]])
+        course.on_stored([(first, games)])
+        store.add_request(league.id, leaving.split("@")[0], RetireBot())
+        course._next_requests = 0.0  # the requests' look is due, the refit is not
+        course.housekeeping()
+        assert progress.active == 3  # at once, not at the next refit
+        assert not store.groups(league.id, "void") and disqualified == {} and course.retiring == {leaving: "retired"}
+        assert course.job(slots[1], disqualified).disqualified == {}  # its seat is played by its process
+        for slot in slots[1:]:
+            games = Played.games(slot)
+            store.save_slots(league.id, [[game_row(slot, 0, games[0], {})]])
+            course.on_stored([(slot, games)])
+        assert [g.number for g in store.groups(league.id, "complete")] == [0]
+        assert store.outcomes(league.id).n_games == len(slots)  # rated
+        assert disqualified == {leaving: "retired"} and course.retiring == {}  # now its seats forfeit
+        assert all(leaving not in slot.table for slot in course.more())
+
+
+def test_the_stored_board_lists_entered_versions_and_is_refitted_after_the_first_group(league_config: Path,
+                                                                                         tmp_path: Path) -> None:
+    """The web's board shows every entered version before its first rated game (unrated rows, after the rated),
+    the first complete group is refitted at the next look (not refit_seconds later), and the refit at a stop
+    stores every rated game (issue 37)."""
+    loaded = load_league(league_config)  # refit_seconds = 1000
+    with ArenaStore(tmp_path / "l.db") as store:
+        league = open_league(store, loaded)
+        versions_of(store, league.id, {"a": "x", "b": "y", "c": "z"}, tmp_path)
+        course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, None), {})  # type: ignore[arg-type]
+        course.begin(store, league, 0, None)
+        course.housekeeping(force=True)
+        assert [(r.version, r.rank, r.games, r.sd) for r in store.board(league.id)] == \
+            [("a@1", 1, 0, None), ("b@1", 2, 0, None), ("c@1", 3, 0, None)]
+        assert not store.rating_history(league.id, ["a@1", "b@1", "c@1"])  # unrated: no point of history
+        play_groups(course, store, league.id, 1)
+        course.housekeeping()
+        assert course._refitting is not None  # the first group's refit, long before refit_seconds
+        course._refitting.done.wait(30)
+        course.housekeeping()
+        rated = {r.version: r.games for r in store.board(league.id) if r.games}
+        assert rated and sum(rated.values()) == len(store.outcomes(league.id).bot)  # a game per seat
+        assert len(store.board(league.id)) == 3  # the version not seated yet is still listed
+        play_groups(course, store, league.id, 3)
+        assert sum(r.games for r in store.board(league.id)) < len(store.outcomes(league.id).bot)  # it lags
+        course.final_refit()
+        board = {r.version: r.games for r in store.board(league.id)}
+        assert board == {name: course.board.rated.get(name, 0) for name in ("a@1", "b@1", "c@1")}
+        assert sum(board.values()) == len(store.outcomes(league.id).bot) == \
+            sum(len(g.seats) ** 2 for g in store.groups(league.id, "complete"))

@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    OK = 0  # the job finished (a game lost by a bot is still a finished game)
+    OK = 0  # the job finished (a game lost by a bot is still a finished game); a league daemon stopped as asked
     INTERNAL = 1  # a bug in the referee: please report it
     USAGE = 2  # bad command-line arguments (unknown option, bad value)
     CONFIG = 3  # bad rules or tournament config: unknown variant or option, bad deal

@@ -28,7 +28,7 @@ from referee.cli.exitcodes import ExitCode
 from referee.cli.options import ClusterOption, JobsOption, RootOption, RunSandboxOption
 from referee.league.botstore import SnapshotError, folder_problem, folder_sha256, stage_folder, store_root
 from referee.league.config import LoadedLeague, load_league
-from referee.league.daemon import DaemonRequest, LeagueError, protected_paths, run_league
+from referee.league.daemon import DaemonRequest, LeagueError, Stopped, protected_paths, run_league
 from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle, wait_for
 from referee.league.names import name_problem
@@ -71,9 +71,10 @@ def run_command(
                              "set how many games run at once")
         loaded = load_league(config, sandbox=sandbox)
         path = Path(os.path.abspath(db)) if db is not None else config.with_suffix(".db").absolute()
-        finals = run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root))
-        if finals is not None:  # the admin asked for the finals from the web: played, the league is over
-            typer.echo(finals)
+        ended = run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root))
+        # a stop by Ctrl-C or SIGTERM is how a league's run ends, not an error: exit 0 and what was kept; or the
+        # finals the admin asked for from the web, played: the league is over
+        typer.echo(ended.line if isinstance(ended, Stopped) else ended)
 
 
 @league_app.command("add")

@@ -56,11 +56,18 @@ def refit(store: LeagueStore, league_id: int) -> Board:
     return Board(outcomes, table, ratings, rated, time.perf_counter() - start)
 
 
-def board_rows(board: Board, fitted: str) -> list[BoardRow]:
+#: The rating an entered version is shown (and seated) with before its first rated game: the pool's mean.
+UNRATED_ELO = 1500.0
+
+
+def board_rows(board: Board, fitted: str, entered: list[str] | tuple[str, ...] = ()) -> list[BoardRow]:
     """The board's lines as the web server reads them (:meth:`~referee.results.arena_store.ArenaStore.board`),
-    best first; a version not pinned by its games has no standard error."""
-    if board.table is None:
-        return []
-    return [BoardRow(version=bot.name, rank=rank, elo=bot.elo, sd=bot.sd if bot.identified else None,
-                     games=board.rated.get(bot.name, 0), fitted=fitted)
-            for rank, bot in enumerate(board.table.bots, start=1)]
+    best first; a version not pinned by its games has no standard error. Every ``entered`` version the fit does
+    not hold yet follows, unrated: at the pool's mean, no error, no games, in the order entered."""
+    rated = [] if board.table is None else board.table.bots
+    rows = [BoardRow(version=bot.name, rank=rank, elo=bot.elo, sd=bot.sd if bot.identified else None,
+                     games=board.rated.get(bot.name, 0), fitted=fitted) for rank, bot in enumerate(rated, start=1)]
+    held = {row.version for row in rows}
+    unrated = [name for name in entered if name not in held]
+    return rows + [BoardRow(version=name, rank=rank, elo=UNRATED_ELO, sd=None, games=0, fitted=fitted)
+                   for rank, name in enumerate(unrated, start=len(rows) + 1)]

@@ -2,10 +2,12 @@
 slots (:class:`~referee.tournament.course.Course`), with the league's housekeeping between batches.
 
 Between batches (each time the coordinator asks for more): the pending lifecycle requests are carried out
-(:mod:`.lifecycle`), the board is refitted when its interval is up, and groups that can no longer complete (one of
-their versions retired or quarantined meanwhile) are void. A group is stored when it is issued, before any of
-its games starts, so a restart completes it first; its games are stored one by one, and it is complete, and
-rated, once all k are.
+(:mod:`.lifecycle`), the board is refitted when its interval is up (and as soon as the first group is complete), and
+groups that can no longer complete (one of their versions quarantined meanwhile: its seats would forfeit) are void.
+A version retired (by ``retire`` or an ``update``) is seated in no new group, but plays out the groups it sits in:
+its process is as good as before, so they complete and are rated, and only then do its seats forfeit and its
+processes stop. A group is stored when it is issued, before any of its games starts, so a restart completes it
+first; its games are stored one by one, and it is complete, and rated, once all k are.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class LeagueProgress(Progress):
 
     def __init__(self, done: int, stream: TextIO | None) -> None:
         super().__init__(1 << 62, done, stream)
-        self.active = 0
+        self.active = 0  # kept by the course as versions come and go, not only at a refit
         self.refit = "no refit yet"
 
     def line(self, now: float | None = None) -> str:
@@ -74,13 +76,18 @@ class LeagueCourse:
         self.files = {v.name: v.sha256 for v in self.versions.values()}  # the sink's: each game's bots' digests
         self._next_requests = self._next_refit = 0.0
         self._printed = False  # whether the board has been printed
+        self._saved: tuple[int, frozenset[str]] | None = None  # the stored board's rated games and versions
+        #: Retired versions still seated in open groups, and why: they play those out, then their seats forfeit.
+        self.retiring: dict[str, str] = {}
         self._refitting: _Refit | None = None
         self.side = SideQueue(store, league, loaded)
         #: The admin's request for the finals, once seen: no group or side game is handed out after it.
         self.finals: RequestRow | None = None
         for version in self.versions.values():
             if not version.active:
-                self.disqualified[version.name] = version.state()
+                seated = any(version.name in group.table for group in self.open.values())
+                stops = self.retiring if version.retired is not None and seated else self.disqualified
+                stops[version.name] = version.state()
 
     # -- the coordinator's course ------------------------------------------------------
 
@@ -88,6 +95,7 @@ class LeagueCourse:
               stream: TextIO | None) -> tuple[list[Slot], int | None, Progress]:
         self.progress = LeagueProgress(stored_games, stream)
         self._void_stopped()
+        self._count_active()
         return self.resumed(), None, self.progress
 
     def resumed(self) -> list[Slot]:
@@ -130,6 +138,9 @@ class LeagueCourse:
                 self.store.close_group(self.league.id, number, "complete")
                 self.state = finish(self.state, group)
                 del self.open[number], self.stored[number]
+                if self.board.table is None:  # the first complete group: on the board at the next look, not in 30 s
+                    self._next_refit = 0.0
+        self._release_retiring()
         return False
 
     def job(self, slot: Slot, disqualified: dict[str, str]) -> Job:
@@ -167,23 +178,40 @@ class LeagueCourse:
             self._refitting = _Refit(self.store.path, self.league.id)
         return changes
 
-    def take_board(self, board: Board) -> Board:
-        """Seat by a new board's ratings; print it when games were rated since it was last printed."""
+    def take_board(self, board: Board, *, quiet: bool = False) -> Board:
+        """Seat by a new board's ratings; print it when games were rated since it was last printed (unless
+        ``quiet``: the refit at shutdown), and store it for the web server."""
         printed = self.board.outcomes.n_games if self._printed else -1
         self._printed = True
-        if board.outcomes.n_games != printed:  # the web server's board (it never refits)
-            self.store.save_board(self.league.id, board_rows(board, datetime.now(UTC).isoformat(timespec="seconds")))
         self.board = board
+        self._save_board()
         self.state = rerate(self.state, self.board.ratings)
         self.state = replace(self.state, versions=tuple(replace(v, games=self.board.rated.get(v.id, 0))
                                                         for v in self.state.versions))
         if self.progress is not None:
-            self.progress.active = sum(v.active for v in self.state.versions)
+            self._count_active()
             self.progress.refit = (f"last refit {time.strftime('%H:%M:%S')} ({self.board.seconds:.2f} s, "
                                    f"{self.board.outcomes.n_games} rated games)")
-            if self.board.outcomes.n_games != printed:
+            if self.board.outcomes.n_games != printed and not quiet:
                 self.progress.note(self.board.text())
         return self.board
+
+    def final_refit(self) -> None:
+        """Refit now and store the board (the daemon stops): the web's board is then ``durak leaderboard``'s."""
+        self.take_board(refit(self.store, self.league.id), quiet=True)
+
+    def _save_board(self) -> None:
+        """Store the board for the web server (it never refits) when its rated games or the versions entered
+        changed: every entered version has a row, the unrated ones after the rated (no error, no games)."""
+        saved = (self.board.outcomes.n_games, frozenset(self.versions))
+        if saved != self._saved:
+            self._saved = saved
+            fitted = datetime.now(UTC).isoformat(timespec="seconds")
+            self.store.save_board(self.league.id, board_rows(self.board, fitted, list(self.versions)))
+
+    def _count_active(self) -> None:
+        if self.progress is not None:
+            self.progress.active = sum(v.active for v in self.state.versions)
 
     def quarantine(self, name: str, reason: str) -> None:
         """A version that lost too many games in a row by a verdict gets no new games; its open groups are void."""
@@ -196,13 +224,16 @@ class LeagueCourse:
                                f"{change.result}")
         if change.added is not None:
             self._learn(change.added)
+            self._save_board()  # listed on the web's board at once, unrated
         states = {v.name: v.state() for v in self.store.versions(self.league.id)} if change.stopped else {}
         for name in change.stopped:
             self._stop(name, states.get(name, "retired"))
         if change.reinstated is not None:
             self._learn(next(v for v in self.store.versions(self.league.id) if v.name == change.reinstated))
             self.disqualified.pop(change.reinstated, None)
+            self.retiring.pop(change.reinstated, None)
             self.on_reinstated(change.reinstated)
+            self._count_active()
 
     def _learn(self, version: VersionRow) -> None:
         self.versions[version.name] = version
@@ -211,14 +242,30 @@ class LeagueCourse:
         fresh = version_state(version, rating=self.board.ratings.get(version.name),
                               games=self.board.rated.get(version.name, 0))
         self.state = with_versions(self.state, fresh if old is None else replace(old, active=version.active))
+        self._count_active()
 
     def _stop(self, name: str, why: str) -> None:
+        """No new group for ``name``. A retired version plays out its open groups (:attr:`retiring`); any other
+        stop voids them at once (its seats would forfeit)."""
         version = next((v for v in self.state.versions if v.id == name), None)
         if version is not None:
             self.state = with_versions(self.state, replace(version, active=False))
-        self.disqualified[name] = why
+        if why == "retired" and any(name in group.table for group in self.open.values()):
+            self.retiring[name] = why
+        else:
+            self.retiring.pop(name, None)
+            self.disqualified[name] = why
         self._void_stopped()
+        self._release_retiring()
         self.side.stop(name, why)
+        self._count_active()
+
+    def _release_retiring(self) -> None:
+        """A retired version whose open groups are all closed: its seats forfeit from now, its processes stop."""
+        for name, why in list(self.retiring.items()):
+            if not any(name in group.table for group in self.open.values()):
+                del self.retiring[name]
+                self.disqualified[name] = why
 
     def _void_stopped(self) -> None:
         """Make void every open group that seats a version no longer playing."""

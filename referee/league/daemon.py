@@ -34,7 +34,7 @@ from referee.tournament.coordinator import Coordinator, GameSink, RunSummary, ga
 from referee.tournament.errors import Interrupted, TournamentError
 from referee.tournament.executors import make_executor
 from referee.tournament.schedule import Slot
-from referee.tournament.stop_signals import sigterm_as_interrupt, stop_signal_number
+from referee.tournament.stop_signals import sigterm_as_interrupt, stop_name
 from referee.tournament.worker import WorkerSetup
 
 #: Seconds the daemon waits, with nothing it can play, before it looks for new versions again.
@@ -134,25 +134,36 @@ def open_league(store: LeagueStore, loaded: LoadedLeague) -> TournamentRow:
     return private.take_seed_from(store, league)
 
 
-def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None = None) -> str | None:
+@dataclass(frozen=True)
+class Stopped:
+    """The daemon stopped as asked (Ctrl-C, SIGTERM): not an error. ``line`` says what was kept."""
+
+    line: str
+
+
+def run_league(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None = None) -> str | Stopped:
     """Play the league until stopped, or until the admin asks for its finals (a ``finals`` request, from the web):
     then no new group is issued, the groups in flight are completed, the daemon lets go of the league's lock and
     plays the finals (:func:`referee.league.finals.run_finals`, which takes the lock; entries freeze), and returns
     their board's text. Finals that cannot begin (fewer than two active rated versions) are refused, and the league
-    plays on.
+    plays on. A stop by Ctrl-C or SIGTERM is the normal end of a league's run: once the finished games are stored
+    and the board refitted, it returns :class:`Stopped`, saying what was kept.
 
     :raises LeagueError: another daemon runs it, or the database holds other games.
-    :raises Interrupted: on Ctrl-C or SIGTERM, once the finished games are stored.
+    :raises Interrupted: on Ctrl-C or SIGTERM while the finals play (as ``durak league finals``).
     :raises StoreError, WorkerFailed, ClusterUnavailable: as a tournament's run.
     """
     while True:
         asked = _run_until_finals(loaded, request, progress_stream)
+        if isinstance(asked, Stopped):
+            return asked
         text = _finals(request, asked, progress_stream)
         if text is not None:
             return text
 
 
-def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest, progress_stream: TextIO | None) -> RequestRow:
+def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest,
+                      progress_stream: TextIO | None) -> RequestRow | Stopped:
     lock = LeagueLock(request.db_path)
     if not lock.acquire():
         raise LeagueError(f"a league daemon runs on {request.db_path} already (it holds {lock.path})")
@@ -170,8 +181,8 @@ def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest, progress_str
             finally:
                 tables.stop()
     except KeyboardInterrupt as stop:
-        raise Interrupted("interrupted before the first game; the same command starts the league",
-                          stop_signal_number(stop)) from None
+        return Stopped(f"league stopped ({stop_name(stop)}): the games stored are kept, none twice; the same command "
+                       "resumes it")
     finally:
         lock.release()
 
@@ -197,15 +208,16 @@ def _finals(request: DaemonRequest, asked: RequestRow, progress_stream: TextIO |
 
 
 def _play(store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, request: DaemonRequest,
-          progress_stream: TextIO | None, isolation: Isolation) -> RequestRow:
-    """Play until stopped (an exception) or until the finals are asked for: that request, once the groups in flight
-    are complete."""
+          progress_stream: TextIO | None, isolation: Isolation) -> RequestRow | Stopped:
+    """Play until stopped (Ctrl-C, SIGTERM: :class:`Stopped`, once the board is refitted) or until the finals are
+    asked for: that request, once the groups in flight are complete."""
     disqualified: dict[str, str] = {}
     course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, isolation), disqualified)
     stored = store.count_games(league.id)
     pending, _, progress = course.begin(store, league, stored, progress_stream)
     progress.note(f"league {visible(league.name)!r} in {store.path}: {stored} games stored, "
-                  f"{sum(v.active for v in course.versions.values())} versions playing")
+                  f"{sum(v.active for v in course.versions.values())} versions playing, "
+                  f"{_in_flight(course)} in flight resumed first ({len(pending)} games to play)")
     summary = RunSummary(league, 0, stored)
     sink = LeagueSink(store, league, course.files, course)
     coordinator = LeagueCoordinator(sink, course, summary, progress, loaded.settings.max_failures, disqualified)
@@ -229,9 +241,25 @@ def _play(store: ArenaStore, league: TournamentRow, loaded: LoadedLeague, reques
             time.sleep(IDLE_WAIT)  # nothing to play now: fewer than two versions can meet, or every one is busy
             course.housekeeping()
             pending = []
-    except KeyboardInterrupt as stop:
-        raise Interrupted(f"interrupted: {progress.done} games stored, none twice; the same command resumes the "
-                          "league", stop_signal_number(stop)) from None
+    except KeyboardInterrupt as caught:
+        stop = caught
     finally:
         executor.shutdown(True)
         progress.finish()
+    refitted = _final_refit(course)
+    return Stopped(f"league stopped ({stop_name(stop)}): {progress.done} games stored, none twice; "
+                   f"{_in_flight(course)} in flight resume first at the next start (the same command); {refitted}")
+
+
+def _in_flight(course: LeagueCourse) -> str:
+    groups = len(course.open)
+    return f"{groups} group{'' if groups == 1 else 's'}"
+
+
+def _final_refit(course: LeagueCourse) -> str:
+    """Refit and store the board at a stop, so that the web's board is the games stored; a second stop skips it."""
+    try:
+        course.final_refit()
+    except KeyboardInterrupt:
+        return "the board was not refitted (stopped twice)"
+    return f"the board refitted on {course.board.outcomes.n_games} rated games"

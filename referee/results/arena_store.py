@@ -287,7 +287,7 @@ class ArenaStore(SideStore, TableStore):
                 "INSERT OR REPLACE INTO league_rating_history (tournament_id, version, fitted, elo, sd, games) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(league_id, r.version, r.fitted, r.elo, _finite(r.sd), r.games) for r in rows
-                 if last.get(r.version) != r.games])
+                 if r.games and last.get(r.version) != r.games])  # an unrated row is no point of its history
 
     def board(self, league_id: int) -> list[BoardRow]:
         """The board as last fitted, best first (empty before the first fit)."""
