@@ -8,13 +8,14 @@ It prints the database's path, the time it took to make (0 when it was reused) a
 ``arena-v{versions}-g{games}-h{history}-s{seed}.db`` in the cache folder, reused when a finished one is there
 (a ``.done`` file beside it says so; ``--fresh`` makes it again).
 
-What it holds: ``--versions`` versions of bots (1-3 versions each) owned by authors (1-3 bots each), a few
-retired or quarantined; ``--games`` games in complete deal groups of 2-6 versions (bench/bench_league.py's
-:func:`deal_groups`), each stored as the daemon stores it (:class:`StoredGame`: the result record JSON, its
-outcome text, a small valid replay: the real deal's header and result, no events; stderr and move times
-compressed); the board and ``--history`` rating points per version, written with :meth:`ArenaStore.save_board`
-as the daemon's refits write them. The games are dealt and ended by the engine: real games between random
-players, a few hundred per table size, are the templates the synthetic games take their deal and result from.
+What it holds: ``--versions`` versions of bots (1-3 versions each) owned by authors (1-3 bots each), a few retired
+or quarantined; ``--games`` games in complete deal groups of 2-6 versions (bench/bench_league.py's
+:func:`deal_groups`), each stored as the daemon stores it (:class:`StoredGame`: the result record JSON, its outcome
+text, a valid replay: a real game's deal, events and result, which the replay viewer replays; stderr and move times
+compressed); the board and ``--history`` rating points per version, written with :meth:`ArenaStore.save_board` as
+the daemon's refits write them. The games are dealt and ended by the engine: real games between random players, a
+few hundred per table size, are the templates the synthetic games take their deal, events and result from; one game
+in 200 is a template forfeited by its fool (a timeout) part way through.
 
 The games and groups go in with executemany, a transaction per chunk and ``PRAGMA synchronous=OFF`` on this
 bench's own connection: bench-only SQL over the store's public schema (GAME_COLUMNS), never the store's way.
@@ -41,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_league import SyntheticGroup, deal_groups  # noqa: E402
 from protocol.cards import CARD_NAMES  # noqa: E402
+from protocol.events import AnyEvent  # noqa: E402
 from protocol.records import SeatTimes, StderrChunk, Verdict  # noqa: E402
 from protocol.rules import Rules  # noqa: E402
 from protocol.views import GameResult  # noqa: E402
@@ -53,6 +55,7 @@ from referee.results.replay import replay_lines  # noqa: E402
 from referee.results.rows import GAME_COLUMNS, StoredGame  # noqa: E402
 
 CHUNK = 20_000  # games per transaction
+TIMEOUT = "no reply within 1000 ms"
 TEMPLATES_PER_SIZE = 300
 SPAN = timedelta(days=30)  # the synthetic games' finishing times are spread over this
 CONFIG = 'name = "bench arena"\nplayers = [2, 3, 4, 5, 6]\n[league]\nrefit_seconds = 30.0\n'
@@ -78,15 +81,17 @@ class Template:
     deck: list[str]
     result: GameResult
     actions: int
+    events: list[AnyEvent]
     move_us: list[list[int]]  # per seat, each decision's time: a few hundred microseconds, to 50
     times: list[SeatTimes]
 
 
 @dataclass
 class Templates:
-    """Real games by table size and fool seat (None: a draw)."""
+    """Real games by table size and fool seat (None: a draw), and games forfeited by that seat."""
 
     by_fool: dict[tuple[int, int | None], list[Template]] = field(default_factory=dict)
+    forfeits: dict[tuple[int, int], list[Template]] = field(default_factory=dict)
 
     @classmethod
     def play(cls, seed: int, per_size: int = TEMPLATES_PER_SIZE) -> Templates:
@@ -94,16 +99,26 @@ class Templates:
         choose = rng.random
         for size in range(2, 7):
             for i in range(per_size):
+                forfeit = i % 10 == 0  # a tenth of the templates: forfeited by a seat part way through
                 game = new_game(rules, size, SeededRng(derive_seed(seed, "arena", size, i)))
-                while game.result is None:
+                stop = int(choose() * 40) if forfeit else -1
+                while game.result is None and stop != 0:
                     legal = game.legal_actions()
                     game.apply_unchecked(legal[int(choose() * len(legal))])
+                    stop -= 1
+                if game.result is None:
+                    game.forfeit(game.to_move, "timeout", TIMEOUT)
+                assert game.result is not None
                 fool = game.result.fools[0] if game.result.fools else None
                 move_us = [[50 * round(rng.lognormvariate(2, 0.6)) for _ in range(moves)]
                            for moves in _moves(game.actions, size)]
-                made.by_fool.setdefault((size, fool), []).append(Template(
-                    game.dealer, [CARD_NAMES[c] for c in game.deck], game.result, game.actions, move_us,
-                    [_seat_times(us) for us in move_us]))
+                template = Template(game.dealer, [CARD_NAMES[c] for c in game.deck], game.result, game.actions,
+                                    list(game.events), move_us, [_seat_times(us) for us in move_us])
+                if game.result.end == "forfeit":
+                    assert fool is not None
+                    made.forfeits.setdefault((size, fool), []).append(template)
+                else:
+                    made.by_fool.setdefault((size, fool), []).append(template)
         return made
 
     def pick(self, rng: random.Random, size: int, fool: int) -> Template:
@@ -119,17 +134,17 @@ def stored_game(templates: Templates, rng: random.Random, number: int, rotation:
     """Rotation ``rotation`` of group ``number`` at ``seats`` as the daemon stores it; one in 200 ends by a
     verdict (the fool timed out)."""
     template = templates.pick(rng, len(seats), seats.index(fool))
+    if rng.random() < 0.005 and (forfeits := templates.forfeits.get((len(seats), seats.index(fool)))):
+        template = rng.choice(forfeits)
     result, verdicts = template.result, []
-    if rng.random() < 0.005 and result.fools:
-        seat = result.fools[0]
-        result = msgspec.structs.replace(result, end="forfeit", forfeit_seat=seat, verdict="timeout",
-                                         reason="no reply within 1000 ms")
-        verdicts = [Verdict(seat=seat, bot=seats[seat], kind="timeout", reason="no reply within 1000 ms")]
+    if result.forfeit_seat is not None:
+        verdicts = [Verdict(seat=result.forfeit_seat, bot=seats[result.forfeit_seat], kind="timeout", reason=TIMEOUT)]
     move_us, times = template.move_us, template.times
     stderr = [[StderrChunk(0, f"{name} ready\n")] if rng.random() < 0.1 else [] for name in seats]
     record = GameRecord(game=f"g{number}|r{rotation}|g1", deal=f"g{number}", names=list(seats), rules=Rules(),
                         dealer=template.dealer, deck=template.deck, result=result, actions=template.actions,
-                        verdicts=verdicts, times=list(times), events=[], strikes=[0] * len(seats), stderr=stderr,
+                        verdicts=verdicts, times=list(times), events=template.events, strikes=[0] * len(seats),
+                        stderr=stderr,
                         move_us=move_us, bot_seeds=[rng.getrandbits(63) for _ in seats])
     return StoredGame(slot_key=f"g{number}|r{rotation}", game_index=0, deal_seed=derive_seed(number, "deal"),
                       rotation=rotation, record=record.to_result_record(), replay=replay_lines(record),
