@@ -11,6 +11,7 @@ SCHEMA_5_TABLES = ("league_board", "league_rating_history", "arena_authors", "ar
 
 def drop_schema_5(con: sqlite3.Connection) -> None:
     """Back to schema 4: the triggers first (they name columns an older schema lacks), then the tables."""
+    drop_schema_9(con)
     for trigger in SCHEMA_5_TRIGGERS:
         con.execute(f"DROP TRIGGER {trigger}")
     for table in SCHEMA_5_TABLES:
@@ -48,5 +49,20 @@ SCHEMA_8_TABLES = ("web_sessions",)
 
 def drop_schema_8(con: sqlite3.Connection) -> None:
     """Back to schema 7: the live sessions dropped (its index with it)."""
+    drop_schema_9(con)
     for table in SCHEMA_8_TABLES:
         con.execute(f"DROP TABLE {table}")
+
+
+#: Schema 9's objects (the web's read side, kept by triggers; the groups' index by status).
+SCHEMA_9_TRIGGERS = ("league_games_of_a_game", "league_games_gone", "league_meetings_of_a_seat", "league_meetings_gone")
+SCHEMA_9_TABLES = ("league_games", "league_verdicts", "league_game_counts", "league_meetings")
+
+
+def drop_schema_9(con: sqlite3.Connection) -> None:
+    """Back to schema 8 (if not there already): the triggers first, the tables, the groups' index."""
+    for trigger in SCHEMA_9_TRIGGERS:
+        con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    for table in SCHEMA_9_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute("DROP INDEX IF EXISTS league_groups_by_status")

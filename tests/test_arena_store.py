@@ -17,7 +17,7 @@ from referee.results.schema import make_private
 from referee.results.store import StoreError
 from referee.results.web_queries import WebStore
 from tests.clirun import invoke
-from tests.old_schemas import drop_schema_5
+from tests.old_schemas import drop_schema_5, drop_schema_9
 from tests.webdb import build
 
 
@@ -203,3 +203,53 @@ def test_a_bots_meetings_are_counted_over_the_games_its_viewer_may_see(tmp_path:
                 got = {m.opponent: [m.games, m.fool, m.opponent_fool]
                        for m in store.meetings(league.id, versions, with_open=with_open)}
                 assert got == naive
+
+
+def read_side(db: Path) -> dict[str, set[tuple[object, ...]]]:
+    """The web's read side as stored (rows of zero dropped: a count of nothing is no row)."""
+    with sqlite3.connect(db) as con:
+        return {"games": set(con.execute("SELECT game_id, tournament_id, number, deal_key, players, verdicts "
+                                          "FROM league_games")),
+                "verdicts": set(con.execute("SELECT * FROM league_verdicts")),
+                "counts": set(con.execute("SELECT * FROM league_game_counts WHERE games > 0")),
+                "meetings": set(con.execute("SELECT * FROM league_meetings"))}
+
+
+def read_side_from_records(db: Path) -> dict[str, set[tuple[object, ...]]]:
+    """The same, counted in Python from every league game's record."""
+    side: dict[str, set[tuple[object, ...]]] = {"games": set(), "verdicts": set(), "counts": set(), "meetings": set()}
+    counts: dict[tuple[int, int], int] = {}
+    met: dict[tuple[int, str, str], list[int]] = {}
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT g.id, g.tournament_id, g.number, g.deal_key, g.record FROM games g JOIN "
+                           "tournaments t ON t.id = g.tournament_id AND t.kind = 'league'").fetchall()
+    for game_id, league, number, deal, text in rows:
+        record = decode_record(text)
+        side["games"].add((game_id, league, number, deal, len(record.players), len(record.verdicts)))
+        side["verdicts"] |= {(league, v.kind, number, game_id) for v in record.verdicts}
+        counts[league, len(record.players)] = counts.get((league, len(record.players)), 0) + 1
+        for me in record.players:
+            for other in record.players:
+                if other != me:
+                    row = met.setdefault((league, me, other), [0, 0, 0])
+                    row[0] += 1
+                    row[1] += me in record.fools
+                    row[2] += other in record.fools
+    side["counts"] = {(*key, n) for key, n in counts.items()}
+    side["meetings"] = {(*key, *row) for key, row in met.items()}
+    return side
+
+
+def test_the_webs_read_side_is_kept_by_the_triggers_and_filled_by_the_migration(tmp_path: Path) -> None:
+    db = build(tmp_path, extra_bots={"gamma": "bob"}).path
+    expected = read_side_from_records(db)
+    assert all(expected.values()) and read_side(db) == expected
+    with sqlite3.connect(db) as con:  # a game superseded (moved out of games): out of every count
+        con.execute("DELETE FROM games WHERE id = (SELECT MAX(game_id) FROM league_games)")
+    expected = read_side_from_records(db)
+    assert read_side(db) == expected
+    with sqlite3.connect(db) as con:  # back to schema 8, as a league of that schema was
+        drop_schema_9(con)
+        con.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    ArenaStore(db).close()  # migrated: filled from the games and seats
+    assert read_side(db) == expected

@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -240,6 +240,114 @@ CREATE TABLE IF NOT EXISTS web_sessions (
 CREATE INDEX IF NOT EXISTS web_sessions_by_author ON web_sessions (author_id)
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _WEB_SESSIONS.strip()
+#: What the web's pages read instead of counting over every game (schema 9), kept up as games are stored and
+#: removed, each league game's row written by a trigger in the transaction that stores it (as ``league_seats``):
+#: ``league_games``, a league game's table size and verdicts beside its number and deal (the games list's filters
+#: through an index, never a JSON function over every record); ``league_verdicts``, each verdict kind a game has
+#: (the verdict filter); ``league_game_counts``, a league's games by table size (the unfiltered list's count);
+#: ``league_meetings``, how often each version sat with each other version and who was the fool (a bot page's head
+#: to head, which counted over the bot's every game). Games of open groups count in all of them: a page that may
+#: not show those subtracts the few of the groups open now, found by ``league_groups_by_status``.
+_READ_SIDE = """
+CREATE TABLE IF NOT EXISTS league_games (
+    game_id INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    deal_key TEXT NOT NULL,
+    players INTEGER NOT NULL,
+    verdicts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS league_games_by_size ON league_games (tournament_id, players, number);
+CREATE INDEX IF NOT EXISTS league_games_with_verdicts ON league_games (tournament_id, number) WHERE verdicts > 0;
+CREATE INDEX IF NOT EXISTS league_games_by_deal ON league_games (tournament_id, deal_key);
+CREATE TABLE IF NOT EXISTS league_verdicts (
+    tournament_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    game_id INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, kind, number)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS league_verdicts_by_game ON league_verdicts (game_id, kind);
+CREATE TABLE IF NOT EXISTS league_game_counts (
+    tournament_id INTEGER NOT NULL,
+    players INTEGER NOT NULL,
+    games INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, players)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS league_meetings (
+    tournament_id INTEGER NOT NULL,
+    version TEXT NOT NULL,
+    opponent TEXT NOT NULL,
+    games INTEGER NOT NULL,
+    fool INTEGER NOT NULL,
+    opponent_fool INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, version, opponent)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS league_groups_by_status ON league_groups (tournament_id, status);
+CREATE TRIGGER IF NOT EXISTS league_games_of_a_game AFTER INSERT ON games
+    WHEN (SELECT kind FROM tournaments WHERE id = NEW.tournament_id) = 'league'
+    BEGIN
+    INSERT OR IGNORE INTO league_games (game_id, tournament_id, number, deal_key, players, verdicts) VALUES (NEW.id,
+        NEW.tournament_id, NEW.number, NEW.deal_key, json_array_length(NEW.record, '$.players'),
+        json_array_length(NEW.record, '$.verdicts'));
+    INSERT OR IGNORE INTO league_verdicts SELECT NEW.tournament_id, json_extract(v.value, '$.kind'), NEW.number,
+        NEW.id FROM json_each(NEW.record, '$.verdicts') v;
+    INSERT INTO league_game_counts VALUES (NEW.tournament_id, json_array_length(NEW.record, '$.players'), 1)
+        ON CONFLICT (tournament_id, players) DO UPDATE SET games = games + 1;
+    END;
+CREATE TRIGGER IF NOT EXISTS league_games_gone AFTER DELETE ON games
+    WHEN EXISTS (SELECT 1 FROM league_games WHERE game_id = OLD.id)
+    BEGIN
+    UPDATE league_game_counts SET games = games - 1 WHERE tournament_id = OLD.tournament_id
+        AND players = (SELECT players FROM league_games WHERE game_id = OLD.id);
+    DELETE FROM league_verdicts WHERE game_id = OLD.id;
+    DELETE FROM league_games WHERE game_id = OLD.id;
+    END;
+CREATE TRIGGER IF NOT EXISTS league_meetings_of_a_seat AFTER INSERT ON league_seats
+    BEGIN
+    INSERT INTO league_meetings SELECT NEW.tournament_id, NEW.version, o.version, 1, NEW.fool, o.fool
+        FROM league_seats o WHERE o.game_id = NEW.game_id AND o.version != NEW.version
+        UNION ALL SELECT NEW.tournament_id, o.version, NEW.version, 1, o.fool, NEW.fool
+        FROM league_seats o WHERE o.game_id = NEW.game_id AND o.version != NEW.version
+        ON CONFLICT (tournament_id, version, opponent) DO UPDATE SET games = games + 1,
+        fool = fool + excluded.fool, opponent_fool = opponent_fool + excluded.opponent_fool;
+    END;
+CREATE TRIGGER IF NOT EXISTS league_meetings_gone AFTER DELETE ON league_seats
+    BEGIN
+    UPDATE league_meetings SET games = games - 1, fool = league_meetings.fool - OLD.fool,
+        opponent_fool = opponent_fool - o.fool
+        FROM league_seats o WHERE o.game_id = OLD.game_id AND o.version != OLD.version
+        AND league_meetings.tournament_id = OLD.tournament_id AND league_meetings.version = OLD.version
+        AND league_meetings.opponent = o.version;
+    UPDATE league_meetings SET games = games - 1, fool = league_meetings.fool - o.fool,
+        opponent_fool = opponent_fool - OLD.fool
+        FROM league_seats o WHERE o.game_id = OLD.game_id AND o.version != OLD.version
+        AND league_meetings.tournament_id = OLD.tournament_id AND league_meetings.version = o.version
+        AND league_meetings.opponent = OLD.version;
+    DELETE FROM league_meetings WHERE tournament_id = OLD.tournament_id AND games = 0
+        AND (version = OLD.version OR opponent = OLD.version);
+    END
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _READ_SIDE.strip()
+#: The read side of a database of schema 8 or older filled from its games and seats (the triggers keep it from then
+#: on); emptied first, so that it is right whatever an older schema's test left in it.
+_READ_SIDE_BACKFILL = """
+DELETE FROM league_games;
+DELETE FROM league_verdicts;
+DELETE FROM league_game_counts;
+DELETE FROM league_meetings;
+INSERT INTO league_games (game_id, tournament_id, number, deal_key, players, verdicts)
+    SELECT g.id, g.tournament_id, g.number, g.deal_key, json_array_length(g.record, '$.players'),
+    json_array_length(g.record, '$.verdicts') FROM games g JOIN tournaments t ON t.id = g.tournament_id
+    AND t.kind = 'league';
+INSERT OR IGNORE INTO league_verdicts SELECT g.tournament_id, json_extract(v.value, '$.kind'), g.number, g.id
+    FROM league_games x JOIN games g ON g.id = x.game_id, json_each(g.record, '$.verdicts') v;
+INSERT INTO league_game_counts SELECT tournament_id, players, COUNT(*) FROM league_games
+    GROUP BY tournament_id, players;
+INSERT INTO league_meetings SELECT s.tournament_id, s.version, o.version, COUNT(*), SUM(s.fool), SUM(o.fool)
+    FROM league_seats s JOIN league_seats o ON o.game_id = s.game_id AND o.version != s.version
+    GROUP BY s.tournament_id, s.version, o.version
+"""
 #: The seats of the league games a database of schema 4 already holds (the trigger keeps them from then on).
 _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").replace(
     "FROM json_each(g.record, '$.players') p", "FROM games g JOIN tournaments t ON t.id = g.tournament_id AND "
@@ -268,6 +376,8 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: Schema 6 -> 7: the web arena's card tables (:data:`_HUMAN_TABLES`): tables made by the schema.
 #: Schema 7 -> 8: the web server's live sessions (:data:`_WEB_SESSIONS`): a table made by the schema. The cookies
 #: of schema 7 had no row, so they end at the migration: their authors log in again.
+#: Schema 8 -> 9: the web's read side (:data:`_READ_SIDE`): tables, indexes and triggers made by the schema, filled
+#: from the games and seats at the migration (:data:`_READ_SIDE_BACKFILL`).
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -299,6 +409,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     5: "",
     6: "",
     7: "",
+    8: "",
 }
 
 
@@ -418,17 +529,33 @@ def _prepare_schema(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for step in range(version, SCHEMA_VERSION) if version else ():
-            for statement in filter(None, _MIGRATIONS[step].strip().split(";\n")):
-                db.execute(statement.rstrip(";"))
-        for statement in _SCHEMA.strip().split(";\n"):
-            db.execute(statement.rstrip(";"))
+            for statement in _statements(_MIGRATIONS[step]):
+                db.execute(statement)
+        for statement in _statements(_SCHEMA):
+            db.execute(statement)
         if 0 < version < 5:
             db.execute(_SEATS_BACKFILL)
+        if 0 < version < 9:
+            for statement in _statements(_READ_SIDE_BACKFILL):
+                db.execute(statement)
         db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def _statements(script: str) -> list[str]:
+    """A script's statements, each whole: a trigger's body (statements ending in ``;`` and a newline) stays one."""
+    statements, pending = [], ""
+    for piece in script.strip().split(";\n"):
+        pending += piece + ";\n"
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip().rstrip(";"))
+            pending = ""
+    if pending.strip().rstrip(";").strip():
+        statements.append(pending.strip().rstrip(";"))
+    return [statement for statement in statements if statement]
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:

@@ -37,6 +37,8 @@ class GameFilter:
     verdict: str | None = None  # a kind, or "any"
     players: int | None = None
     page: int = 1
+    before: int | None = None  # the page after one whose oldest game has this number (its "older" link)
+    after: int | None = None  # the page before one whose newest game has this number (its "newer" link)
 
 
 class Answers:
@@ -100,11 +102,16 @@ class Answers:
         total = self.store.count_league_games(self.league.id, query)
         pages = max(1, -(-total // per_page))
         page = min(max(1, wanted.page), pages)
+        # A page reached by its neighbour's link reads the games past that neighbour's through the index (a
+        # keyset); a page asked for by number alone counts its way there (OFFSET).
+        keyset = wanted.before is not None or wanted.after is not None
         shown = self.store.league_games(self.league.id, replace(query, newest_first=True, limit=per_page,
-                                                                 offset=(page - 1) * per_page))
+                                                                 offset=0 if keyset else (page - 1) * per_page,
+                                                                 before=wanted.before, after=wanted.after))
         # The query leaves out open groups for all but the admin; sight() has the last word on each game.
         return models.GamesPage(games=[self._line(g) for g in shown if self._sight(g) is not Sight.HIDDEN],
-                                total=total, page=page, pages=pages)
+                                total=total, page=page, pages=pages, after=shown[0].number if shown else None,
+                                before=shown[-1].number if shown else None)
 
     def _query(self, bot: str | None, **more: Any) -> GameQuery:
         """The SQL side of what this viewer may list: open groups' games for the admin only; ``bot``'s versions."""

@@ -54,12 +54,17 @@ def api_bot(request: Req, name: FromPath[str]) -> models.BotOut:
 
 
 @get("/api/games", sync_to_thread=True, tags=["league"])
-def api_games(request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
-              players: FromQuery[int | None] = None,
-              page: FromQuery[int] = 1) -> models.GamesPage:
-    """The games this viewer may see, newest first, filtered by bot, verdict kind (or ``any``) and table size."""
+def api_games(  # noqa: PLR0913 (a parameter per query parameter)
+        request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
+        players: FromQuery[int | None] = None, page: FromQuery[int] = 1, before: FromQuery[int | None] = None,
+        after: FromQuery[int | None] = None) -> models.GamesPage:
+    """The games this viewer may see, newest first, filtered by bot, verdict kind (or ``any``) and table size.
+    ``page`` alone: that page, counted from the newest; with ``before`` (the ``before`` of the page above it) the
+    games older than that, or with ``after`` (the ``after`` of the page below it) the newer ones: a page reached
+    from its neighbour's costs the same however deep it is."""
     with context(request) as ctx:
-        return ctx.answers.games(GameFilter(bot, verdict, players, page), ctx.web.settings.games_per_page)
+        return ctx.answers.games(GameFilter(bot, verdict, players, page, before, after),
+                                 ctx.web.settings.games_per_page)
 
 
 @get("/api/games/{number:int}", sync_to_thread=True, tags=["league"])

@@ -71,10 +71,15 @@ class GameLine(msgspec.Struct, frozen=True):
 
 
 class GamesPage(msgspec.Struct, frozen=True):
+    """A page of the games list. ``after`` and ``before`` are the numbers of its newest and oldest games: the next
+    page newer is ``page - 1`` with ``after``, the next older ``page + 1`` with ``before`` (both None: no games)."""
+
     games: list[GameLine]
     total: int
     page: int
     pages: int
+    after: int | None = None
+    before: int | None = None
 
 
 class BotOut(msgspec.Struct, frozen=True):

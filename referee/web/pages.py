@@ -60,13 +60,16 @@ def bot_page(request: Req, name: FromPath[str]) -> Response[str]:
 
 
 @get("/games", sync_to_thread=True, include_in_schema=False)
-def games_page(request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
-               players: FromQuery[str | None] = None, page: FromQuery[int] = 1) -> Response[str]:
-    """The games list; its filter form sends every field, an unchosen one empty (``players=``: any size)."""
+def games_page(  # noqa: PLR0913 (a parameter per query parameter)
+        request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
+        players: FromQuery[str | None] = None, page: FromQuery[int] = 1, before: FromQuery[int | None] = None,
+        after: FromQuery[int | None] = None) -> Response[str]:
+    """The games list; its filter form sends every field, an unchosen one empty (``players=``: any size). Its
+    "newer" and "older" links carry the page's first or last game's number (``after``, ``before``)."""
     if players and not (players.isdigit() and len(players) <= 2):
         raise Refused(400, f"players: a table size, not {players[:20]!r}")
     with context(request) as ctx:
-        wanted = GameFilter(bot or None, verdict or None, int(players) if players else None, page)
+        wanted = GameFilter(bot or None, verdict or None, int(players) if players else None, page, before, after)
         found = ctx.answers.games(wanted, ctx.web.settings.games_per_page)
         return render(ctx.web, "games.html", ctx, found=found, wanted=wanted, verdicts=VERDICTS,
                       sizes=range(MIN_PLAYERS, MAX_PLAYERS + 1))
