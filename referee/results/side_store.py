@@ -139,17 +139,20 @@ class SideStore(LeagueStore):
         asked = [(str(row["created"]), int(row["games"])) for row in self._query(
             "SELECT created, games FROM side_requests WHERE author = ? AND created >= ? ORDER BY created",
             (author, since))]
-        played = [(str(row["finished"]), sum(sum(seat) for seat in decode_move_us(row["move_us"]) or []) / 1e6)
-                  for row in self._query(
-                      "SELECT g.finished, g.move_us FROM games g JOIN side_requests s ON s.tournament_id = "
-                      "g.tournament_id WHERE s.author = ? AND g.finished >= ? ORDER BY g.finished", (author, since))]
+        played = sorted((str(row["finished"]), sum(sum(seat) for seat in decode_move_us(row["move_us"]) or []) / 1e6)
+                        for row in self._query(  # sorted here: in SQL, a temp B-tree over the author's side games
+                            "SELECT g.finished, g.move_us FROM games g JOIN side_requests s ON s.tournament_id = "
+                            "g.tournament_id WHERE s.author = ? AND g.finished >= ?", (author, since)))
         return asked, played
 
     def side_games(self, side: SideRow) -> list[StoredGameRow]:
-        """A request's stored games, by number."""
+        """A request's stored games, by number (through the games' index by number: by id, the order
+        :meth:`games` reads a tournament in, took a temp B-tree)."""
         if side.tournament_id is None:
             return []
-        return list(self.games(side.tournament_id))
+        return [StoredGameRow.from_row(row, row["number"]) for row in self._query(
+            "SELECT id, record, move_us, number FROM games WHERE tournament_id = ? ORDER BY number",
+            (side.tournament_id,))]
 
     def side_game(self, side: SideRow, number: int) -> StoredReplay | None:
         """One of a request's games, with its replay (None: no such game)."""
