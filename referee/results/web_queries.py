@@ -195,18 +195,23 @@ class WebStore(ArenaStore):
     def count_league_games(self, league_id: int, wanted: GameQuery) -> int:
         """How many games ``wanted`` picks (its page aside): a stored count or an index's range, less the games
         of the open groups when they are not shown."""
+        sizes: tuple[object, ...] = () if wanted.table is None else (wanted.table,)
         if wanted.players is not None:
             total = self._count_bots_games(league_id, wanted)
         elif wanted.verdict is None:
-            sizes = "" if wanted.table is None else " AND players = ?"
+            size = " AND players = ?" if sizes else ""
             row = self._query_one(f"SELECT COALESCE(SUM(games), 0) AS games FROM league_game_counts "
-                                  f"WHERE tournament_id = ?{sizes}", (league_id, *(() if wanted.table is None
-                                                                                   else (wanted.table,))))
+                                  f"WHERE tournament_id = ?{size}", (league_id, *sizes))
             total = int(row["games"]) if row else 0
-        else:
-            rows, _, chosen = wanted.source(league_id)
-            where, params = replace(wanted, with_open=True).where()
-            row = self._query_one(f"SELECT COUNT(*) AS games {rows}{where}", (*chosen, *params))
+        else:  # the games with verdicts (few) through their own index, no game row read
+            if wanted.verdict == "any":
+                size = " AND +x.players = ?" if sizes else ""
+                row = self._query_one("SELECT COUNT(*) AS games FROM league_games x WHERE x.tournament_id = ? AND "
+                                      f"x.verdicts > 0{size}", (league_id, *sizes))
+            else:
+                size = " AND (SELECT players FROM league_games WHERE game_id = v.game_id) = ?" if sizes else ""
+                row = self._query_one("SELECT COUNT(*) AS games FROM league_verdicts v WHERE v.tournament_id = ? AND "
+                                      f"v.kind = ?{size}", (league_id, wanted.verdict, *sizes))
             total = int(row["games"]) if row else 0
         if wanted.with_open:
             return total
