@@ -21,8 +21,9 @@ for the run (the cache stays as made) and starts three processes over the copy:
 Then the load (bench/web_load.py): ``--clients`` threads, each with one keep-alive ``http.client`` connection to
 127.0.0.1 only and its own ``X-Forwarded-For`` (the server trusts 127.0.0.1 as a proxy: 50 people, each with
 their rate limit, not one address), each making ``--requests`` requests (bounded too by ``--max-seconds``; a
-request in flight then still gets ``--timeout``) drawn from ``/``, ``/api/board``, ``/bots/<a random bot>`` and
-``/api/bots/<a random bot>`` (``--mix`` sets the shares). The table gives per route the requests, errors (status
+request in flight then still gets ``--timeout``) drawn from the routes of bench/web_load.py's ``MIX``: the board,
+bot pages, replays, and the games list unfiltered, by bot, verdict and table size, and deep (by its "older" link's
+keyset, and by page number) (``--mix`` sets the shares). The table gives per route the requests, errors (status
 >= 400 or no answer; 429 is a rate limit), median, p90, p99, max (ms) and requests/s over the load's wall time.
 Every process it started is stopped at the end.
 """
@@ -254,6 +255,13 @@ def bot_names(db: Path) -> list[str]:
         return sorted({v.bot for v in store.versions(league.id)})
 
 
+def league_games(db: Path) -> int:
+    with ArenaStore(db, create=False) as store:
+        league = store.league()
+        assert league is not None
+        return store.count_games(league.id)
+
+
 def wait_writing(log: Path, writer: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
     """Until the writer has read the league and begins to write; :raises SystemExit: it died or took too long."""
     deadline = time.monotonic() + seconds
@@ -301,7 +309,8 @@ def bench(args: argparse.Namespace) -> None:
                                 str(args.refit_every)], logs / "refitter.log"))
         wait_writing(logs / "writer.log", processes[1])
         time.sleep(args.settle)
-        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed, args.timeout, args.mix)
+        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed, league_games(db),
+                    args.timeout, args.mix)
         wall = run_load(load, port)
     finally:
         for process in reversed(processes):

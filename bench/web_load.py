@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 HOST = "127.0.0.1"  # the only address the load goes to
-#: route -> its share of the requests
-MIX = {"/": 0.3, "/api/board": 0.2, "/bots/{name}": 0.3, "/api/bots/{name}": 0.2}
+#: route -> its share of the requests. ``{name}``: a random bot; ``{number}``: a random game (its replay);
+#: ``{before}``/``{page}``: a deep page of the games list as its neighbour's "older" link reaches it (a keyset over
+#: the oldest thousand games), ``{page}`` alone: the same depth asked for by number (OFFSET).
+MIX = {"/": 0.2, "/api/board": 0.1, "/bots/{name}": 0.2, "/api/bots/{name}": 0.1, "/games/{number}": 0.1,
+       "/api/games/{number}": 0.05, "/games": 0.05, "/api/games": 0.03, "/games?bot={name}": 0.03,
+       "/games?verdict=timeout": 0.03, "/api/games?verdict=any&players=3": 0.02, "/games?players=4": 0.02,
+       "/games?page={page}&before={before}": 0.04, "/api/games?page={page}&before={before}": 0.02,
+       "/games?page={page}": 0.01}
+PER_PAGE = 50  # the server's games per page (WebSettings.games_per_page's default)
 
 
 @dataclass
@@ -36,6 +43,7 @@ class Load:
     max_seconds: float
     bots: list[str]
     seed: int
+    games: int = 1  # the league's games when the load began (numbers 1..games)
     timeout: float = 30.0
     mix: dict[str, float] = field(default_factory=lambda: dict(MIX))  # route -> its share
     samples: list[Sample] = field(default_factory=list)
@@ -45,7 +53,13 @@ class Load:
         routes, weights = list(self.mix), list(self.mix.values())
         while True:
             route = rng.choices(routes, weights)[0]
-            yield route, route.replace("{name}", rng.choice(self.bots))
+            yield route, self.url(route, rng)
+
+    def url(self, route: str, rng: random.Random) -> str:
+        """``route`` with its placeholders drawn."""
+        before = rng.randint(min(PER_PAGE + 1, self.games), max(PER_PAGE + 1, min(1000, self.games)))
+        return route.format(name=rng.choice(self.bots), number=rng.randint(1, self.games), before=before,
+                            page=(self.games - before) // PER_PAGE + 2)
 
 
 def one_client(load: Load, port: int, index: int, deadline: float) -> None:
