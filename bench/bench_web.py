@@ -278,13 +278,15 @@ def last_line(log: Path) -> dict[str, object]:
 
 def working_copy(db: Path, folder: Path) -> tuple[Path, float]:
     """A copy of the cached database for one run (the writer adds games, ``durak serve`` started as root gives the
-    file and its folder to its web user's group): the cache stays as made. Returns it and the seconds copying took."""
+    file and its folder to its web user's group), migrated: the cache stays as made. Returns it and the seconds
+    copying and migrating took."""
     start = time.perf_counter()
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     copy = folder / db.name
     shutil.copyfile(db, copy)
     copy.chmod(0o600)
+    ArenaStore(copy).close()  # migrated to this checkout's schema, as the daemon does when it starts
     return copy, time.perf_counter() - start
 
 
