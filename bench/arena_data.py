@@ -107,6 +107,7 @@ class Templates:
                     game.apply_unchecked(legal[int(choose() * len(legal))])
                     stop -= 1
                 if game.result is None:
+                    assert game.to_move is not None
                     game.forfeit(game.to_move, "timeout", TIMEOUT)
                 assert game.result is not None
                 fool = game.result.fools[0] if game.result.fools else None
