@@ -24,6 +24,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.web_load import checkout_app  # noqa: E402  (no referee import: --code's comes later)
 
 
 def urls(bots: list[str], games: int, rng: random.Random, bot_pages: int, replays: int) -> list[str]:
@@ -49,20 +52,11 @@ def digest(url: str, body: bytes) -> str:
 
 
 def dump(args: argparse.Namespace) -> None:
-    sys.path.insert(0, str(args.code.resolve()))
+    app, bots, games = checkout_app(args.code, args.db)
     from litestar.testing import TestClient
 
-    from referee.results.arena_store import ArenaStore
-    from referee.web.app import create_app
-    from referee.web.settings import WebSettings
-
-    with ArenaStore(args.db, create=False) as store:
-        league = store.league()
-        assert league is not None
-        bots = sorted({v.bot for v in store.versions(league.id)})
-        games = store.count_games(league.id)
     pages = {}
-    with TestClient(create_app(args.db, WebSettings(rate_burst=10**9, rate_per_second=10**6))) as client:
+    with TestClient(app) as client:
         for url in urls(bots, games, random.Random(args.seed), args.bots, args.games):
             answer = client.get(url)
             pages[url] = f"{answer.status_code} {digest(url, answer.content)}"

@@ -28,24 +28,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.web_load import MIX, Load  # noqa: E402  (no referee import: --code's comes later)
+from bench.web_load import MIX, Load, checkout_app  # noqa: E402  (no referee import: --code's comes later)
 
 
 def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
-    sys.path.insert(0, str(args.code.resolve()))
+    app, bots, games = checkout_app(args.code, args.db)
     from litestar.testing import TestClient
 
-    from referee.results.arena_store import ArenaStore  # the checkout's: imported before bench's
-    from referee.web.app import create_app
-    from referee.web.settings import WebSettings
-
-    with ArenaStore(args.db, create=False) as store:
-        league = store.league()
-        assert league is not None
-        bots = sorted({v.bot for v in store.versions(league.id)})
-        games = store.count_games(league.id)
     load = Load(1, args.requests, 0.0, bots, args.seed, games)
-    app = create_app(args.db, WebSettings(rate_burst=10**9, rate_per_second=10**6))
     rows = []
     with TestClient(app) as client:
         for route in ["/favicon.ico", *MIX]:

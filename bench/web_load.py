@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,3 +138,21 @@ def summary(samples: list[Sample], wall: float) -> list[dict[str, object]]:
                      "p90_ms": round(float(np.percentile(ms, 90)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1),
                      "max_ms": round(float(ms.max()), 1), "requests_per_s": round(len(mine) / wall, 1)})
     return rows
+
+
+def checkout_app(code: Path, db: Path) -> tuple[Any, list[str], int]:
+    """The web app of the checkout ``code`` over the league database ``db`` (imported from that checkout, so that
+    two checkouts can be measured alike; its rate limits lifted), the league's bot names, and its games stored."""
+    import sys
+
+    sys.path.insert(0, str(code.resolve()))
+    from referee.results.arena_store import ArenaStore
+    from referee.web.app import create_app
+    from referee.web.settings import WebSettings
+
+    with ArenaStore(db, create=False) as store:
+        league = store.league()
+        assert league is not None
+        bots = sorted({v.bot for v in store.versions(league.id)})
+        games = store.count_games(league.id)
+    return create_app(db, WebSettings(rate_burst=10**9, rate_per_second=10**6)), bots, games
