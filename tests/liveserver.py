@@ -21,6 +21,9 @@ def served(app: Any, **options: Any) -> Iterator[str]:
     with closing(socket.socket()) as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    # As durak serve stops: answers still open after 3 s (a stream whose client left unseen) are cut, so that the
+    # block ends, and what they hold is given back, however slow the machine.
+    options = {"timeout_graceful_shutdown": 3, **options}
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -32,7 +35,7 @@ def served(app: Any, **options: Any) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(10)
+        thread.join(30)
 
 
 class Recorded:

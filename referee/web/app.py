@@ -24,7 +24,7 @@ from referee.text import visible_value
 from referee.web import api, auth, pages, table_events, tables
 from referee.web.admission import admit
 from referee.web.context import WebState
-from referee.web.limits import RateLimiter, StreamSlots
+from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
 from referee.web.refusals import DOMAIN, Refused, refusal
 from referee.web.settings import WebSettings
 from referee.web.static import favicon, static_file
@@ -57,6 +57,7 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, static_file, favicon],
         state=_state(state),
         guards=[admit],
+        middleware=[give_back_leases],
         before_send=[_security_headers],
         exception_handlers={HTTPException: _error, Refused: _refused, **{kind: _refused for kind in DOMAIN}},
         request_max_body_size=settings.form_bytes,

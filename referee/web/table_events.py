@@ -33,7 +33,7 @@ from litestar.response.sse import ServerSentEventMessage
 from referee.results.table_store import TableRow
 from referee.results.web_queries import WebStore
 from referee.web.context import WebState, context, login_wall, viewer_now
-from referee.web.limits import StreamLease
+from referee.web.limits import LEASES, StreamLease
 from referee.web.refusals import Refused
 from referee.web.tables import own_table, table_state
 from referee.web.visibility import Sight, TableSubject, sight
@@ -121,6 +121,7 @@ def api_table_events(request: Req, table_id: FromPath[int], since: FromQuery[int
     lease = web.table_streams.take(table.author)
     if isinstance(lease, str):
         raise Refused(429, lease, {"Retry-After": "5"})
+    request.scope.setdefault("state", {}).setdefault(LEASES, []).append(lease)  # given back as the call ends
     events = table_events(request, web, table.id, resume_from(request.headers.get("last-event-id"), since), lease)
     weakref.finalize(events, lease.release)  # a stream never started (the client gone at once) gives it back too
     # A client that goes away cancels the response's task, which leaves the generator suspended: its ``finally``
