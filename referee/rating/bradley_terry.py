@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -251,7 +251,7 @@ def _pairs_from_seats(seats: _Seats, mode: Mode) -> tuple[IntArray, IntArray, Fl
 
 
 @dataclass(frozen=True)
-class _Totals:
+class PairTotals:
     """Comparisons aggregated per unordered pair ``lo < hi``: count and points of ``lo``."""
 
     lo: IntArray
@@ -274,17 +274,17 @@ def _bincount(index: IntArray, weights: FloatArray | None, size: int) -> FloatAr
     return np.bincount(index, weights=weights, minlength=size).astype(np.float64, copy=False)
 
 
-def _totals(key: IntArray, points: FloatArray, weight: FloatArray | None, n: int) -> _Totals:
+def _totals(key: IntArray, points: FloatArray, weight: FloatArray | None, n: int) -> PairTotals:
     games = _bincount(key, weight, n * n)
     won = _bincount(key, points if weight is None else points * weight, n * n)
     nz = np.flatnonzero(games > 0)
-    return _Totals(nz // n, nz % n, games[nz], won[nz], n)
+    return PairTotals(nz // n, nz % n, games[nz], won[nz], n)
 
 
 # ---------------------------------------------------------------------------- separation
 
 
-def _reachability(totals: _Totals) -> BoolArray:
+def _reachability(totals: PairTotals) -> BoolArray:
     """``reach[a, b]``: a chain of "took points from" leads from bot ``a`` to bot ``b``."""
     n = totals.n
     reach = np.eye(n, dtype=np.bool_)
@@ -298,7 +298,7 @@ def _reachability(totals: _Totals) -> BoolArray:
         reach = step
 
 
-def _separation(totals: _Totals) -> tuple[tuple[Bound | None, ...], BoolArray]:
+def _separation(totals: PairTotals) -> tuple[tuple[Bound | None, ...], BoolArray]:
     """Which bots the data alone cannot place, and which side their rating is a bound on."""
     n = totals.n
     reach = _reachability(totals)
@@ -339,7 +339,7 @@ def _expected(d: FloatArray) -> FloatArray:
     return out
 
 
-def _objective(theta: FloatArray, t: _Totals, prior: float) -> float:
+def _objective(theta: FloatArray, t: PairTotals, prior: float) -> float:
     d = theta[t.lo] - theta[t.hi]
     ll = -float(np.sum(t.points * np.logaddexp(0.0, -d) + (t.games - t.points) * np.logaddexp(0.0, d)))
     if prior:
@@ -348,7 +348,7 @@ def _objective(theta: FloatArray, t: _Totals, prior: float) -> float:
     return ll
 
 
-def _gradient_information(theta: FloatArray, t: _Totals, prior: float) -> tuple[FloatArray, FloatArray]:
+def _gradient_information(theta: FloatArray, t: PairTotals, prior: float) -> tuple[FloatArray, FloatArray]:
     """Gradient and information (minus Hessian) of the objective, both in natural log units."""
     n = t.n
     p = _expected(theta[t.lo] - theta[t.hi])
@@ -366,10 +366,13 @@ def _gradient_information(theta: FloatArray, t: _Totals, prior: float) -> tuple[
     return grad, info
 
 
-def _newton(t: _Totals, prior: float, max_iter: int, tol: float) -> tuple[FloatArray, FloatArray, int]:
-    """Maximise the objective over ratings summing to zero; return theta, information, steps."""
+def _newton(t: PairTotals, prior: float, max_iter: int, tol: float,
+            start: FloatArray | None = None) -> tuple[FloatArray, FloatArray, int]:
+    """Maximise the objective over ratings summing to zero, from ``start`` (a warm start: the last fit's ratings)
+    or zero; return theta, information, steps."""
     n = t.n
-    theta = np.zeros(n)
+    # Centred: a Newton step keeps the sum of the ratings (the gradient sums to zero), so the start sets it.
+    theta = np.zeros(n) if start is None else start - start.mean()
     current = _objective(theta, t, prior)
     slack = 1e-12 * (1.0 + abs(current))
     for iteration in range(1, max_iter + 1):
@@ -426,12 +429,12 @@ def _cluster_outer(
     return outer
 
 
-def _sandwich(theta: FloatArray, info: FloatArray, comp: Comparisons, n: int) -> tuple[FloatArray, str]:
+def _sandwich(theta: FloatArray, info: FloatArray, meat: Callable[[FloatArray], FloatArray],
+              n_clusters: int) -> tuple[FloatArray, str]:
     bread = _pseudo_inverse(info)
-    n_clusters = len(comp.clusters)
     if n_clusters < 2:
         return bread, "model-based (fewer than 2 deals)"
-    cov = bread @ _meat(theta, comp, n) @ bread * (n_clusters / (n_clusters - 1))
+    cov = bread @ meat(theta) @ bread * (n_clusters / (n_clusters - 1))
     return cov, "cluster-robust sandwich by deal"
 
 
@@ -473,10 +476,29 @@ def fit(
         raise ValueError("prior must be positive (it is used only when the MLE does not exist)")
     key, points = _canonical(comparisons, n)
     totals = _totals(key, points, None, n)
+    return fit_totals(totals, len(comparisons.clusters), lambda theta: _meat(theta, comparisons, n),
+                      anchor=(anchor_bot, anchor_elo), solver=solver)
+
+
+def fit_totals(
+    totals: PairTotals,
+    n_clusters: int,
+    meat: Callable[[FloatArray], FloatArray],
+    *,
+    anchor: tuple[int | None, float] = (None, DEFAULT_ELO),
+    solver: Solver = SOLVER,
+    start: FloatArray | None = None,
+) -> Fit:
+    """:func:`fit` from what it needs of the games: the pair totals (the point estimate, its bounds and the
+    information), the number of deals and ``meat(theta)``, the sum over deals of ``g_c g_c^T`` at ``theta`` (the
+    sandwich's middle). ``anchor``: a bot index (or None: the pool mean) and its rating; ``start``: ratings to
+    start Newton's iterations from (natural log units; a warm start converges to the same optimum)."""
+    n = totals.n
+    anchor_bot, anchor_elo = anchor
     bound, identified = _separation(totals)
     used = 0.0 if identified.all() else solver.prior
-    theta, info, steps = _newton(totals, used, solver.max_iter, solver.tol)
-    cov, errors = _sandwich(theta, info, comparisons, n)
+    theta, info, steps = _newton(totals, used, solver.max_iter, solver.tol, start)
+    cov, errors = _sandwich(theta, info, meat, n_clusters)
     to_anchor = _anchor_matrix(n, anchor_bot) * ELO_PER_NAT
     covariance = to_anchor @ cov @ to_anchor.T
     return Fit(
@@ -486,7 +508,7 @@ def fit(
         identified=identified,
         prior=used,
         iterations=steps,
-        n_clusters=len(comparisons.clusters),
+        n_clusters=n_clusters,
         errors=errors,
     )
 
@@ -580,9 +602,19 @@ def rate(
 
 
 def _table(comp: Comparisons, result: Fit, ci95: FloatArray, anchor: str, errors: str) -> RatingTable:
-    n = len(comp.bots)
-    rank = sorted(range(n), key=lambda b: (-result.ratings[b], comp.bots[b]))
-    points, counts = _head_to_head(comp, n)
+    head_to_head = _head_to_head(comp, len(comp.bots))
+    return rating_table(comp.bots, (comp.mode, comp.n_games), head_to_head, result, (ci95, anchor, errors))
+
+
+def rating_table(bots: tuple[str, ...], games: tuple[Mode, int], head_to_head: tuple[FloatArray, FloatArray],
+                 result: Fit, shown: tuple[FloatArray, str, str]) -> RatingTable:
+    """The table of a fit of ``bots`` (sorted names): ``games``, the mode and number of games rated;
+    ``head_to_head``, each bot's points and comparisons against each other (``[a, b]``: ``a``'s against ``b``);
+    ``shown``, the error bars (``ci95``) and the footer's anchor and errors texts."""
+    n = len(bots)
+    ci95, anchor, errors = shown
+    rank = sorted(range(n), key=lambda b: (-result.ratings[b], bots[b]))
+    points, counts = head_to_head
     cov, sd = result.covariance, result.sd
     rows = []
     for pos, b in enumerate(rank):
@@ -593,7 +625,7 @@ def _table(comp: Comparisons, result: Fit, ci95: FloatArray, anchor: str, errors
             var = cov[b, b] + cov[c, c] - 2.0 * cov[b, c]
             los = likelihood_of_superiority(float(result.ratings[b] - result.ratings[c]), float(var))
         rows.append(BotRating(
-            name=comp.bots[b],
+            name=bots[b],
             elo=float(result.ratings[b]),
             ci95=float(ci95[b]) if ok else None,
             bound=result.bound[b],
@@ -606,10 +638,10 @@ def _table(comp: Comparisons, result: Fit, ci95: FloatArray, anchor: str, errors
     idx = np.asarray(rank, dtype=np.int64)
     return RatingTable(
         bots=tuple(rows),
-        mode=comp.mode,
+        mode=games[0],
         anchor=anchor,
-        n_games=comp.n_games,
-        n_clusters=len(comp.clusters),
+        n_games=games[1],
+        n_clusters=result.n_clusters,
         errors=errors,
         prior=result.prior,
         covariance=cov[np.ix_(idx, idx)],
