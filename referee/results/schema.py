@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -329,6 +329,41 @@ CREATE TRIGGER IF NOT EXISTS league_meetings_gone AFTER DELETE ON league_seats
     END
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _READ_SIDE.strip()
+#: ``read_marks``: a counter per kind of fact the web's pages show, raised by a trigger in the transaction that
+#: changes it, whoever writes (the daemon, a lifecycle command with no daemon, a test): the web keeps each page it
+#: built under the marks it read, and serves those bytes until one of them moves (:mod:`referee.web.published`).
+#: ``versions``: a version added, retired, quarantined...; ``board``: a refit; ``games``: a deal group completed or
+#: voided (what a visitor may see of the games); ``bot:NAME``: one of that bot's groups did (its page alone changes);
+#: ``gone``: a game deleted (a replay shown once is otherwise never changed: a complete group stays complete);
+#: ``authors``: an author added or revoked; ``league``: the league's or a finals' row. ``changed``: unix seconds
+#: of the last raise (a page's Last-Modified).
+_READ_MARKS = """
+CREATE TABLE IF NOT EXISTS read_marks (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL,
+    changed REAL NOT NULL
+) WITHOUT ROWID;
+""" + "".join(f"""CREATE TRIGGER IF NOT EXISTS read_mark_{table}_{event.split()[0].lower()} AFTER {event} ON {table}
+    BEGIN
+    INSERT INTO read_marks VALUES ('{mark}', 1, (julianday('now') - 2440587.5) * 86400.0)
+        ON CONFLICT (name) DO UPDATE SET value = value + 1, changed = excluded.changed;
+    END;
+""" for mark, table, events in (
+    ("versions", "league_versions", ("INSERT", "UPDATE", "DELETE")),
+    ("board", "league_board", ("INSERT",)),
+    ("games", "league_groups", ("UPDATE OF status", "DELETE")),
+    ("gone", "games", ("DELETE",)),
+    ("authors", "arena_authors", ("INSERT", "UPDATE", "DELETE")),
+    ("league", "tournaments", ("INSERT", "UPDATE"))) for event in events) + """
+CREATE TRIGGER IF NOT EXISTS read_mark_bots_of_a_group AFTER UPDATE OF status ON league_groups
+    BEGIN
+    INSERT INTO read_marks SELECT 'bot:' || v.bot, 1, (julianday('now') - 2440587.5) * 86400.0
+        FROM json_each(NEW.seats) s JOIN league_versions v ON v.tournament_id = NEW.tournament_id
+        AND v.name = s.value WHERE true
+        ON CONFLICT (name) DO UPDATE SET value = value + 1, changed = excluded.changed;
+    END;
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _READ_MARKS.strip().rstrip(";")
 #: The read side of a database of schema 8 or older filled from its games and seats (the triggers keep it from then
 #: on); emptied first, so that it is right whatever an older schema's test left in it.
 _READ_SIDE_BACKFILL = """
@@ -378,6 +413,8 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: of schema 7 had no row, so they end at the migration: their authors log in again.
 #: Schema 8 -> 9: the web's read side (:data:`_READ_SIDE`): tables, indexes and triggers made by the schema, filled
 #: from the games and seats at the migration (:data:`_READ_SIDE_BACKFILL`).
+#: Schema 9 -> 10: the marks the web's pages are kept under (:data:`_READ_MARKS`): a table and triggers made by the
+#: schema.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -410,6 +447,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     6: "",
     7: "",
     8: "",
+    9: "",
 }
 
 
