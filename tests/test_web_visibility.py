@@ -200,7 +200,13 @@ def test_every_answer_carries_the_security_headers(web: tuple[WebDb, TestClient]
         assert answer.headers["content-security-policy"].startswith("default-src 'none'; script-src 'self';")
         assert answer.headers["x-content-type-options"] == "nosniff"
         assert answer.headers["referrer-policy"] == "no-referrer"
-        assert answer.headers["cache-control"] == ("public, max-age=300" if "/static/" in path else "no-store")
+        # What every visitor sees may be kept by a proxy a few seconds; a refusal, never.
+        kept = "public, max-age=300" if "/static/" in path else "public, max-age=5" if path in ("/", "/api/board") \
+            else "no-store"
+        assert answer.headers["cache-control"] == kept
+    alice = {"Authorization": f"Bearer {db.tokens['alice']}"}
+    for path in ("/", "/api/board"):  # a signed-in viewer's page is theirs alone
+        assert client.get(path, headers=alice).headers["cache-control"] == "no-store"
 
 
 def test_the_openapi_document_lists_the_api(web: tuple[WebDb, TestClient]) -> None:  # type: ignore[type-arg]

@@ -5,6 +5,8 @@ of opening the file (read-write, never created nor migrated: the daemon owns the
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -114,6 +116,16 @@ _OPEN_GAMES = ("FROM league_groups lg CROSS JOIN league_games x ON x.tournament_
 _SHOWN = " AND COALESCE(lg.status, 'complete') != 'open'"
 
 
+@dataclass(frozen=True)
+class Marks:
+    """Some of the database's read marks (schema 10's ``read_marks``, raised by triggers as what a page shows
+    changes): their values, in the order asked for (0: never raised), and when the latest of them moved (unix
+    seconds; 0.0: never)."""
+
+    values: tuple[int, ...]
+    changed: float
+
+
 class WebStore(ArenaStore):
     """A league's database as ``durak serve`` opens it: read-write but never created nor migrated; a database of
     another schema, or with no league, is refused in one line."""
@@ -132,6 +144,26 @@ class WebStore(ArenaStore):
             raise StoreError(f"{str(self.path)!r} has database schema {self.schema_version}, the web server needs "
                              f"{SCHEMA_VERSION} (the league daemon, durak league run, migrates it)")
 
+    def marks(self, names: tuple[str, ...]) -> Marks:
+        """The read marks ``names`` (each a primary key's seek: a page's check costs the same however big the
+        league)."""
+        rows = {row["name"]: row for row in self._query(
+            f"SELECT name, value, changed FROM read_marks WHERE name IN ({', '.join('?' * len(names)) or 'NULL'})",
+            names)}
+        return Marks(tuple(int(rows[name]["value"]) if name in rows else 0 for name in names),
+                     max((float(row["changed"]) for row in rows.values()), default=0.0))
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every query inside sees the database as of its first (the marks a page is built
+        under and the rows it shows agree, whatever the daemon commits meanwhile). Short: a page's queries."""
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self._db.in_transaction:
+                self._db.execute("COMMIT")
+
     def the_league(self) -> TournamentRow:
         """:raises StoreError: the database holds no league."""
         league = self.league()
@@ -144,6 +176,12 @@ class WebStore(ArenaStore):
         asked), a page of them if it says so (``before``/``after``: the games past a number, through the index;
         ``offset``: counted from the end)."""
         wanted = wanted or GameQuery()
+        if (wanted.players is None and wanted.newest_first and wanted.offset and wanted.limit is not None
+                and wanted.before is None and wanted.after is None):
+            first = self._number_at(league_id, wanted, wanted.offset)
+            if first is None:
+                return []
+            wanted = replace(wanted, offset=0, before=first + 1)  # the page by number, read as a keyset
         newest_first = wanted.newest_first if wanted.after is None else False
         if wanted.players is not None:
             games = self._bots_games(league_id, wanted, newest_first)
@@ -157,6 +195,52 @@ class WebStore(ArenaStore):
                 f"{where}{bounds} ORDER BY {key} {'DESC' if newest_first else 'ASC'} {page}",
                 (*chosen, *params, *marks))]
         return games[::-1] if wanted.after is not None and wanted.newest_first else games
+
+    def _number_at(self, league_id: int, wanted: GameQuery, skip: int) -> int | None:
+        """The number of the game after the newest ``skip`` that ``wanted`` shows (None: there are no more): where
+        a page asked for by its number alone begins. Counted down a narrow index (a filter's own, or the games'
+        numbers), never through the game rows; without filters, where the numbers run without a gap (a league's
+        do), computed. The open groups' games, when not shown, are stepped over: few, and the newest."""
+        hidden = set() if wanted.with_open else {int(row["number"]) for row in self._query(
+            f"SELECT g.number AS number {_OPEN_GAMES}{wanted.where(open_groups=True)[0]}",
+            (league_id, *wanted.where(open_groups=True)[1]))}
+        at = skip
+        while True:
+            number = self._nth_number(league_id, wanted, at)
+            if number is None:
+                return None
+            stepped = sum(other >= number for other in hidden)  # shown games before it: at - stepped
+            if number not in hidden and at - stepped == skip:
+                return number
+            at = skip + stepped
+
+    def _nth_number(self, league_id: int, wanted: GameQuery, at: int) -> int | None:
+        """The number of the game ``at`` places below the newest of those ``wanted``'s filters pick, open groups'
+        included."""
+        if wanted.verdict not in (None, "any"):
+            size = " AND (SELECT players FROM league_games WHERE game_id = v.game_id) = ?" if wanted.table else ""
+            sql = f"SELECT number FROM league_verdicts v WHERE tournament_id = ? AND kind = ?{size}"
+            params: tuple[object, ...] = (league_id, wanted.verdict, *(() if wanted.table is None else
+                                                                       (wanted.table,)))
+        elif wanted.verdict == "any":
+            size = " AND +players = ?" if wanted.table else ""
+            sql = f"SELECT number FROM league_games WHERE tournament_id = ? AND verdicts > 0{size}"
+            params = (league_id, *(() if wanted.table is None else (wanted.table,)))
+        elif wanted.table is not None:
+            sql, params = "SELECT number FROM league_games WHERE tournament_id = ? AND players = ?", (
+                league_id, wanted.table)
+        else:
+            # The lowest and highest numbers: a seek each (MIN and MAX in one SELECT read every entry between).
+            span = self._query_one("SELECT (SELECT number FROM games WHERE tournament_id = ? ORDER BY number LIMIT 1) "
+                                   "AS low, (SELECT number FROM games WHERE tournament_id = ? ORDER BY number DESC "
+                                   "LIMIT 1) AS high, "
+                                   "(SELECT COALESCE(SUM(games), 0) FROM league_game_counts WHERE tournament_id = ?) "
+                                   "AS games", (league_id, league_id, league_id))
+            if span is not None and span["high"] is not None and span["high"] - span["low"] + 1 == span["games"]:
+                return int(span["high"]) - at if at < span["games"] else None
+            sql, params = "SELECT number FROM games WHERE tournament_id = ?", (league_id,)
+        row = self._query_one(f"{sql} ORDER BY number DESC LIMIT 1 OFFSET ?", (*params, at))
+        return int(row["number"]) if row else None
 
     def _bots_games(self, league_id: int, wanted: GameQuery, newest_first: bool) -> list[LeagueGame]:
         """A bot's games: each version's from the seats' index (newest first by id: numbers follow ids in a

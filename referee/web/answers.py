@@ -17,6 +17,7 @@ from referee.results.side_store import SideRow
 from referee.results.store import StoreError
 from referee.results.web_queries import GameQuery, LeagueGame, WebStore
 from referee.web import models
+from referee.web.published import LeagueFacts
 from referee.web.visibility import (
     AdminSubject,
     AuthorSubject,
@@ -42,12 +43,13 @@ class GameFilter:
 
 
 class Answers:
-    """One request's view of the league: the store, the viewer, and the league's versions by name."""
+    """One request's view of the league: the store, the viewer, and the league's row and versions by name (read
+    once per change of a version, not per request: :class:`~referee.web.published.LeagueFacts`)."""
 
-    def __init__(self, store: WebStore, viewer: Viewer) -> None:
+    def __init__(self, store: WebStore, viewer: Viewer, facts: LeagueFacts) -> None:
         self.store, self.viewer = store, viewer
-        self.league = store.the_league()
-        self.versions: dict[str, VersionRow] = {v.name: v for v in store.versions(self.league.id)}
+        self.league = facts.league
+        self.versions: dict[str, VersionRow] = facts.versions
 
     # -- the board and bots ---------------------------------------------------------------
 

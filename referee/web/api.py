@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
@@ -19,6 +19,7 @@ from referee.web.answers import Answers, GameFilter
 from referee.web.challenges import take_challenge
 from referee.web.context import Context, context, login_wall, web_state
 from referee.web.refusals import Refused
+from referee.web.shown import AUTHORS, BOARD, REPLAY, bot_marks, list_marks, shown
 from referee.web.uploads import take_upload
 from referee.web.visibility import AdminSubject, Sight, sight
 
@@ -39,46 +40,42 @@ def _found(value: T | None) -> T:
     return value
 
 
-@get("/api/board", sync_to_thread=True, tags=["league"])
-def api_board(request: Req) -> models.Board:
+@get("/api/board", tags=["league"])
+async def api_board(request: Req) -> Response[models.Board]:
     """The league's board as the daemon last fitted it."""
-    with context(request) as ctx:
-        return ctx.answers.board()
+    return await shown(request, "api board", BOARD, lambda ctx: ctx.answers.board())
 
 
-@get("/api/bots/{name:str}", sync_to_thread=True, tags=["league"])
-def api_bot(request: Req, name: FromPath[str]) -> models.BotOut:
+@get("/api/bots/{name:str}", tags=["league"])
+async def api_bot(request: Req, name: FromPath[str]) -> Response[models.BotOut]:
     """A bot: its versions, rating history, head to head, verdict kinds and latest games."""
-    with context(request) as ctx:
-        return _found(ctx.answers.bot(name))
+    return await shown(request, f"api bot {name}", bot_marks(name), lambda ctx: _found(ctx.answers.bot(name)))
 
 
-@get("/api/games", sync_to_thread=True, tags=["league"])
-def api_games(  # noqa: PLR0913 (a parameter per query parameter)
+@get("/api/games", tags=["league"])
+async def api_games(  # noqa: PLR0913 (a parameter per query parameter)
         request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
         players: FromQuery[int | None] = None, page: FromQuery[int] = 1, before: FromQuery[int | None] = None,
-        after: FromQuery[int | None] = None) -> models.GamesPage:
+        after: FromQuery[int | None] = None) -> Response[models.GamesPage]:
     """The games this viewer may see, newest first, filtered by bot, verdict kind (or ``any``) and table size.
     ``page`` alone: that page, counted from the newest; with ``before`` (the ``before`` of the page above it) the
     games older than that, or with ``after`` (the ``after`` of the page below it) the newer ones: a page reached
     from its neighbour's costs the same however deep it is."""
-    with context(request) as ctx:
-        return ctx.answers.games(GameFilter(bot, verdict, players, page, before, after),
-                                 ctx.web.settings.games_per_page)
+    wanted = GameFilter(bot, verdict, players, page, before, after)
+    return await shown(request, f"api games {wanted}", list_marks(wanted),
+                       lambda ctx: ctx.answers.games(wanted, ctx.web.settings.games_per_page))
 
 
-@get("/api/games/{number:int}", sync_to_thread=True, tags=["league"])
-def api_game(request: Req, number: FromPath[int]) -> models.GameOut:
+@get("/api/games/{number:int}", tags=["league"])
+async def api_game(request: Req, number: FromPath[int]) -> Response[models.GameOut]:
     """A game's replay data: every hand (once its group is done), and the viewer's own seats' views."""
-    with context(request) as ctx:
-        return _found(ctx.answers.game(number))
+    return await shown(request, f"api game {number}", REPLAY, lambda ctx: _found(ctx.answers.game(number)))
 
 
-@get("/api/authors/{name:str}", sync_to_thread=True, tags=["authors"])
-def api_author(request: Req, name: FromPath[str]) -> models.AuthorOut:
+@get("/api/authors/{name:str}", tags=["authors"])
+async def api_author(request: Req, name: FromPath[str]) -> Response[models.AuthorOut]:
     """An author's bots; their uploads with logs for themselves and the admin."""
-    with context(request) as ctx:
-        return _found(ctx.answers.author(name))
+    return await shown(request, f"api author {name}", AUTHORS, lambda ctx: _found(ctx.answers.author(name)))
 
 
 @get("/api/uploads/{upload_id:int}", sync_to_thread=True, tags=["authors"])

@@ -25,6 +25,7 @@ from referee.web import api, auth, pages, table_events, tables
 from referee.web.admission import admit
 from referee.web.context import WebState
 from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
+from referee.web.published import Published
 from referee.web.refusals import DOMAIN, Refused, refusal
 from referee.web.settings import WebSettings
 from referee.web.static import favicon, static_file
@@ -52,7 +53,8 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
                      move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst),
-                     table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total))
+                     table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total),
+                     published=Published(Path(db_path), settings.kept_bytes))
     return Litestar(
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, static_file, favicon],
         state=_state(state),

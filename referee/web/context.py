@@ -18,6 +18,7 @@ from referee.results.web_queries import WebStore
 from referee.web import auth
 from referee.web.answers import Answers
 from referee.web.limits import RateLimiter, StreamSlots, retry_after
+from referee.web.published import Published
 from referee.web.settings import WebSettings
 from referee.web.visibility import ANONYMOUS, Viewer
 
@@ -36,6 +37,7 @@ class WebState:
     templates: Environment
     move_limits: RateLimiter  # a person's moves at the card tables, per author
     table_streams: StreamSlots  # the card tables' open event streams
+    published: Published  # the pages kept for anonymous visitors, and the league's facts
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ def context(request: Request[Any, Any, Any], form_csrf: str | None = None) -> It
             given = form_csrf if form_csrf is not None else request.headers.get(auth.CSRF_HEADER)
             if not auth.csrf_matches(auth.session_csrf(web.key, session), given):
                 raise PermissionDeniedException("CSRF token missing or wrong: reload the page and try again")
-        yield Context(store, viewer, Answers(store, viewer), web, None if bearer else session, bearer)
+        answers = Answers(store, viewer, web.published.facts(store))
+        yield Context(store, viewer, answers, web, None if bearer else session, bearer)
     finally:
         store.close()
 

@@ -26,11 +26,11 @@ from referee.web.charts import rating_chart
 from referee.web.context import Context, WebState, context, web_state
 from referee.web.limits import is_tls
 from referee.web.refusals import Refused
+from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_marks, list_marks, shown
 from referee.web.uploads import take_upload
 from referee.web.visibility import AdminSubject, sight
 
 Req = Request[Any, Any, Any]
-HTML = "text/html; charset=utf-8"
 
 
 def render(web: WebState, template: str, ctx: Context | None, status: int = 200, **values: Any) -> Response[str]:
@@ -40,58 +40,70 @@ def render(web: WebState, template: str, ctx: Context | None, status: int = 200,
     return Response(text, media_type=HTML, status_code=status)
 
 
+def page_text(ctx: Context, template: str, **values: Any) -> str:
+    """A page's text from ``template`` for the context's viewer (their CSRF token in its forms)."""
+    return ctx.web.templates.get_template(template).render(viewer=ctx.viewer, csrf=ctx.csrf, **values)
+
+
 def _signed_in_or_login(ctx: Context) -> Response[Any] | None:
     return None if ctx.viewer.signed_in else Redirect("/login", status_code=303)
 
 
-@get("/", sync_to_thread=True, include_in_schema=False)
-def board_page(request: Req) -> Response[str]:
-    with context(request) as ctx:
-        return render(ctx.web, "board.html", ctx, board=ctx.answers.board(), poll=ctx.web.settings.board_seconds)
+@get("/", include_in_schema=False)
+async def board_page(request: Req) -> Response[Any]:
+    return await shown(request, "board", BOARD, lambda ctx: page_text(
+        ctx, "board.html", board=ctx.answers.board(), poll=ctx.web.settings.board_seconds))
 
 
-@get("/bots/{name:str}", sync_to_thread=True, include_in_schema=False)
-def bot_page(request: Req, name: FromPath[str]) -> Response[str]:
-    with context(request) as ctx:
+@get("/bots/{name:str}", include_in_schema=False)
+async def bot_page(request: Req, name: FromPath[str]) -> Response[Any]:
+    def make(ctx: Context) -> str:
         bot = ctx.answers.bot(name)
         if bot is None:
             raise NotFoundException(NOT_FOUND)
-        return render(ctx.web, "bot.html", ctx, bot=bot, chart=rating_chart(bot.history))
+        return page_text(ctx, "bot.html", bot=bot, chart=rating_chart(bot.history))
+    return await shown(request, f"bot {name}", bot_marks(name), make)
 
 
-@get("/games", sync_to_thread=True, include_in_schema=False)
-def games_page(  # noqa: PLR0913 (a parameter per query parameter)
+@get("/games", include_in_schema=False)
+async def games_page(  # noqa: PLR0913 (a parameter per query parameter)
         request: Req, bot: FromQuery[str | None] = None, verdict: FromQuery[str | None] = None,
         players: FromQuery[str | None] = None, page: FromQuery[int] = 1, before: FromQuery[int | None] = None,
-        after: FromQuery[int | None] = None) -> Response[str]:
+        after: FromQuery[int | None] = None) -> Response[Any]:
     """The games list; its filter form sends every field, an unchosen one empty (``players=``: any size). Its
     "newer" and "older" links carry the page's first or last game's number (``after``, ``before``)."""
     if players and not (players.isdigit() and len(players) <= 2):
         raise Refused(400, f"players: a table size, not {players[:20]!r}")
-    with context(request) as ctx:
-        wanted = GameFilter(bot or None, verdict or None, int(players) if players else None, page, before, after)
+    wanted = GameFilter(bot or None, verdict or None, int(players) if players else None, page, before, after)
+
+    def make(ctx: Context) -> str:
         found = ctx.answers.games(wanted, ctx.web.settings.games_per_page)
-        return render(ctx.web, "games.html", ctx, found=found, wanted=wanted, verdicts=VERDICTS,
-                      sizes=range(MIN_PLAYERS, MAX_PLAYERS + 1))
+        return page_text(ctx, "games.html", found=found, wanted=wanted, verdicts=VERDICTS,
+                         sizes=range(MIN_PLAYERS, MAX_PLAYERS + 1))
+    return await shown(request, f"games {wanted}", list_marks(wanted), make)
 
 
-@get("/games/{number:int}", sync_to_thread=True, include_in_schema=False)
-def game_page(request: Req, number: FromPath[int]) -> Response[str]:
-    with context(request) as ctx:
+@get("/games/{number:int}", include_in_schema=False)
+async def game_page(request: Req, number: FromPath[int]) -> Response[Any]:
+    def make(ctx: Context) -> str:
         game = ctx.answers.game(number)
         if game is None:
             raise NotFoundException(NOT_FOUND)
-        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views))
+        return page_text(ctx, "game.html", game=game, body=VIEWER_BODY, data=script_json(game.views))
+    return await shown(request, f"game {number}", REPLAY, make)
 
 
-@get("/authors/{name:str}", sync_to_thread=True, include_in_schema=False)
-def author_page(request: Req, name: FromPath[str]) -> Response[str]:
-    with context(request) as ctx:
-        return _author(ctx, name)
+@get("/authors/{name:str}", include_in_schema=False)
+async def author_page(request: Req, name: FromPath[str]) -> Response[Any]:
+    return await shown(request, f"author {name}", AUTHORS, lambda ctx: _author_text(ctx, name))
 
 
 def _author(ctx: Context, name: str, error: str | None = None, status: int = 200) -> Response[str]:
     """An author's page; for the author themselves, the challenge form (with ``error``, a refused one's)."""
+    return Response(_author_text(ctx, name, error), media_type=HTML, status_code=status)
+
+
+def _author_text(ctx: Context, name: str, error: str | None = None) -> str:
     author = ctx.answers.author(name)
     if author is None:
         raise NotFoundException(NOT_FOUND)
@@ -99,8 +111,8 @@ def _author(ctx: Context, name: str, error: str | None = None, status: int = 200
     if ctx.viewer.author == name:
         latest = {v.bot: v for v in ctx.answers.versions.values()}
         opponents = sorted(bot for bot, v in latest.items() if v.active and v.author != name)
-    return render(ctx.web, "author.html", ctx, status=status, author=author, opponents=opponents,
-                  sizes=ctx.web.settings.table_sizes, challenge_error=error)
+    return page_text(ctx, "author.html", author=author, opponents=opponents, sizes=ctx.web.settings.table_sizes,
+                     challenge_error=error)
 
 
 @post("/challenges", include_in_schema=False)

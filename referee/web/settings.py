@@ -37,6 +37,8 @@ class WebSettings:
     moves_per_second: float = 2.0  # a person's moves at the card tables: their own bucket's refill per author
     moves_burst: int = 6
     games_per_page: int = 50
+    public_seconds: int = 5  # how long a browser or a reverse proxy may reuse an anonymous page without asking
+    kept_bytes: int = 64 * MIB  # the anonymous pages each worker keeps (least recently used out first; 0: none)
     table_streams_per_author: int = 4  # a card table's event streams an author may hold open (tabs, a reload)
     table_streams_total: int = 64  # event streams open in all (each worker process: like the rate limits)
     table_stream_seconds: float = 300.0  # a stream's longest life: then it ends and the browser reconnects

@@ -1,0 +1,134 @@
+"""What a crowd reads, made once: the pages and answers an anonymous visitor gets, kept as bytes under the read
+marks they were built from (schema 10's ``read_marks``, raised by triggers in the transaction that changes what a
+page shows), and served as those bytes, with their ``ETag``, until one of those marks moves.
+
+The daemon keeps the read side up as it writes (the marks, the stored counts, head to head, verdict and size
+tables: :mod:`referee.results.schema`); a worker process of the web keeps the bytes. A visitor's request costs one
+read of a few marks by primary key; the first after a change builds the page once (one build per page at a time:
+a crowd at a board just refitted waits for one build, not fifty), inside one read transaction, so that the marks it
+is kept under and the rows it shows agree. Pages are kept least recently used first out, within a byte budget.
+
+Signed-in viewers get their pages built fresh, but over the same cached league facts (:class:`LeagueFacts`: the
+versions, read again only when a version changes), through queries whose cost does not grow with the games
+stored (tests/test_query_plans.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import formatdate
+from pathlib import Path
+
+from referee.results.league_store import VersionRow
+from referee.results.rows import TournamentRow
+from referee.results.web_queries import WebStore
+
+#: The marks every page depends on: the league's versions (names, bots, authors, states) and its row.
+LEAGUE: tuple[str, ...] = ("versions", "league")
+#: Build locks, by a page key's hash: a page is built by one thread at a time (others wait for its bytes).
+_STRIPES = 64
+
+
+@dataclass(frozen=True)
+class LeagueFacts:
+    """What nearly every answer needs of the league: its row and its versions by name, in the order added."""
+
+    league: TournamentRow
+    versions: dict[str, VersionRow]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page's bytes as sent, with its validators."""
+
+    body: bytes
+    media_type: str
+    etag: str  # a strong validator: the body's hash, quoted
+    modified: str  # an HTTP date: when the latest mark the page depends on moved
+
+
+@dataclass(frozen=True)
+class _Kept:
+    stamp: tuple[int, ...]  # the values of the page's marks when it was built
+    page: Page
+
+
+def page_of(body: bytes, media_type: str, changed: float) -> Page:
+    return Page(body, media_type, f'"{hashlib.blake2b(body, digest_size=16).hexdigest()}"',
+                formatdate(changed, usegmt=True))
+
+
+class Published:
+    """One worker process's kept pages and league facts over the database at ``db_path``, within ``budget_bytes``
+    of pages (0: nothing is kept, every page and fact is read afresh)."""
+
+    def __init__(self, db_path: Path, budget_bytes: int) -> None:
+        self._db_path = db_path
+        self._budget = budget_bytes
+        self._local = threading.local()  # each thread's own connection for the marks (SQLite's rule)
+        self._lock = threading.Lock()  # the kept pages' dict and byte count
+        self._pages: OrderedDict[str, _Kept] = OrderedDict()
+        self._bytes = 0
+        self._stripes = [threading.Lock() for _ in range(_STRIPES)]
+        self._facts: tuple[tuple[int, ...], LeagueFacts] | None = None
+
+    def kept(self, key: str, marks: tuple[str, ...]) -> Page | None:
+        """The page kept under ``key`` if none of ``marks`` has moved since it was built, else None."""
+        with self._lock:
+            kept = self._pages.get(key)
+        if kept is None or self._marks_store().marks(marks).values != kept.stamp:
+            return None
+        with self._lock:
+            if key in self._pages:
+                self._pages.move_to_end(key)
+        return kept.page
+
+    def make(self, key: str, marks: tuple[str, ...], build: Callable[[WebStore, LeagueFacts], tuple[bytes, str]],
+             ) -> Page:
+        """The page of ``key``: kept, or built by ``build`` (its body and media type) from one snapshot and kept.
+        An exception of ``build`` (a missing bot's 404) keeps nothing."""
+        with self._stripes[hash(key) % _STRIPES]:
+            with WebStore(self._db_path) as store, store.snapshot():
+                now = store.marks(marks)
+                with self._lock:
+                    kept = self._pages.get(key)
+                if kept is not None and kept.stamp == now.values:
+                    return kept.page  # built by the thread this one waited for
+                body, media_type = build(store, self.facts(store))
+            page = page_of(body, media_type, now.changed)
+            self._keep(key, _Kept(now.values, page))
+            return page
+
+    def facts(self, store: WebStore) -> LeagueFacts:
+        """The league's row and versions, read again only when the versions or the league's row changed (1,000
+        versions take 4 ms to read: a request should not pay that to show one bot)."""
+        stamp = store.marks(LEAGUE).values  # before the rows: rows newer than their stamp only cost a reread
+        cached = self._facts
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        league = store.the_league()
+        facts = LeagueFacts(league, {version.name: version for version in store.versions(league.id)})
+        if self._budget > 0:
+            self._facts = (stamp, facts)
+        return facts
+
+    def _keep(self, key: str, kept: _Kept) -> None:
+        with self._lock:
+            old = self._pages.pop(key, None)
+            if old is not None:
+                self._bytes -= len(old.page.body)
+            self._pages[key] = kept
+            self._bytes += len(kept.page.body)
+            while self._bytes > self._budget and self._pages:
+                _, dropped = self._pages.popitem(last=False)
+                self._bytes -= len(dropped.page.body)
+
+    def _marks_store(self) -> WebStore:
+        store: WebStore | None = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = WebStore(self._db_path)
+        return store

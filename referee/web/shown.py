@@ -1,0 +1,95 @@
+"""The routes a crowd reads (the board, bot pages, games lists, replays, author pages and their JSON twins), served
+one way: an anonymous visitor gets the bytes kept for every visitor (:mod:`referee.web.published`) with an
+``ETag``, ``Last-Modified`` and a ``Cache-Control`` a reverse proxy may honour (docs/WEB.md), or a 304 when the
+``ETag`` they send is the page's; a signed-in viewer gets the page built for them, never kept (``no-store``).
+
+A request is anonymous when it carries neither an ``Authorization`` header nor a session cookie: one that carries
+a bad one is answered as its credentials deserve (401, or the cookie cleared), never from what is kept.
+``If-Modified-Since`` is not honoured: ``Last-Modified`` has whole seconds, and two pages within one second would
+share it (the ``ETag`` tells them apart)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import anyio.to_thread
+import msgspec
+from litestar import Request, Response
+
+from referee.results.web_queries import WebStore
+from referee.web import auth
+from referee.web.answers import Answers, GameFilter
+from referee.web.context import Context, WebState, context, web_state
+from referee.web.published import LEAGUE, LeagueFacts, Page
+from referee.web.visibility import ANONYMOUS
+
+#: The read marks each route a crowd reads shows (beside the league's versions and row). A replay shown once never
+#: changes (a complete group stays complete) unless deleted.
+BOARD, GAMES, REPLAY, AUTHORS = ("board",), ("games", "gone"), ("gone",), ("authors",)
+
+
+def bot_marks(name: str) -> tuple[str, ...]:
+    """A bot's page: the board (its rating history) and its own groups."""
+    return "board", f"bot:{name}"
+
+
+def list_marks(wanted: GameFilter) -> tuple[str, ...]:
+    """A games list: every group's games, or one bot's groups'."""
+    return GAMES if wanted.bot is None else (f"bot:{wanted.bot}", "gone")
+
+
+Req = Request[Any, Any, Any]
+HTML = "text/html; charset=utf-8"
+JSON = "application/json"
+#: What a route makes for a viewer: a page's text (HTML) or an answer (JSON).
+Make = Callable[[Context], "str | msgspec.Struct"]
+_ENCODER = msgspec.json.Encoder()
+
+
+async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make) -> Response[Any]:
+    """The answer of a route a crowd reads: ``make``'s for this viewer, kept under ``key`` (the route and the
+    parameters it parsed: what is not a parameter of the route never splits what is kept) and the read ``marks``
+    it shows (beside :data:`~referee.web.published.LEAGUE`) for anonymous visitors."""
+    web = web_state(request)
+    if request.headers.get("authorization") is not None or auth.SESSION_COOKIE in request.cookies:
+        return await anyio.to_thread.run_sync(_for_viewer, request, make)
+    depends = LEAGUE + marks
+    page = web.published.kept(key, depends)
+    if page is None:
+        page = await anyio.to_thread.run_sync(web.published.make, key, depends, partial(_for_anyone, web, make))
+    return _answer(request, page, web.settings.public_seconds)
+
+
+def _for_anyone(web: WebState, make: Make, store: WebStore, facts: LeagueFacts) -> tuple[bytes, str]:
+    """The page as an anonymous visitor sees it (what is kept for them all)."""
+    return encoded(make(Context(store, ANONYMOUS, Answers(store, ANONYMOUS, facts), web, None, False)))
+
+
+def _for_viewer(request: Req, make: Make) -> Response[Any]:
+    with context(request) as ctx:
+        body, media_type = encoded(make(ctx))
+    return Response(body, media_type=media_type)
+
+
+def encoded(made: str | msgspec.Struct) -> tuple[bytes, str]:
+    """A page's text as UTF-8 HTML, an answer as JSON."""
+    if isinstance(made, str):
+        return made.encode(), HTML
+    return _ENCODER.encode(made), JSON
+
+
+def _answer(request: Req, page: Page, seconds: int) -> Response[Any]:
+    headers = {"etag": page.etag, "last-modified": page.modified, "vary": "Cookie, Authorization",
+               "cache-control": f"public, max-age={seconds}"}
+    if _matches(request.headers.get("if-none-match"), page.etag):
+        return Response(None, status_code=304, headers=headers)
+    return Response(page.body, media_type=page.media_type, headers=headers)
+
+
+def _matches(asked: str | None, etag: str) -> bool:
+    """Whether ``If-None-Match`` names the page's ETag (weakly compared, as RFC 9110 says for GET)."""
+    if not asked:
+        return False
+    return any(tag.strip().removeprefix("W/") in (etag, "*") for tag in asked.split(","))

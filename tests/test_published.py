@@ -1,0 +1,185 @@
+"""What a crowd reads, made once (referee/web/published.py, schema 10's read marks): every write that changes what a
+page shows raises its mark, in the writer's own transaction; an anonymous visitor gets the kept bytes with their
+validators (a 304 for an ETag they hold); and a kept page is, byte for byte, the page built afresh from the same
+data, route by route, while a writer writes (with a control: the same comparison catches pages kept past a change
+when the marks are not looked at)."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from referee.results.arena_store import ArenaStore, BoardRow
+from referee.results.league_store import GroupRow, VersionRow
+from referee.web.app import create_app
+from referee.web.published import Published
+from referee.web.settings import WebSettings
+from tests.webdb import WebDb, build, game, stored
+
+#: Every route a crowd reads, as a visitor asks for it (``{game}``: a game of a complete group).
+ROUTES = ("/", "/api/board", "/bots/alpha", "/api/bots/beta", "/games", "/api/games", "/games?verdict=crash",
+          "/api/games?verdict=any&players=2", "/games?bot=alpha", "/api/games?page=2", "/games/{game}",
+          "/api/games/{game}", "/authors/alice", "/api/authors/bob")
+SETTINGS = WebSettings(rate_burst=10**9, rate_per_second=10**6)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> WebDb:
+    return build(tmp_path)
+
+
+def marks(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as connection:
+        return dict(connection.execute("SELECT name, value FROM read_marks").fetchall())
+
+
+def play_group(store: ArenaStore, league_id: int, number: int, seats: tuple[str, str]) -> None:
+    """A deal group of ``seats`` issued, both its games stored, and completed."""
+    store.issue_group(league_id, GroupRow(number=number, deal_seed=number, seats=seats, anchor=seats[0]))
+    for rotation in range(2):
+        names = list(seats[rotation:] + seats[:rotation])
+        store.save_slots(league_id, [[stored(game(names, 100 + number, f"g{number}", ["", ""]), number, rotation)]])
+    store.close_group(league_id, number, "complete")
+
+
+def test_each_write_raises_the_marks_of_what_it_changes(db: WebDb) -> None:
+    with ArenaStore(db.path) as store:
+        league = store.league()
+        assert league is not None
+        store.add_version(league.id, VersionRow(name="gamma@1", bot="gamma", number=1, author="bob", command=["x"],
+                                                env={}, dir="", sha256="g"))
+        steps: list[tuple[str, Any]] = [
+            ("versions", lambda: store.set_version(league.id, "beta@1", retired=True)),
+            ("board", lambda: store.save_board(league.id, [BoardRow("alpha@1", 1, 1.0, 2.0, 3, "2026-02-01")])),
+            ("authors", lambda: store.add_author("carol", "0" * 64)),
+            ("league", lambda: store.update_config(league.id, "name = \"web test league\"\nplayers = [2]\n")),
+        ]
+        for mark, write in steps:
+            before = marks(db.path)
+            write()
+            after = marks(db.path)
+            assert {name for name in after if after[name] != before.get(name)} == {mark}, mark
+        before = marks(db.path)
+        play_group(store, league.id, 50, ("gamma@1", "beta@1"))  # a group completing: its bots' pages and lists
+        after = marks(db.path)
+        assert {name for name in after if after[name] != before.get(name)} == {"games", "bot:gamma", "bot:beta"}
+        before = marks(db.path)
+        store.issue_group(league.id, GroupRow(number=51, deal_seed=51, seats=("gamma@1", "beta@1"),
+                                              anchor="gamma@1"))
+        store.save_slots(league.id, [[stored(game(["gamma@1", "beta@1"], 151, "g51", ["", ""]), 51, 0)]])
+        assert marks(db.path) == before  # an open group's games: no visitor sees them, no page changes
+
+
+def test_a_visitor_gets_the_kept_bytes_and_a_304_for_the_etag_they_hold(db: WebDb) -> None:
+    with TestClient(create_app(db.path, SETTINGS)) as client:
+        first = client.get("/api/games")
+        assert first.status_code == 200 and first.headers["cache-control"] == "public, max-age=5"
+        etag = first.headers["etag"]
+        assert first.headers["last-modified"].endswith(" GMT") and "Cookie" in first.headers["vary"]
+        again = client.get("/api/games", headers={"If-None-Match": etag})
+        assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+        assert db.games["open"] not in [g["number"] for g in first.json()["games"]]
+        with ArenaStore(db.path) as store:
+            league = store.league()
+            assert league is not None
+            store.close_group(league.id, 1, "complete")  # the open group's game may now be seen
+        changed = client.get("/api/games", headers={"If-None-Match": etag})
+        assert changed.status_code == 200 and changed.headers["etag"] != etag
+        assert db.games["open"] in [g["number"] for g in changed.json()["games"]]
+        signed_in = client.get("/api/games", headers={"Authorization": f"Bearer {db.tokens['alice']}",
+                                                      "If-None-Match": changed.headers["etag"]})
+        assert signed_in.status_code == 200 and "etag" not in signed_in.headers  # never from what is kept
+
+
+class Writer(threading.Thread):
+    """The daemon's writes, on and on: groups completing (and some left open), refits, a version now and then."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(daemon=True)
+        self.path, self.stop, self.writes = path, threading.Event(), 0
+
+    def run(self) -> None:
+        with ArenaStore(self.path) as store:
+            league = store.league()
+            assert league is not None
+            bots = ["alpha@1", "beta@1"]
+            for number in itertools.count(100):
+                if self.stop.is_set():
+                    return
+                if number % 7 == 0:
+                    name = f"w{number}@1"
+                    store.add_version(league.id, VersionRow(name=name, bot=f"w{number}", number=1, author="bob",
+                                                            command=["x"], env={}, dir="", sha256=name))
+                    bots.append(name)
+                seats = (bots[number % len(bots)], bots[(number + 1) % len(bots)])
+                if number % 5 == 0:  # left open: its game is stored, seen by nobody but the admin
+                    store.issue_group(league.id, GroupRow(number=number, deal_seed=number, seats=seats,
+                                                          anchor=seats[0]))
+                    store.save_slots(league.id, [[stored(game(list(seats), number, f"g{number}", ["", ""]),
+                                                         number, 0)]])
+                else:
+                    play_group(store, league.id, number, seats)
+                if number % 3 == 0:
+                    store.save_board(league.id, [BoardRow(name, rank, float(number - 10 * rank), 9.0, number,
+                                                          f"2026-03-01T00:{number // 60 % 60:02d}:{number % 60:02d}")
+                                                 for rank, name in enumerate(bots, 1)])
+                self.writes += 1
+                time.sleep(0.01)
+
+
+@pytest.fixture
+def writer(db: WebDb) -> Iterator[Writer]:
+    running = Writer(db.path)
+    running.start()
+    yield running
+    running.stop.set()
+    running.join()
+
+
+def compare_while_written(db: WebDb, seconds: float) -> tuple[set[str], list[str]]:
+    """Each route as kept (one app) and built afresh (an app that keeps nothing), asked in turn while the writer
+    writes; compared whenever no mark moved between the two: the routes compared, and those that differed."""
+    compared: set[str] = set()
+    differed: list[str] = []
+    kept, fresh = create_app(db.path, SETTINGS), create_app(db.path, WebSettings(**{
+        **{f: getattr(SETTINGS, f) for f in ("rate_burst", "rate_per_second")}, "kept_bytes": 0}))
+    with TestClient(kept) as one, TestClient(fresh) as other:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for route in ROUTES:
+                url = route.format(game=db.games["complete0"])
+                before = marks(db.path)
+                a, b = one.get(url), other.get(url)
+                if marks(db.path) != before:
+                    continue
+                assert a.status_code == b.status_code == 200, (url, a.status_code, b.status_code)
+                compared.add(route)
+                if a.content != b.content:
+                    differed.append(url)
+    return compared, differed
+
+
+def test_a_kept_page_is_the_fresh_page_while_the_daemon_writes(db: WebDb, writer: Writer) -> None:
+    compared, differed = compare_while_written(db, 4.0)
+    assert writer.writes > 50 and compared == set(ROUTES), (writer.writes, compared)
+    assert differed == []
+
+
+def test_control_pages_kept_past_their_marks_are_caught(db: WebDb, writer: Writer,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison catches what it must: with the marks not looked at, kept pages go stale and differ."""
+    def blind(self: Published, key: str, names: tuple[str, ...]) -> Any:
+        with self._lock:
+            found = self._pages.get(key)
+        return None if found is None else found.page
+    monkeypatch.setattr(Published, "kept", blind)
+    _, differed = compare_while_written(db, 3.0)
+    assert differed
