@@ -17,7 +17,14 @@ from referee.results.rows import StoredReplay, TournamentRow, decode_record
 from referee.results.schema import SCHEMA_VERSION, open_shared, schema_version
 from referee.results.store import StoreError, _why
 
-_GROUP = "LEFT JOIN league_groups lg ON lg.tournament_id = g.tournament_id AND lg.deal_key = g.deal_key"
+
+def _group_of(rows: str) -> str:
+    """The join of ``rows`` (games ``g``, seats ``s``: anything with a league and a deal key) with their deal group
+    ``lg`` (none for a game outside any group)."""
+    return f"LEFT JOIN league_groups lg ON lg.tournament_id = {rows}.tournament_id AND lg.deal_key = {rows}.deal_key"
+
+
+_GROUP = _group_of("g")
 _GAME_COLUMNS = f"g.id, g.number, g.record, g.deal_key, COALESCE(lg.status, 'complete') AS status FROM games g {_GROUP}"
 
 
@@ -108,9 +115,9 @@ class Meetings:
 #: flight, found through the groups' status (``CROSS JOIN``: the groups first, whatever the planner guesses without
 #: statistics; from the games first, it read every game of the league). What a page that may not show them
 #: subtracts from a stored count.
-_OPEN_GAMES = ("FROM league_groups lg CROSS JOIN league_games x ON x.tournament_id = lg.tournament_id AND "
-               "x.deal_key = lg.deal_key JOIN games g ON g.id = x.game_id WHERE lg.tournament_id = ? AND "
-               "lg.status = 'open'")
+_OPEN_GROUPS = ("FROM league_groups lg CROSS JOIN league_games x ON x.tournament_id = lg.tournament_id AND "
+                "x.deal_key = lg.deal_key{joined} WHERE lg.tournament_id = ? AND lg.status = 'open'")
+_OPEN_GAMES = _OPEN_GROUPS.format(joined=" JOIN games g ON g.id = x.game_id")
 
 
 _SHOWN = " AND COALESCE(lg.status, 'complete') != 'open'"
@@ -337,11 +344,10 @@ class WebStore(ArenaStore):
                 counts[2] += row["opponent_fool"]
         if not with_open:
             for row in self._query(
-                    "SELECT o.version AS opponent, s.fool AS fool, o.fool AS opponent_fool FROM league_groups lg "
-                    "CROSS JOIN league_games x ON x.tournament_id = lg.tournament_id AND x.deal_key = lg.deal_key "
-                    f"JOIN league_seats s ON s.game_id = x.game_id AND s.version IN ({marks}) "
-                    f"JOIN league_seats o ON o.game_id = x.game_id AND o.version NOT IN ({marks}) "
-                    "WHERE lg.tournament_id = ? AND lg.status = 'open'", (*versions, *versions, league_id)):
+                    "SELECT o.version AS opponent, s.fool AS fool, o.fool AS opponent_fool " + _OPEN_GROUPS.format(
+                        joined=f" JOIN league_seats s ON s.game_id = x.game_id AND s.version IN ({marks}) "
+                               f"JOIN league_seats o ON o.game_id = x.game_id AND o.version NOT IN ({marks})"),
+                    (*versions, *versions, league_id)):
                 counts = met[row["opponent"]]
                 counts[0] -= 1
                 counts[1] -= row["fool"]
@@ -353,8 +359,7 @@ class WebStore(ArenaStore):
         with a verdict (few) through an index, counted here."""
         marks = ", ".join("?" * len(versions)) or "NULL"
         counts: dict[str, int] = {}
-        for row in self._query(f"SELECT s.verdict AS kind FROM league_seats s LEFT JOIN league_groups lg ON "
-                               "lg.tournament_id = s.tournament_id AND lg.deal_key = s.deal_key WHERE "
+        for row in self._query(f"SELECT s.verdict AS kind FROM league_seats s {_group_of('s')} WHERE "
                                f"s.tournament_id = ? AND s.version IN ({marks}) AND s.verdict IS NOT NULL"
                                f"{'' if with_open else _SHOWN}",
                                (league_id, *versions)):
