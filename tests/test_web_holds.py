@@ -18,7 +18,13 @@ from litestar.testing import TestClient
 
 from referee.results.arena_store import REVOKED_TABLE, ArenaStore
 from referee.web.app import create_app
-from referee.web.serving import HEADER_SECONDS, HeaderBoundH11Protocol, uvicorn_options
+from referee.web.serving import (
+    HEADER_SECONDS,
+    PROTOCOLS,
+    HeaderBoundHttpToolsProtocol,
+    HttpToolsProtocol,
+    uvicorn_options,
+)
 from referee.web.settings import WebSettings
 from tests.liveserver import served
 from tests.webdb import WebDb, built, league_copy
@@ -125,10 +131,11 @@ def _closed_within(sock: socket.socket, seconds: float) -> float | None:
     return time.monotonic() - began
 
 
-def test_a_connection_that_never_finishes_its_headers_is_closed(db: WebDb) -> None:
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda protocol: protocol.__name__)
+def test_a_connection_that_never_finishes_its_headers_is_closed(db: WebDb, protocol: Any) -> None:
     bound = 0.5
     app = create_app(db.path, WebSettings(rate_burst=10_000))
-    with served(app, **uvicorn_options(header_seconds=bound)) as url, _connect(url) as partial, \
+    with served(app, **uvicorn_options(header_seconds=bound, protocol=protocol)) as url, _connect(url) as partial, \
             _connect(url) as silent, _connect(url) as whole:
         partial.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         whole.sendall(b"GET /api/board HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -137,14 +144,51 @@ def test_a_connection_that_never_finishes_its_headers_is_closed(db: WebDb) -> No
             took = _closed_within(sock, bound + 2.0)
             assert took is not None and took < bound + 2.0
     # Without the bound (uvicorn's own settings), the half-sent request holds its connection open.
-    with served(app) as url, _connect(url) as partial:
+    with served(app, http=_uvicorns(protocol)) as url, _connect(url) as partial:
         partial.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         assert _closed_within(partial, 1.5) is None
 
 
+def _uvicorns(protocol: Any) -> Any:
+    """The uvicorn protocol a bounded one is made from."""
+    return next(base for base in protocol.__mro__ if base.__module__.startswith("uvicorn."))
+
+
+def _header_flood(sock: socket.socket, kib: int) -> int:
+    """Send a request line and one endless header, 1 KiB at a time: the KiB sent before the server closed."""
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Flood: ")
+    for sent in range(kib):
+        try:
+            sock.sendall(b"a" * 1024)
+        except (BrokenPipeError, ConnectionResetError):
+            return sent
+        time.sleep(0.0005)
+    return kib
+
+
+def test_a_header_block_past_its_bytes_is_refused_and_a_large_body_is_not(db: WebDb) -> None:
+    """On httptools (which buffers a header block whatever its size), the header bytes are bounded here: a header
+    sent on and on is cut soon after 16 KiB, where uvicorn's own protocol takes 4 MiB of it; a body of 256 KiB
+    (read after its headers) is not counted."""
+    if HeaderBoundHttpToolsProtocol is None:
+        pytest.skip("httptools is not installed: h11 bounds header blocks itself")
+    app = create_app(db.path, WebSettings(rate_burst=10_000))
+    with served(app, **uvicorn_options(protocol=HeaderBoundHttpToolsProtocol)) as url:
+        with _connect(url) as flood:
+            assert _header_flood(flood, 4096) < 256
+        with _connect(url) as upload:
+            body = b"\x1f\x8b" + b"x" * (256 * 1024)
+            upload.sendall(b"POST /api/uploads?bot=alpha HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                           b"application/gzip\r\nAuthorization: Bearer " + db.tokens["alice"].encode() +
+                           b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            assert upload.recv(12) == b"HTTP/1.1 202"
+    with served(app, http=HttpToolsProtocol) as url, _connect(url) as flood:  # control: no bound of its own
+        assert _header_flood(flood, 4096) == 4096
+
+
 def test_durak_serve_uses_the_bound() -> None:
     options = uvicorn_options()
-    assert options["http"] is HeaderBoundH11Protocol and HeaderBoundH11Protocol.header_seconds == HEADER_SECONDS
+    assert options["http"] is PROTOCOLS[0] and PROTOCOLS[0].header_seconds == HEADER_SECONDS
     assert options["timeout_keep_alive"] <= HEADER_SECONDS
     source = (Path(__file__).resolve().parents[1] / "referee" / "cli" / "serve.py").read_text()
     assert "**uvicorn_options()" in source
