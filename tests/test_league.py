@@ -50,8 +50,14 @@ def test_a_league_config_is_a_tournament_tables_keys_and_a_league_table(league_c
     loaded = load_league(league_config)
     assert loaded.config.sizes == (2, 3) and loaded.match_settings().sizes == (2, 3)
     assert loaded.table.rules.variant == "podkidnoy" and loaded.settings.min_games == 30
+    fair = loaded.match_settings()  # the defaults: a slow version keeps up in flight, fast ones a group ahead at most
+    assert (fair.max_in_flight, fair.max_lead, fair.lead) == (4, None, 3)
+    leading = tmp_path / "leading.toml"
+    leading.write_text(league_config.read_text().replace("[league]\n", "[league]\nmax_lead = 9\nmax_in_flight = 2\n"))
+    assert (load_league(leading).match_settings().lead, load_league(leading).match_settings().max_in_flight) == (9, 2)
     bad = {'format = "sampled"': "key 'format'", "seed = 5": "league seed", "players = [2, 7]": "players",
-           "[league]\nwindow_min = -1": "league.window_min", '[rules]\nnope = 1': "rules.nope",
+           "[league]\nwindow_min = -1": "league.window_min", "[league]\nmax_lead = 0": "league.max_lead",
+           '[rules]\nnope = 1': "rules.nope",
            '[[bots]]\nname = "a"\ncommand = "x"': "bots[0].dir"}
     for line, named in bad.items():
         broken = tmp_path / "broken.toml"
@@ -159,10 +165,11 @@ def test_a_course_stores_a_group_when_issued_completes_it_and_voids_it_when_a_ve
         assert len(report["games"]["rows"]) == len(first)  # the void group's games (none stored) and no other
 
         rebuilt = rebuild_state(league.seed, store.versions(league.id), store.groups(league.id),
-                                course.board.ratings, course.board.rated)
+                                course.board.ratings, course.board.rated, course.loaded.match_settings())
         assert rebuilt.meetings == course.state.meetings and rebuilt.issued == course.state.issued == 2
-        assert [(v.id, v.active, v.last_seated) for v in rebuilt.versions] == \
-            [(v.id, v.active, v.last_seated) for v in course.state.versions]
+        assert rebuilt.sized_meetings == course.state.sized_meetings
+        assert [(v.id, v.active, v.last_seated, v.issued, v.served, v.by_size) for v in rebuilt.versions] == \
+            [(v.id, v.active, v.last_seated, v.issued, v.served, v.by_size) for v in course.state.versions]
 
 
 def test_a_league_config_text_example_decodes(tmp_path: Path) -> None:

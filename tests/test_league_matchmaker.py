@@ -31,9 +31,11 @@ PAIRS = MatchSettings(sizes=(2,))
 
 
 def version(vid: str, games: int = 100, rating: float = 1500.0, error: float = 10.0, last: float = 0.0, *,
-            bot: str | None = None, author: str | None = None, active: bool = True) -> VersionState:
-    """A rated version, past min_games, of its own bot by its own author unless told otherwise."""
-    return VersionState(vid, bot or vid, author or vid, rating, error, games, last, active)
+            bot: str | None = None, author: str | None = None, active: bool = True, served: int = 0) -> VersionState:
+    """A rated version, past min_games (its ``games`` all issued), of its own bot by its own author unless told
+    otherwise."""
+    return VersionState(vid, bot or vid, author or vid, rating, error, games, last, active, issued=games,
+                        served=served)
 
 
 def league(*versions: VersionState, seed: int = 7, meetings: dict[tuple[str, str], int] | None = None) -> LeagueState:
@@ -53,7 +55,7 @@ def play(state: LeagueState, settings: MatchSettings, groups: int) -> tuple[Leag
     for _ in range(groups):
         group = next_group(state, settings)
         assert group is not None
-        state = finish(issue(state, group, 1000.0 + state.issued), group)
+        state = finish(issue(state, group, 1000.0 + state.issued, settings), group)
         drawn.append(group)
     return state, drawn
 
@@ -68,10 +70,12 @@ def test_the_anchor_is_the_fewest_games_version_while_any_is_under_min_games() -
     assert group is not None and group.anchor == "newer"  # fewest games beats idle longest ("old")
     state, drawn = play(state, PAIRS, 40)
     anchors = [g.anchor for g in drawn]
-    # each game counts: "newer" and "new" alternate until both pass "mid", then "mid" until 30, then the idle rule
+    # each game counts: "newer" and "new" alternate until both pass "mid", then "mid" until 30
     assert set(anchors[:10]) <= {"new", "newer", "mid"}
-    assert state.version("newer").games >= 30 and state.version("new").games >= 30
-    assert "old" in anchors
+    assert state.version("newer").issued >= 30 and state.version("new").issued >= 30
+    # their entry was not charged: past it, they stand within the span of the version never away ("old")
+    served = [v.served for v in state.versions]
+    assert max(served) - min(served) <= PAIRS.span
 
 
 def test_past_min_games_the_anchor_is_the_version_idle_longest() -> None:
@@ -163,9 +167,11 @@ def test_each_anchor_sits_with_a_version_it_has_met_least() -> None:
         group = next_group(state, PAIRS)
         assert group is not None
         (other,) = set(group.table) - {group.anchor}
-        met = {v.id: state.meetings.get(pair(group.anchor, v.id), 0) for v in state.versions if v.id != group.anchor}
+        floor = min(v.served for v in state.versions)
+        met = {v.id: state.meetings.get(pair(group.anchor, v.id), 0) for v in state.versions
+               if v.id != group.anchor and v.served < floor + PAIRS.lead}  # those the lead lets sit
         assert met[other] == min(met.values())
-        state = finish(issue(state, group, float(state.issued)), group)
+        state = finish(issue(state, group, float(state.issued), PAIRS), group)
     assert set(state.meetings.values()) <= {3, 4, 5}  # 60 meetings over 15 pairs: 4 each, give or take one
 
 
@@ -236,9 +242,9 @@ def test_a_group_is_issued_once() -> None:
     state = league(*(version(f"v{i}") for i in range(4)))
     group = next_group(state, PAIRS)
     assert group is not None
-    issued = issue(state, group, 1.0)
+    issued = issue(state, group, 1.0, PAIRS)
     with pytest.raises(ValueError, match="stale"):
-        issue(issued, group, 2.0)
+        issue(issued, group, 2.0, PAIRS)
     assert drawn_group(issued, PAIRS).deal_seed != group.deal_seed
     with pytest.raises(ValueError, match="not in flight"):
         finish(finish(issued, group), group)
@@ -248,7 +254,7 @@ def test_issue_and_finish_update_seats_meetings_games_and_flight() -> None:
     state = league(*(version(f"v{i}", games=0, last=NEVER) for i in range(4)))
     group = next_group(state, MatchSettings(sizes=(3,)))
     assert group is not None
-    issued = issue(state, group, 42.0)
+    issued = issue(state, group, 42.0, MatchSettings(sizes=(3,)))
     assert issued.in_flight == (group,) and issued.issued == 1
     assert dict(issued.meetings) == {p: 1 for p in group.pairs()} and not state.meetings
     assert all(issued.version(vid).last_seated == 42.0 for vid in group.table)
@@ -264,12 +270,13 @@ def test_issue_and_finish_update_seats_meetings_games_and_flight() -> None:
 
 def test_a_version_in_flight_waits_unless_max_in_flight_allows_more() -> None:
     state = league(*(version(f"v{i}", last=float(i)) for i in range(3)))
-    group = next_group(state, PAIRS)
+    one = dataclasses.replace(PAIRS, max_in_flight=1)
+    group = next_group(state, one)
     assert group is not None and set(group.table) == {"v0", "v1"}
-    busy = issue(state, group, 10.0)
-    assert next_group(busy, PAIRS) is None  # only v2 is free
+    busy = issue(state, group, 10.0, one)
+    assert next_group(busy, one) is None  # only v2 is free
     second = next_group(busy, dataclasses.replace(PAIRS, max_in_flight=2))
-    assert second is not None and "v2" in second.table
+    assert second is not None and second.anchor == "v2"  # v0 and v1, a group ahead, only fill its table
 
 
 def test_settings_and_states_are_checked() -> None:
@@ -283,7 +290,7 @@ def test_settings_and_states_are_checked() -> None:
         league(version("a"), version("a"))
     state = league(version("a"), version("b"))
     with pytest.raises(ValueError, match="unknown"):
-        issue(state, Group(0, ("a", "zed"), 1, "a"), 0.0)
+        issue(state, Group(0, ("a", "zed"), 1, "a"), 0.0, PAIRS)
 
 
 # ---------------------------------------------------------------------------- fairness on a simulated league

@@ -53,8 +53,9 @@ class LeagueSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     window_min: NonNegative = 100.0
     window_sigmas: NonNegative = 2.0
     widen_step: Positive = 50.0
-    max_in_flight: AtLeastOne = 1
+    max_in_flight: AtLeastOne = MatchSettings.max_in_flight
     max_pool: AtLeastOne = 8
+    max_lead: AtLeastOne | None = None  # None: the largest table size
     max_failures: AtLeastOne = 3
     refit_seconds: Positive = 30.0
     gate_games: AtLeastOne = 1
@@ -137,7 +138,7 @@ class LoadedLeague:
         league = self.config.league
         return MatchSettings(sizes=self.config.sizes, min_games=league.min_games, window_min=league.window_min,
                              window_sigmas=league.window_sigmas, widen_step=league.widen_step,
-                             max_in_flight=league.max_in_flight, max_pool=league.max_pool)
+                             max_in_flight=league.max_in_flight, max_pool=league.max_pool, max_lead=league.max_lead)
 
     def fingerprint(self) -> str:
         """SHA-256 (hex) of what defines the games: the effective rules, the clock, the limits, pause and

@@ -67,7 +67,7 @@ class LeagueCourse:
         self.versions = {v.name: v for v in store.versions(league.id)}
         self.board = refit(store, league.id)
         self.state = rebuild_state(league.seed, list(self.versions.values()), store.groups(league.id),
-                                   self.board.ratings, self.board.rated)
+                                   self.board.ratings, self.board.rated, loaded.match_settings())
         self.open = {group.number: group for group in self.state.in_flight}
         self.stored = {number: store.group_games(league.id, number) for number in self.open}
         self.progress: LeagueProgress | None = None
@@ -111,10 +111,11 @@ class LeagueCourse:
         if self.finals is not None:
             return []
         slots: list[Slot] = []
-        group = next_group(self.state, self.loaded.match_settings())
+        settings = self.loaded.match_settings()
+        group = next_group(self.state, settings)
         if group is not None:
             self.store.issue_group(self.league.id, as_row(group))  # before any of its games starts
-            self.state = issue(self.state, group, now=group.number)
+            self.state = issue(self.state, group, group.number, settings)  # its number: as a restart replays it
             self.open[group.number] = group
             self.stored[group.number] = 0
             slots = group_slots(group)

@@ -1,29 +1,41 @@
 """The league's matchmaker: the next deal group as a pure function of the league's state and settings.
 
 A *deal group* is one deal played at every cyclic rotation of one table: k games for k seats, every version in
-every seat once, so the luck of the cards cancels. :func:`next_group` forms one from a :class:`LeagueState`:
+every seat once, so the luck of the cards cancels. :func:`next_group` forms one from a :class:`LeagueState`.
 
-1. *Eligible*: active versions in fewer than ``max_in_flight`` groups in flight (default 1, so a version plays
-   one group at a time and a newcomer does not pile up groups before its first games are rated).
-2. *Anchor*: while any eligible version has fewer than ``min_games`` rated games (30), the one with the fewest
-   (ties: idle longest); otherwise the one idle longest (``last_seated``: when its latest group was issued;
-   never is idle longest). Remaining ties go to the seeded draw.
-   An anchor with whom no size can be filled gives way to the next in that order.
-3. *Size*: k is drawn uniformly from ``sizes`` (repeat a size to weight it) among the sizes that can be filled
-   around the anchor: k-1 eligible others, no two versions of one bot nor two bots of one author at the table
-   (versions that know each other by name could collude).
+**Fair means equal games per version, whatever its speed.** Each version's ``served`` counts the games issued to
+it (at issue, not when played, so a slow version's games in flight count already). A version's first
+``min_games`` (30) issued games are its *entry*: it is anchored before anyone else and is not charged for them.
+After its entry every version is held within ``max_lead`` games (default: the largest table size) of the
+league's *floor*, the lowest standing of the active versions past their entry: a version ``max_lead`` or more
+above it anchors no table, and sits at one only when it cannot be filled without it (at most one group past the
+lead). A slow version keeps up by sitting in up to ``max_in_flight`` (4) groups at once; when even that is not
+enough, the fast versions wait (:func:`next_group` returns None and a worker idles) rather than pull ahead,
+unless nothing is in flight (then no limit holds: the league never stalls). A version that comes back (a
+newcomer past its entry, a version reinstated) stands at ``top - span`` if it is further behind (``top``: the
+most served of any version past its entry; ``span``: the lead and two groups of the largest size): it catches
+up that much, not its whole absence.
+
+1. *Eligible*: active versions in fewer than ``max_in_flight`` groups in flight, within the lead (or in entry)
+   to anchor, within a group past it to fill a table (:class:`_Field`).
+2. *Anchor*: versions in entry first, fewest issued games first; then the lowest standing; ties: idle longest
+   (``last_seated``), then the seeded draw. An anchor with whom no size can be filled gives way to the next.
+3. *Size*: among the sizes that can be filled around the anchor (k-1 eligible others, no two versions of one bot
+   nor two bots of one author: versions that know each other by name could collude), the size the anchor is most
+   short of: each version's groups are split over ``sizes`` as configured (a repeated size is weighted), so every
+   version plays every size in the same proportion and pooling sizes on one board biases no comparison. Ties:
+   the size the league is most short of (so every size is played from the first groups), then the seeded draw.
+   An anchor two groups short of a size it cannot fill now gives way to the next; a version two groups over its
+   share of the size is not seated; a version one group over only fills a table no one else can.
 4. *Window*: the others whose rating lies within ``max(window_min, window_sigmas * error)`` Elo of the anchor's
    (100 Elo, 2.0; ``error`` is the anchor's standard error, infinite before it is rated, so a newcomer's
    window holds everyone), widened by ``widen_step`` (50) Elo at a time until a table of k can be filled.
-5. *Seats*: the window's ``max_pool`` (8) longest idle candidates (ties: those that met the anchor least; more
-   if they cannot fill the table) are searched exhaustively: of their fillable (k-1)-sets, the one with the
-   fewest meetings summed over every pair at the table (one meeting per group, counted when the group is
-   issued), then the longest idle (the lowest sum of idle ranks), then a seeded draw. At most C(8, 4) = 70
-   sets of up to 15 pairs; with the sort and one bot-author matching per widening step a call costs
-   O(n log n) plus O(n) per step for n versions (bench/bench_matchmaker.py, 20-200 versions: 0.24 ms CPU on
-   average). Cut by meetings instead, a league growing to 200 versions overplays its newest versions, which
-   have met the fewest: games over the last 1,000 of 10,000 groups 0.30-6.55 x the mean, against 0.67-2.36
-   (the rest is sparse rating regions, where each anchoring seats the same few neighbours).
+5. *Seats*: the window's ``max_pool`` (8) cheapest, lowest standing candidates (ties: those that met the anchor
+   least, then idle longest; more if they cannot fill the table) are searched exhaustively: of their fillable
+   (k-1)-sets, the one with the fewest games past the lead, then the fewest a group over their share of the size,
+   then the fewest meetings summed over every pair at the table (one meeting per group, counted when the group is
+   issued), then the lowest standing, then the longest idle, then a seeded draw. At most C(8, 4) = 70 sets of up
+   to 15 pairs: O(n log n) a call for n versions (bench/bench_matchmaker.py).
 6. *Seeds*: the group's ``number`` counts every group issued; its deal seed is
    ``derive_seed(seed, "league", "deal", number)`` (SHA-256, :mod:`referee.engine.rng`) and every draw above,
    and the seat order of rotation 0 (a shuffle), comes from ``derive_seed(seed, "league", "draw", number)``.
@@ -31,10 +43,11 @@ every seat once, so the luck of the cards cancels. :func:`next_group` forms one 
    group, so no deal seed is issued twice and the k rotations of a deal are always issued, and in flight,
    together.
 
-Ratings are on one scale: each version's rating and error come from one board (all sizes fitted together, or
-the main size's). Boards per size are the leaderboard's business; the matchmaker only needs who is near whom,
-and ``min_games`` counts a version's rated games of every size. :func:`issue`, :func:`finish`, :func:`rerate`
-and :func:`with_versions` are the one way the simulation and the daemon change the state.
+Everything the matchmaker counts (served, issued, groups per size, meetings, last seated) follows from the
+groups issued, in order, through :func:`issue`: :func:`replay` rebuilds it after a restart exactly as it was.
+Ratings are on one scale: each version's rating and error come from one board. :func:`issue`, :func:`finish`,
+:func:`rerate`, :func:`with_versions` and :func:`replay` are the one way the simulation and the daemon change
+the state.
 """
 
 from __future__ import annotations
@@ -43,7 +56,7 @@ import bisect
 import itertools
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS
@@ -67,30 +80,49 @@ class VersionState:
     author: str  # no two bots of one author share a table
     rating: float = 1500.0  # Elo on the league's board
     error: float = math.inf  # the rating's standard error in Elo (the board's sd); infinite while unrated
-    games: int = 0  # rated games, of every table size
+    games: int = 0  # rated games, of every table size (the board's; the matchmaker counts ``issued``)
     last_seated: float = NEVER  # when its latest group was issued: a time or a sequence number, never falling
     active: bool = True  # retired versions keep their record but are never seated
+    issued: int = 0  # games issued to it: complete, void or in flight (its entry ends at ``min_games``)
+    served: int = 0  # its place in the fair share: games issued since its entry, lifted when it comes back
+    by_size: tuple[int, ...] = ()  # groups issued to it by table size (index k; missing sizes: none)
+
+    def groups_at(self, k: int) -> int:
+        return self.by_size[k] if k < len(self.by_size) else 0
 
 
 @dataclass(frozen=True)
 class MatchSettings:
     """How groups are formed (module docstring)."""
 
-    sizes: tuple[int, ...] = (2, 3, 4, 5, 6)  # table sizes to draw from; a repeated size is drawn more often
-    min_games: int = 30  # rated games a version plays as the anchor's first claim
+    sizes: tuple[int, ...] = (2, 3, 4, 5, 6)  # table sizes, each version's groups split as listed (repeat to weight)
+    min_games: int = 30  # games issued to a version as its entry: anchored first, not charged to its share
     window_min: float = 100.0  # Elo: the narrowest window around the anchor's rating
     window_sigmas: float = 2.0  # the window is at least this many of the anchor's standard errors
     widen_step: float = 50.0  # Elo added to the window until it can fill the table
-    max_in_flight: int = 1  # groups in flight a version may sit in at once
-    max_pool: int = 8  # the window's longest idle candidates searched for the seats
+    max_in_flight: int = 4  # groups in flight a version may sit in at once: how a slow version keeps up
+    max_pool: int = 8  # the window's lowest standing candidates searched for the seats
+    max_lead: int | None = None  # games a version may stand above the league's floor and still be seated;
+    # None: the largest size (one group of it)
 
     def __post_init__(self) -> None:
         if not self.sizes or not all(MIN_PLAYERS <= k <= MAX_PLAYERS for k in self.sizes):
             raise ValueError(f"table sizes must be {MIN_PLAYERS}-{MAX_PLAYERS}, not {self.sizes}")
         if self.min_games < 0 or self.window_min < 0 or self.window_sigmas < 0 or self.widen_step <= 0:
             raise ValueError("min_games, window_min and window_sigmas must be >= 0 and widen_step > 0")
-        if self.max_in_flight < 1 or self.max_pool < 1:
-            raise ValueError("max_in_flight and max_pool must be >= 1")
+        if self.max_in_flight < 1 or self.max_pool < 1 or (self.max_lead is not None and self.max_lead < 1):
+            raise ValueError("max_in_flight, max_pool and max_lead must be >= 1")
+
+    @property
+    def lead(self) -> int:
+        """``max_lead``, or the largest size when it is None."""
+        return max(self.sizes) if self.max_lead is None else self.max_lead
+
+    @property
+    def span(self) -> int:
+        """How far below the top a version may stand: the lead, and two groups of the largest size (a version
+        seated to fill a table may be one group past the lead, and then take a group)."""
+        return self.lead + 2 * max(self.sizes)
 
 
 @dataclass(frozen=True)
@@ -117,12 +149,16 @@ class Group:
 
 @dataclass(frozen=True)
 class LeagueState:
-    """Everything the matchmaker reads. Change it only through :func:`issue`, :func:`finish`, :func:`rerate`
-    and :func:`with_versions`, which return a new state (``meetings`` is never changed in place)."""
+    """Everything the matchmaker reads. Change it only through :func:`issue`, :func:`finish`, :func:`rerate`,
+    :func:`with_versions` and :func:`replay`, which return a new state (``meetings`` is never changed in place)."""
 
     seed: int  # the league's seed: deal seeds and draws derive from it
     versions: tuple[VersionState, ...] = ()
     meetings: Mapping[Pair, int] = field(default_factory=dict)  # groups issued with both at the table
+    #: size k -> groups issued with both at a table of k: seats balance these first, so that two versions meet
+    #: the same others at each size (a bot's strength may differ by size: pooled on one board, unbalanced
+    #: opponents per size would separate two versions of identical code)
+    sized_meetings: Mapping[int, Mapping[Pair, int]] = field(default_factory=dict)
     in_flight: tuple[Group, ...] = ()  # issued, not finished
     issued: int = 0  # groups issued so far: the next group's number
 
@@ -138,38 +174,116 @@ class LeagueState:
         raise KeyError(version_id)
 
 
+# ---------------------------------------------------------------------------- the fair share
+
+
+def top_served(versions: Iterable[VersionState], min_games: int) -> int:
+    """The most served of any version past its entry (0 before any is): retired versions count too, so that a
+    replay of the groups, which cannot know who was active when, reaches the same numbers."""
+    return max((v.served for v in versions if v.issued >= min_games), default=0)
+
+
+def standing(version: VersionState, top: int, settings: MatchSettings) -> int:
+    """A version's place in the fair share: its served, lifted to ``top - span`` (a version that was away, or
+    has just ended its entry, catches up that far and no further)."""
+    return max(version.served, top - settings.span)
+
+
+def league_floor(state: LeagueState, settings: MatchSettings, top: int) -> int | None:
+    """The lowest standing of the active versions past their entry (busy ones too: their games in flight are
+    served already), or None when there are none."""
+    return min((standing(v, top, settings) for v in state.versions if v.active and v.issued >= settings.min_games),
+               default=None)
+
+
 # ---------------------------------------------------------------------------- the next group
 
 
 def next_group(state: LeagueState, settings: MatchSettings) -> Group | None:
-    """The next deal group of the league, or None when no configured size can be filled now (every eligible
-    version shares a bot or an author with the rest, or too many are in flight: wait for a group to finish)."""
+    """The next deal group of the league, or None when none may be formed now: every eligible version shares a
+    bot or an author with the rest, or the versions that could fill a table are in flight or ahead by the lead
+    (wait for a group to finish)."""
     rng = SeededRng(derive_seed(state.seed, "league", "draw", state.issued))
     busy = Counter(v for group in state.in_flight for v in group.table)
-    eligible = [v for v in state.versions if v.active and busy[v.id] < settings.max_in_flight]
-    for anchor in _anchors(eligible, settings.min_games, rng):
-        others = [v for v in eligible if v.bot != anchor.bot and v.author != anchor.author]
+    free = [v for v in state.versions if v.active and busy[v.id] < settings.max_in_flight]
+    top = top_served(state.versions, settings.min_games)
+    floor = league_floor(state, settings, top)
+    ahead = {} if floor is None else {  # games past the lead (none while no version is past its entry)
+        v.id: max(0, standing(v, top, settings) - (floor + settings.lead) + 1) for v in free
+        if v.issued >= settings.min_games}
+    field = _Field(anchors=[v for v in free if not ahead.get(v.id)],
+                   partners=[v for v in free if ahead.get(v.id, 0) <= max(settings.sizes)], ahead=ahead)
+    group = _form(state, settings, field, top, rng)
+    if group is None and not state.in_flight:  # nothing in flight to wait for: no limit
+        group = _form(state, settings, _Field(free, free, ahead, waits=False), top, rng)
+    return group
+
+
+@dataclass(frozen=True)
+class _Field:
+    """Who may sit now: ``anchors`` (within the lead), ``partners`` (at most one group past it, by ``ahead``
+    games: they sit only when the table cannot be filled without them); an anchor two groups short of a size that
+    cannot be filled now ``waits`` (gives way to the next anchor) rather than drift further from its share, and a
+    partner two groups over its share of the size waits for another; with nothing in flight nobody waits."""
+
+    anchors: Sequence[VersionState]
+    partners: Sequence[VersionState]
+    ahead: Mapping[str, int]
+    waits: bool = True
+
+
+@dataclass(frozen=True)
+class _Seating:
+    """What choosing the seats around one anchor at a table of k reads: the meetings, each candidate's standing
+    and its cost (games past the lead, whether a group at size k puts it a group over its share)."""
+
+    anchor: VersionState
+    k: int
+    meetings: Mapping[Pair, int]
+    at_k: Mapping[Pair, int]  # meetings at tables of size k
+    standings: Mapping[str, int]
+    cost: Mapping[str, tuple[int, int]]
+
+
+def _form(state: LeagueState, settings: MatchSettings, field: _Field, top: int, rng: SeededRng) -> Group | None:
+    """The group around the first of the field's anchors (in anchor order) with whom a size can be filled from
+    its partners (:class:`_Field`)."""
+    standings = {v.id: standing(v, top, settings) for v in (*field.partners, *field.anchors)}
+    seats: Counter[int] = Counter()
+    for v in state.versions:
+        seats.update({k: n for k, n in enumerate(v.by_size) if n})
+    played = {k: n // k for k, n in seats.items()}  # groups issued per size: a size-k group seats k versions
+    for anchor in _anchors(field.anchors, standings, settings.min_games, rng):
+        others = [v for v in field.partners if v.bot != anchor.bot and v.author != anchor.author]
         most = _largest_table(others) + 1
-        sizes = [k for k in settings.sizes if k <= most]
-        if not sizes:
+        sizes = sorted({k for k in settings.sizes if k <= most})
+        if not sizes or (field.waits and _short(anchor, settings.sizes, most)):
             continue
-        k = sizes[rng.randbelow(len(sizes))]
+        k = _size_for(anchor, sizes, settings.sizes, played, rng)
+        if field.waits:  # a version two groups over its share of size k waits for another size
+            kept = [v for v in others if _excess(v, k, settings.sizes) < 2]
+            if _largest_table(kept) < k - 1:
+                continue
+            others = kept
         window = _window(anchor, others, k, settings)
-        pool = _pool(anchor, window, k, state.meetings, settings.max_pool)
-        table = [anchor.id, *(v.id for v in _best_set(anchor, pool, k, state.meetings, rng))]
+        cost = {v.id: (field.ahead.get(v.id, 0), int(_is_over(v, k, settings.sizes))) for v in window}
+        seating = _Seating(anchor, k, state.meetings, state.sized_meetings.get(k, {}), standings, cost)
+        table = [anchor.id, *(v.id for v in _best_set(seating, _pool(seating, window, settings.max_pool), rng))]
         rng.shuffle(table)
         deal_seed = derive_seed(state.seed, "league", "deal", state.issued)
         return Group(state.issued, tuple(table), deal_seed, anchor.id)
     return None
 
 
-def _anchors(eligible: Sequence[VersionState], min_games: int, rng: SeededRng) -> Iterator[VersionState]:
-    """Eligible versions in anchor order: fewest rated games first while any is under ``min_games``, else idle
-    longest first; ties by the seeded draw."""
-    if any(v.games < min_games for v in eligible):
-        key: Callable[[VersionState], tuple[float, ...]] = lambda v: (v.games, v.last_seated)  # noqa: E731
-    else:
-        key = lambda v: (v.last_seated,)  # noqa: E731
+def _anchors(eligible: Sequence[VersionState], standings: Mapping[str, int], min_games: int,
+             rng: SeededRng) -> Iterator[VersionState]:
+    """Eligible versions in anchor order: those in entry, fewest issued games first, then the lowest standing;
+    ties: idle longest, then the seeded draw."""
+    def key(v: VersionState) -> tuple[float, ...]:
+        if v.issued < min_games:
+            return (0, v.issued, v.last_seated)
+        return (1, standings[v.id], v.last_seated)
+
     rest = list(eligible)
     while rest:
         best = min(key(v) for v in rest)
@@ -177,6 +291,43 @@ def _anchors(eligible: Sequence[VersionState], min_games: int, rng: SeededRng) -
         chosen = tied[rng.randbelow(len(tied))] if len(tied) > 1 else tied[0]
         yield chosen
         rest.remove(chosen)
+
+
+def _size_for(anchor: VersionState, fillable: Sequence[int], sizes: Sequence[int], played: Mapping[int, int],
+              rng: SeededRng) -> int:
+    """The fillable size the anchor is most short of: its groups split over ``sizes`` as listed (after this
+    group, size k should hold ``share_k * (groups + 1)`` of them). Ties (a new anchor is short of every size) go
+    to the size the league is most short of, ``played`` (groups per size) against ``share_k / k`` of its groups
+    (each of a size-k group's k versions counts it: equal shares per version mean fewer groups of the larger
+    sizes), so that every size is played from the first groups on; then the seeded draw."""
+    weight = Counter(sizes)
+    total = sum(anchor.groups_at(k) for k in weight) + 1
+    need = {k: weight[k] * total / len(sizes) - anchor.groups_at(k) for k in fillable}
+    per_group = {k: weight[k] / k for k in weight}
+    groups = sum(played.get(k, 0) for k in weight) + 1
+    league_need = {k: per_group[k] / sum(per_group.values()) * groups - played.get(k, 0) for k in fillable}
+    key = {k: (round(need[k], 9), round(league_need[k], 9)) for k in fillable}
+    most = max(key.values())
+    tied = [k for k in fillable if key[k] == most]
+    return tied[rng.randbelow(len(tied))] if len(tied) > 1 else tied[0]
+
+
+def _excess(version: VersionState, k: int, sizes: Sequence[int]) -> float:
+    """How many groups at size k ``version`` would be over its share with one more (negative: short)."""
+    total = sum(version.groups_at(size) for size in set(sizes)) + 1
+    return version.groups_at(k) + 1 - sizes.count(k) * total / len(sizes)
+
+
+def _short(anchor: VersionState, sizes: Sequence[int], most: int) -> bool:
+    """Whether the anchor is two groups or more short of a size larger than ``most`` (which cannot be filled
+    around it now)."""
+    return any(_excess(anchor, k, sizes) <= -1 for k in set(sizes) if k > most)
+
+
+def _is_over(version: VersionState, k: int, sizes: Sequence[int]) -> bool:
+    """Whether one more group at size k would put ``version`` a whole group over its share: it takes a seat there
+    only when no one else can, so that its share follows the configured one whoever anchors its tables."""
+    return _excess(version, k, sizes) > 1
 
 
 def _largest_table(versions: Sequence[VersionState]) -> int:
@@ -226,14 +377,16 @@ def _idle_ranks(versions: Sequence[VersionState]) -> list[int]:
     return [bisect.bisect_left(times, v.last_seated) for v in versions]
 
 
-def _pool(anchor: VersionState, window: Sequence[VersionState], k: int, meetings: Mapping[Pair, int],
-          max_pool: int) -> list[VersionState]:
-    """The window's ``max_pool`` longest idle (ties: those that met the anchor least), more until they can fill
-    the table. Gating by idleness keeps games even where a window holds many never-met (new) versions."""
+def _pool(seating: _Seating, window: Sequence[VersionState], max_pool: int) -> list[VersionState]:
+    """The window's ``max_pool`` cheapest (:func:`_best_set`'s cost: ahead of the lead, over their share of
+    size k), lowest standing (ties: those that met the anchor least, then idle longest), more until they can
+    fill the table. Gating by standing keeps games even where a window holds many never-met (new) versions."""
     if len(window) <= max_pool:
         return list(window)
     idle = _idle_ranks(window)
-    order = sorted(range(len(window)), key=lambda i: (idle[i], meetings.get(pair(anchor.id, window[i].id), 0)))
+    anchor, k, meetings = seating.anchor, seating.k, seating.meetings
+    order = sorted(range(len(window)), key=lambda i: (seating.cost[window[i].id], seating.standings[window[i].id],
+                                                      meetings.get(pair(anchor.id, window[i].id), 0), idle[i]))
     ranked = [window[i] for i in order]
     size = max(max_pool, k - 1)
     while _largest_table(ranked[:size]) < k - 1:
@@ -241,20 +394,25 @@ def _pool(anchor: VersionState, window: Sequence[VersionState], k: int, meetings
     return ranked[:size]
 
 
-def _best_set(anchor: VersionState, pool: Sequence[VersionState], k: int, meetings: Mapping[Pair, int],
-              rng: SeededRng) -> tuple[VersionState, ...]:
-    """The (k-1)-set of ``pool`` with no shared bot or author that minimises (meetings over every pair at the
-    table with the anchor, sum of idle ranks); ties by the seeded draw."""
-    met = [[meetings.get(pair(a.id, b.id), 0) for b in pool] for a in pool]
-    with_anchor = [meetings.get(pair(anchor.id, v.id), 0) for v in pool]
+def _best_set(seating: _Seating, pool: Sequence[VersionState], rng: SeededRng) -> tuple[VersionState, ...]:
+    """The (k-1)-set of ``pool`` with no shared bot or author that minimises (games ahead of the lead, versions
+    over their share of size k, meetings over every pair at the table with the anchor, sum of standings, sum of
+    idle ranks); ties by the seeded draw."""
+    anchor, k, meetings, at_k = seating.anchor, seating.k, seating.meetings, seating.at_k
+    met = [[(at_k.get(pair(a.id, b.id), 0), meetings.get(pair(a.id, b.id), 0)) for b in pool] for a in pool]
+    with_anchor = [(at_k.get(pair(anchor.id, v.id), 0), meetings.get(pair(anchor.id, v.id), 0)) for v in pool]
+    stand = [seating.standings[v.id] for v in pool]
     idle = _idle_ranks(pool)
-    best: tuple[int, int] | None = None
+    ahead = [seating.cost[v.id][0] for v in pool]
+    over = [seating.cost[v.id][1] for v in pool]
+    best: tuple[int, ...] | None = None
     tied: list[tuple[int, ...]] = []
     for combo in itertools.combinations(range(len(pool)), k - 1):
         if len({pool[i].bot for i in combo}) < k - 1 or len({pool[i].author for i in combo}) < k - 1:
             continue
-        score = (sum(with_anchor[i] for i in combo) + sum(met[i][j] for i, j in itertools.combinations(combo, 2)),
-                 sum(idle[i] for i in combo))
+        pairs = [with_anchor[i] for i in combo] + [met[i][j] for i, j in itertools.combinations(combo, 2)]
+        score = (sum(ahead[i] for i in combo), sum(over[i] for i in combo), sum(p[0] for p in pairs),
+                 sum(p[1] for p in pairs), sum(stand[i] for i in combo), sum(idle[i] for i in combo))
         if best is None or score < best:
             best, tied = score, [combo]
         elif score == best:
@@ -266,9 +424,20 @@ def _best_set(anchor: VersionState, pool: Sequence[VersionState], k: int, meetin
 # ---------------------------------------------------------------------------- changing the state
 
 
-def issue(state: LeagueState, group: Group, now: float) -> LeagueState:
+def _seated(version: VersionState, k: int, now: float, top: int, settings: MatchSettings) -> VersionState:
+    """``version`` once seated at a table of k: k more games issued, one more group at size k and, past its
+    entry, k more served from its standing (in entry it stands where it will start: not charged)."""
+    place = standing(version, top, settings)
+    served = place + k if version.issued >= settings.min_games else place
+    by_size = list(version.by_size) + [0] * max(0, k + 1 - len(version.by_size))
+    by_size[k] += 1
+    return replace(version, last_seated=now, issued=version.issued + k, served=served, by_size=tuple(by_size))
+
+
+def issue(state: LeagueState, group: Group, now: float, settings: MatchSettings) -> LeagueState:
     """The state once ``group`` is issued at ``now`` (a time or a sequence number, never falling): its versions
-    were last seated now, every pair at its table met once more, it is in flight and the counter moves on.
+    were last seated now and are charged its games (:func:`standing`), every pair at its table met once more,
+    it is in flight and the counter moves on.
 
     :raises ValueError: ``group`` is not the state's next group (stale or from another state: issuing it would
         repeat a deal seed), or names a version the league does not hold.
@@ -280,16 +449,51 @@ def issue(state: LeagueState, group: Group, now: float) -> LeagueState:
     if missing:
         raise ValueError(f"group {group.number} seats unknown versions {sorted(missing)}")
     meetings = dict(state.meetings)
+    at_k = dict(state.sized_meetings.get(group.size, {}))
     for key in group.pairs():
         meetings[key] = meetings.get(key, 0) + 1
-    versions = tuple(replace(v, last_seated=now) if v.id in seated else v for v in state.versions)
-    return replace(state, versions=versions, meetings=meetings, in_flight=(*state.in_flight, group),
+        at_k[key] = at_k.get(key, 0) + 1
+    sized = {**state.sized_meetings, group.size: at_k}
+    top = top_served(state.versions, settings.min_games)
+    versions = tuple(_seated(v, group.size, now, top, settings) if v.id in seated else v for v in state.versions)
+    return replace(state, versions=versions, meetings=meetings, sized_meetings=sized,
+                   in_flight=(*state.in_flight, group),
                    issued=group.number + 1)
+
+
+def replay(state: LeagueState, groups: Iterable[tuple[Group, bool]], settings: MatchSettings) -> LeagueState:
+    """``state`` after ``groups`` (each with whether it is still open, in the order issued, numbered on from
+    ``state.issued``), each issued at its number as :func:`issue` would: a restart's state is the state the
+    league had. One pass with the state's tuples built once (a league of a million groups)."""
+    versions = {v.id: v for v in state.versions}
+    meetings: Counter[Pair] = Counter(state.meetings)
+    sized = {k: Counter(at_k) for k, at_k in state.sized_meetings.items()}
+    in_flight = list(state.in_flight)
+    issued = state.issued
+    top = top_served(versions.values(), settings.min_games)
+    for group, is_open in groups:
+        if group.number != issued:
+            raise ValueError(f"the league's groups skip from {issued - 1} to {group.number}")
+        issued += 1
+        meetings.update(group.pairs())
+        sized.setdefault(group.size, Counter()).update(group.pairs())
+        at = top
+        for vid in group.table:
+            seated = versions[vid] = _seated(versions[vid], group.size, group.number, at, settings)
+            if seated.issued >= settings.min_games:
+                top = max(top, seated.served)
+        if is_open:
+            in_flight.append(group)
+    return replace(state, versions=tuple(versions.values()), meetings=dict(meetings),
+                   sized_meetings={k: dict(at_k) for k, at_k in sized.items()},
+                   in_flight=tuple(in_flight),
+                   issued=issued)
 
 
 def finish(state: LeagueState, group: Group, games: int | None = None) -> LeagueState:
     """The state once ``group`` has been played: no longer in flight, and each of its versions has ``games``
-    more rated games (default: all k; pass fewer when games were void).
+    more rated games (default: all k; pass fewer when games were void). Its served games stay served: a void
+    group is rare (a version quarantined meanwhile) and its seats are not owed again.
 
     :raises ValueError: ``group`` is not in flight.
     """

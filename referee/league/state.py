@@ -1,18 +1,17 @@
 """The matchmaker's state rebuilt from the store (:class:`~referee.league.matchmaker.LeagueState`), and a league's
 groups as the slots a worker plays.
 
-Nothing of the matchmaker's state lives only in memory: who met whom, who was seated last and how many groups were
-issued follow from the stored groups, in one pass (a restart after a million games reads them once); each version's
-rated games and rating follow from the board (:mod:`.board`).
+Nothing of the matchmaker's state lives only in memory: who met whom, who was seated last, each version's fair
+share and how many groups were issued follow from the stored groups, in one pass (a restart after a million games
+reads them once); each version's rated games and rating follow from the board (:mod:`.board`).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from referee.league.matchmaker import NEVER, Group, LeagueState, Pair, VersionState
+from referee.league.matchmaker import NEVER, Group, LeagueState, MatchSettings, VersionState, replay
 from referee.results.league_store import GroupRow, VersionRow
 from referee.tournament.schedule import Slot
 
@@ -26,28 +25,17 @@ def version_state(version: VersionRow, *, rating: tuple[float, float] | None = N
 
 
 def rebuild_state(seed: int, versions: Sequence[VersionRow], groups: Sequence[GroupRow],
-                  board: Mapping[str, tuple[float, float]], rated: Mapping[str, int]) -> LeagueState:
-    """The state after ``groups`` (every group issued, in order): meetings counted per group issued, each
-    version last seated at the number of its latest group, the open groups in flight.
+                  board: Mapping[str, tuple[float, float]], rated: Mapping[str, int],
+                  settings: MatchSettings) -> LeagueState:
+    """The state after ``groups`` (every group issued, in order), replayed as they were issued
+    (:func:`~referee.league.matchmaker.replay`): meetings, each version's games issued and served, its groups
+    per size and the number of its latest group, the open groups in flight; ratings and rated games from the board.
 
     :raises ValueError: the groups are not numbered 0, 1, 2, ... (a database that lost one).
     """
-    meetings: Counter[Pair] = Counter()
-    last: dict[str, float] = {}
-    in_flight = []
-    for expected, row in enumerate(groups):
-        if row.number != expected:
-            raise ValueError(f"the league's groups skip from {expected - 1} to {row.number}")
-        group = as_group(row)
-        meetings.update(group.pairs())
-        for name in row.seats:
-            last[name] = row.number
-        if row.status == "open":
-            in_flight.append(group)
-    states = tuple(version_state(v, rating=board.get(v.name), games=rated.get(v.name, 0),
-                                 last_seated=last.get(v.name, NEVER)) for v in versions)
-    return LeagueState(seed=seed, versions=states, meetings=dict(meetings), in_flight=tuple(in_flight),
-                       issued=len(groups))
+    states = tuple(version_state(v, rating=board.get(v.name), games=rated.get(v.name, 0)) for v in versions)
+    return replay(LeagueState(seed=seed, versions=states),
+                  ((as_group(row), row.status == "open") for row in groups), settings)
 
 
 def as_group(row: GroupRow) -> Group:
