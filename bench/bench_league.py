@@ -171,7 +171,7 @@ def bench_refit(games: int, versions: int, seed: int) -> None:
         for attempt in range(3):
             with LeagueStore(db, create=False) as store:
                 board = refit(store, league.id)
-            print(f"refit {attempt + 1}: {board.seconds:.2f} s for {board.outcomes.n_games:,} rated games")
+            print(f"refit {attempt + 1}: {board.seconds:.2f} s for {board.n_games:,} rated games")
 
 
 def bench_run(minutes: float, add_every: float, kills: int, jobs: int, seed: int) -> None:

@@ -56,9 +56,9 @@ from bench.arena_data import Params, Templates, add_data_options, database, grou
 from bench.bench_league import deal_groups  # noqa: E402
 from bench.web_load import HOST, MIX, Load, parse_mix, run_load, summary  # noqa: E402
 from referee.engine.rng import derive_seed  # noqa: E402
-from referee.league.board import board_rows, refit  # noqa: E402
+from referee.league.board import Ledger, board_rows  # noqa: E402
 from referee.results.arena_store import ArenaStore  # noqa: E402
-from referee.results.league_store import GroupRow  # noqa: E402
+from referee.results.league_store import SUMMARIES_SCHEMA, GroupRow  # noqa: E402
 
 PYTHON = sys.executable
 
@@ -184,16 +184,18 @@ def run_refitter(db: Path, every: float) -> None:
     """A refit and a new board every ``every`` seconds, as the daemon's refit process, until SIGTERM; a line of
     figures after each."""
     stopping, fits = Stopping(), []
+    ledger: Ledger | None = None  # the daemon's: each refit reads the groups completed since the last one
     while not stopping.now:
         began = time.monotonic()
         with ArenaStore(db, create=False) as reader:
             league = reader.league()
             assert league is not None
-            board = refit(reader, league.id)
+            ledger = ledger or Ledger(league.id)
+            board = ledger.refit(reader)
         with ArenaStore(db) as writer:
             writer.save_board(league.id, board_rows(board, datetime.now(UTC).isoformat(timespec="seconds")))
         fits.append(time.monotonic() - began)
-        print(json.dumps({"refits": len(fits), "rated_games": board.outcomes.n_games,
+        print(json.dumps({"refits": len(fits), "rated_games": board.n_games,
                           "seconds": [round(s, 2) for s in fits]}), flush=True)
         stopping.sleep(every - fits[-1])
 
@@ -286,7 +288,10 @@ def working_copy(db: Path, folder: Path) -> tuple[Path, float]:
     copy = folder / db.name
     shutil.copyfile(db, copy)
     copy.chmod(0o600)
-    ArenaStore(copy).close()  # migrated to this checkout's schema, as the daemon does when it starts
+    with ArenaStore(copy) as store:  # migrated to this checkout's schema, as the daemon does when it starts
+        league = store.league()
+        if league is not None and store.schema_version >= SUMMARIES_SCHEMA:
+            store.fill_summaries(league.id)  # the daemon's first step too: the board's groups summed up
     return copy, time.perf_counter() - start
 
 

@@ -97,7 +97,7 @@ def test_the_daemon_plays_challenges_unrated_on_the_askers_deals(league: tuple[P
         # the fit reads the league's games of complete groups only: as many as those, not one side game more
         rated = query(db, "SELECT COUNT(*) FROM games g JOIN league_groups lg ON lg.tournament_id = g.tournament_id "
                           "AND lg.deal_key = g.deal_key WHERE lg.status = 'complete'")[0][0]
-        assert refit(store, league_row.id).outcomes.n_games == rated
+        assert refit(store, league_row.id).n_games == rated
 
 
 class QueueBench(NamedTuple):

@@ -1,29 +1,31 @@
-"""The league's board: the tournaments' Bradley-Terry fit (:func:`referee.rating.bradley_terry.rate`) over every
-version's games of complete deal groups (a group in flight or void is never rated), refitted on an interval.
+"""The league's board: the tournaments' Bradley-Terry fit over every version's games of complete deal groups (a group
+in flight or void is never rated), refitted on an interval.
 
 One board for every table size, on one scale: the matchmaker draws each group's size at random, so every version
 plays every size in about the same proportion and no size biases a comparison between two versions, while one
 fit pools all of their games (a board per size would split them, and widen every error bar by about the square
 root of the number of sizes).
 
-A refit reads every rated game: 6.6-6.9 s at a million games of 200 versions (``bench/bench_league.py refit``), so
-the daemon refits on a thread of its own (:class:`referee.league.course.LeagueCourse`), never in the coordinator's
-way, and ``refit_seconds`` need only exceed that time.
+A refit reads no game: each complete group's summary is stored when it completes (``league_summaries``), and the
+fit of the summaries (:mod:`referee.rating.summaries`) is the fit of the games, error bars included. A
+:class:`Ledger` keeps the summaries read so far, so that a refit reads only the groups completed since the last one,
+each read a short transaction (the web's reads never hold the write-ahead log long), and starts Newton's iterations
+from the last fit's ratings. At a million games of 1,000 versions (``bench/bench_refit.py``): see the README's
+figures; the cost left is the fit's dense algebra over the versions, and one pass over the summaries' arrays.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
-from dataclasses import dataclass
-
-import numpy as np
+from dataclasses import dataclass, field
 
 from referee.rating.bradley_terry import RatingTable, rate
-from referee.rating.leaderboard import render
-from referee.rating.outcomes import Outcomes
+from referee.rating.leaderboard import GameStats, build_meta, format_table, game_stats, mark, rows_of
+from referee.rating.summaries import Summaries, decode_summaries, summarize
 from referee.results.arena_store import BoardRow
-from referee.results.league_store import LeagueStore
+from referee.results.league_store import SUMMARIES_SCHEMA, SUMMARY_CHUNK, LeagueStore
 
 
 @dataclass(frozen=True)
@@ -31,29 +33,101 @@ class Board:
     """A fit of the league: each version's rating and standard error (infinite where the games do not pin it),
     its rated games, and how long reading and fitting took."""
 
-    outcomes: Outcomes
     table: RatingTable | None  # None before the first complete group
     ratings: dict[str, tuple[float, float]]
     rated: dict[str, int]
     seconds: float
+    n_games: int = 0  # rated games
+    stats: dict[str, GameStats] = field(default_factory=dict)  # the board's per-game columns, by version
+    disqualified: dict[str, str] = field(default_factory=dict)  # versions that no longer play, and why
 
     def text(self) -> str:
         """The board as ``durak leaderboard`` prints it (retired and quarantined versions marked)."""
         if self.table is None:
             return "the board is empty: no deal group is complete yet"
-        return render(self.outcomes, rating=self.table)
+        return format_table(rows_of(self.table, self.stats), build_meta(self.table), self.disqualified)
+
+
+class Ledger:
+    """A league's complete groups as read so far (their summaries) and the last fit's ratings: each refit reads only
+    the summaries stored since the last one, and starts from the ratings it left. One refit at a time (a lock: the
+    daemon's thread and a refit at shutdown may overlap)."""
+
+    def __init__(self, league_id: int) -> None:
+        self.league_id = league_id
+        self._lock = threading.Lock()
+        self._theta: dict[str, float] = {}
+        self._forget()
+
+    def _forget(self) -> None:
+        """Start over: no summary read yet."""
+        self._summaries = Summaries()
+        self._last = 0  # the last summary row read
+        self._rows = 0  # summary rows read
+
+    def refit(self, store: LeagueStore) -> Board:
+        """Read what is new and fit every group."""
+        with self._lock:
+            start = time.perf_counter()
+            if store.schema_version < SUMMARIES_SCHEMA:  # a database this reader may not migrate: its games
+                return _refit_games(store, self.league_id, start)
+            extra = self._catch_up(store)
+            fitted = self._summaries.fit(start=self._theta, extra=extra)
+            self._theta = fitted.theta
+            why = store.disqualified(self.league_id)
+            stats = {name: GameStats(*columns, name in why, mark(why[name]) if name in why else "")
+                     for name, columns in fitted.columns.items()}
+            return _board(fitted.table, stats, why, fitted.n_games, time.perf_counter() - start)
+
+    def _catch_up(self, store: LeagueStore) -> Summaries | None:
+        """Read the summaries stored since the last refit: the bulk a chunk per read (each a short transaction of
+        its own), the tail with the counts in one snapshot. Complete groups with no summary yet (a database of an
+        older schema not yet filled: :meth:`~referee.results.league_store.LeagueStore.fill_summaries`) are
+        summarized from their games for this fit only, never kept: their summaries are read once stored."""
+        while self._read_chunk(store) == SUMMARY_CHUNK:
+            pass
+        with store.snapshot():
+            complete, stored = store.summary_counts(self.league_id)
+            while self._read_chunk(store) == SUMMARY_CHUNK:
+                pass
+            consistent = self._rows == stored
+            extra, after = Summaries(), -1  # group numbers start at 0
+            while consistent and complete > stored and (batch := store.unsummarized(self.league_id, after)):
+                extra.add(summarize(games) for _, games in batch)
+                after = batch[-1][0]
+        if not consistent:  # rows gone (never, but for a hand-edited database): read them all again
+            self._forget()
+            return self._catch_up(store)
+        return extra if extra.groups else None
+
+    def _read_chunk(self, store: LeagueStore) -> int:
+        rows = store.summaries(self.league_id, self._last)
+        if rows:
+            self._summaries.add(decode_summaries([text for _, text in rows]))
+            self._last = rows[-1][0]
+            self._rows += len(rows)
+        return len(rows)
 
 
 def refit(store: LeagueStore, league_id: int) -> Board:
-    """Read the rated games and fit them."""
-    start = time.perf_counter()
+    """Fit the league's complete groups (all of their summaries read anew: a daemon keeps a :class:`Ledger`)."""
+    return Ledger(league_id).refit(store)
+
+
+def _refit_games(store: LeagueStore, league_id: int, start: float) -> Board:
+    """The fit of the games themselves, for a database of a schema before the summaries."""
     outcomes = store.outcomes(league_id)
-    rated = dict(zip(outcomes.bots, map(int, np.bincount(outcomes.bot, minlength=len(outcomes.bots))), strict=True))
-    if not outcomes.n_games:
-        return Board(outcomes, None, {}, rated, time.perf_counter() - start)
-    table = rate(outcomes)
-    ratings = {bot.name: (bot.elo, bot.sd if bot.identified else math.inf) for bot in table.bots}
-    return Board(outcomes, table, ratings, rated, time.perf_counter() - start)
+    table = rate(outcomes) if outcomes.n_games else None
+    return _board(table, game_stats(outcomes), dict(outcomes.disqualified), outcomes.n_games,
+                  time.perf_counter() - start)
+
+
+def _board(table: RatingTable | None, stats: dict[str, GameStats], disqualified: dict[str, str], n_games: int,
+           seconds: float) -> Board:
+    ratings = {} if table is None else {bot.name: (bot.elo, bot.sd if bot.identified else math.inf)
+                                        for bot in table.bots}
+    rated = {name: s.games for name, s in stats.items()}
+    return Board(table, ratings, rated, seconds, n_games, stats, disqualified)
 
 
 #: The rating an entered version is shown (and seated) with before its first rated game: the pool's mean.

@@ -20,14 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from referee.league.board import Board, board_rows, refit
+from referee.league.board import Board, Ledger, board_rows
 from referee.league.config import LoadedLeague
 from referee.league.lifecycle import Change, Lifecycle
 from referee.league.matchmaker import finish, issue, next_group, rerate, with_versions
 from referee.league.side import SideQueue, is_side_deal
 from referee.league.state import as_row, group_of, group_slots, rebuild_state, version_state
 from referee.results.arena_store import ArenaStore
-from referee.results.league_store import LeagueStore, RequestRow, VersionRow
+from referee.results.league_store import SUMMARIES_SCHEMA, LeagueStore, RequestRow, VersionRow
 from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
 from referee.results.store import Store
@@ -65,7 +65,11 @@ class LeagueCourse:
         self.disqualified = disqualified  # the coordinator's: versions whose seats forfeit without a process
         self.clock = clock
         self.versions = {v.name: v for v in store.versions(league.id)}
-        self.board = refit(store, league.id)
+        #: The complete groups' summaries read so far: a refit reads only the new ones (:mod:`.board`).
+        self.ledger = Ledger(league.id)
+        if store.schema_version >= SUMMARIES_SCHEMA:
+            store.fill_summaries(league.id)  # groups completed before their summaries were kept: once, in chunks
+        self.board = self.ledger.refit(store)
         self.state = rebuild_state(league.seed, list(self.versions.values()), store.groups(league.id),
                                    self.board.ratings, self.board.rated, loaded.match_settings())
         self.open = {group.number: group for group in self.state.in_flight}
@@ -172,17 +176,17 @@ class LeagueCourse:
             self.take_board(self._refitting.board())
             self._refitting = None
         if force:
-            self.take_board(refit(self.store, self.league.id))
+            self.take_board(self.ledger.refit(self.store))
             self._next_refit = now + self.loaded.settings.refit_seconds
         elif now >= self._next_refit and self._refitting is None:
             self._next_refit = now + self.loaded.settings.refit_seconds
-            self._refitting = _Refit(self.store.path, self.league.id)
+            self._refitting = _Refit(self.store.path, self.ledger)
         return changes
 
     def take_board(self, board: Board, *, quiet: bool = False) -> Board:
         """Seat by a new board's ratings; print it when games were rated since it was last printed (unless
         ``quiet``: the refit at shutdown), and store it for the web server."""
-        printed = self.board.outcomes.n_games if self._printed else -1
+        printed = self.board.n_games if self._printed else -1
         self._printed = True
         self.board = board
         self._save_board()
@@ -192,19 +196,19 @@ class LeagueCourse:
         if self.progress is not None:
             self._count_active()
             self.progress.refit = (f"last refit {time.strftime('%H:%M:%S')} ({self.board.seconds:.2f} s, "
-                                   f"{self.board.outcomes.n_games} rated games)")
-            if self.board.outcomes.n_games != printed and not quiet:
+                                   f"{self.board.n_games} rated games)")
+            if self.board.n_games != printed and not quiet:
                 self.progress.note(self.board.text())
         return self.board
 
     def final_refit(self) -> None:
         """Refit now and store the board (the daemon stops): the web's board is then ``durak leaderboard``'s."""
-        self.take_board(refit(self.store, self.league.id), quiet=True)
+        self.take_board(self.ledger.refit(self.store), quiet=True)
 
     def _save_board(self) -> None:
         """Store the board for the web server (it never refits) when its rated games or the versions entered
         changed: every entered version has a row, the unrated ones after the rated (no error, no games)."""
-        saved = (self.board.outcomes.n_games, frozenset(self.versions))
+        saved = (self.board.n_games, frozenset(self.versions))
         if saved != self._saved:
             self._saved = saved
             fitted = datetime.now(UTC).isoformat(timespec="seconds")
@@ -280,18 +284,19 @@ class LeagueCourse:
 
 class _Refit:
     """A refit on a thread of its own, over a connection of its own (the database is in WAL mode: it reads while the
-    coordinator stores): a million games take seconds to read and fit, which the coordinator does not wait for."""
+    coordinator stores): it reads only the groups completed since the last refit, each read a short transaction, but
+    its fit's algebra over a thousand versions still takes a fraction of a second the coordinator need not wait."""
 
-    def __init__(self, path: Path, league_id: int) -> None:
+    def __init__(self, path: Path, ledger: Ledger) -> None:
         self.done = threading.Event()
         self._board: Board | None = None
         self._error: BaseException | None = None
-        threading.Thread(target=self._run, args=(path, league_id), name="league refit", daemon=True).start()
+        threading.Thread(target=self._run, args=(path, ledger), name="league refit", daemon=True).start()
 
-    def _run(self, path: Path, league_id: int) -> None:
+    def _run(self, path: Path, ledger: Ledger) -> None:
         try:
             with LeagueStore(path, create=False) as reader:
-                self._board = refit(reader, league_id)
+                self._board = ledger.refit(reader)
         except BaseException as error:  # raised where the board is taken
             self._error = error
         finally:

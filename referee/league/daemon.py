@@ -262,4 +262,4 @@ def _final_refit(course: LeagueCourse) -> str:
         course.final_refit()
     except KeyboardInterrupt:
         return "the board was not refitted (stopped twice)"
-    return f"the board refitted on {course.board.outcomes.n_games} rated games"
+    return f"the board refitted on {course.board.n_games} rated games"

@@ -143,7 +143,12 @@ def build_meta(rating: RatingTable) -> Meta:
 
 def build_rows(source: Iterable[ResultRecord] | Outcomes, rating: RatingTable) -> list[Row]:
     """Leaderboard rows in rank order: ``rating`` plus per-game statistics from the same games."""
-    stats = game_stats(source if isinstance(source, Outcomes) else outcomes_from_records(source))
+    return rows_of(rating, game_stats(source if isinstance(source, Outcomes) else outcomes_from_records(source)))
+
+
+def rows_of(rating: RatingTable, stats: Mapping[str, GameStats]) -> list[Row]:
+    """Leaderboard rows in rank order: ``rating`` plus each bot's per-game statistics, however they were counted
+    (a league's board keeps them per deal group: :mod:`referee.rating.summaries`)."""
     rows = []
     for rank, bot in enumerate(rating.bots, start=1):
         s = stats.get(bot.name, GameStats())

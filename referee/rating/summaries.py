@@ -139,7 +139,7 @@ class LeagueFit:
     columns (seats, fools, sum of places, draws) and the ratings in natural log units (the next fit's start)."""
 
     table: RatingTable | None  # None before any group
-    columns: dict[str, tuple[int, ...]]  # seats, fools, sum of places, draws
+    columns: dict[str, tuple[int, int, int, int]]  # seats, fools, sum of places, draws
     theta: dict[str, float]
     n_games: int
 
@@ -195,8 +195,8 @@ class Summaries:
         equal to :func:`~referee.rating.bradley_terry.rate` over the groups' games (fool mode, the pool mean at
         1500, no bootstrap), to rounding. ``start``: ratings to start from, by name (natural log units)."""
         parts = [self] if extra is None else [self, extra]
-        columns = {name: tuple(_total(parts, name, c) for c in range(4))
-                   for name in sorted({name for part in parts for name in part.names})}
+        columns = {name: (_total(parts, name, 0), _total(parts, name, 1), _total(parts, name, 2),
+                          _total(parts, name, 3)) for name in sorted({name for part in parts for name in part.names})}
         bots = tuple(name for name, (seats, *_) in columns.items() if seats > 0)
         n_games = sum(part.games for part in parts)
         if not bots:

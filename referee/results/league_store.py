@@ -9,8 +9,10 @@ out. All SQL of the league is here.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,11 +20,16 @@ from typing import Literal
 
 import msgspec
 
+from referee.rating.summaries import encode_summary, summarize
 from referee.results.requests import Payload, PayloadProblem, RequestKind, decode_payload, encode_payload
 from referee.results.rows import TournamentRow
 from referee.results.store import Store, StoreError
 
 GroupStatus = Literal["open", "complete", "void"]
+#: The schema that keeps each complete group's summary for the board's fit (``league_summaries``).
+SUMMARIES_SCHEMA = 11
+#: Summaries read or stored at a time: each read or write a short transaction of its own.
+SUMMARY_CHUNK = 5000
 #: What a version's bot name must be to name one folder of the bot store: no separator, no NUL, not ``.``, ``..``
 #: nor another hidden name (the store's own ``.staged`` and ``.uploads``), short. The league's name rule
 #: (:func:`referee.league.names.name_problem`), checked where names enter, is much stricter.
@@ -260,15 +267,91 @@ class LeagueStore(Store):
                                                  _now()))
 
     def close_group(self, league_id: int, number: int, status: Literal["complete", "void"], reason: str = "") -> None:
+        """Close an open group; a complete one's summary (what the board's fit reads of it) is stored with it."""
         with self._transaction():
-            self._db.execute("UPDATE league_groups SET status = ?, reason = ?, finished = ? WHERE tournament_id = ? "
-                             "AND number = ? AND status = 'open'", (status, reason, _now(), league_id, number))
+            cursor = self._db.execute("UPDATE league_groups SET status = ?, reason = ?, finished = ? WHERE "
+                                      "tournament_id = ? AND number = ? AND status = 'open'",
+                                      (status, reason, _now(), league_id, number))
+            if status == "complete" and cursor.rowcount and self.schema_version >= SUMMARIES_SCHEMA:
+                self._store_summaries(league_id, [number])
 
     def group_games(self, league_id: int, number: int) -> int:
         """How many of a group's rotations are stored."""
         row = self._query_one("SELECT COUNT(*) AS games FROM games WHERE tournament_id = ? AND deal_key = ?",
                               (league_id, f"g{number}"))
         return int(row["games"]) if row else 0
+
+    # -- the board's summaries (schema 11) ---------------------------------------------------
+
+    def summaries(self, league_id: int, after: int, limit: int = SUMMARY_CHUNK) -> list[tuple[int, str]]:
+        """Up to ``limit`` stored group summaries (:mod:`referee.rating.summaries`) after row ``after``, by row:
+        rows are added as groups complete, so a reader that keeps the last row it read reads only what is new."""
+        rows = self._query("SELECT id, summary FROM league_summaries WHERE id > ? AND tournament_id = ? ORDER BY id "
+                           "LIMIT ?", (after, league_id, limit))
+        return [(int(row[0]), str(row[1])) for row in rows]
+
+    def summary_counts(self, league_id: int) -> tuple[int, int]:
+        """The league's complete groups and its stored summaries, in one snapshot (equal once every complete group
+        has its summary: always, but for a database of an older schema until :meth:`fill_summaries`)."""
+        row = self._query_one("SELECT (SELECT COUNT(*) FROM league_groups WHERE tournament_id = ?1 AND status = "
+                              "'complete'), (SELECT COUNT(*) FROM league_summaries WHERE tournament_id = ?1)",
+                              (league_id,))
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    def unsummarized(self, league_id: int, after: int, limit: int = SUMMARY_CHUNK) -> list[tuple[int, list[str]]]:
+        """Up to ``limit`` complete groups numbered after ``after`` with no stored summary, each with its games'
+        outcome texts."""
+        numbers = [number for number, in self._query(
+            "SELECT number FROM league_groups lg WHERE tournament_id = ? AND status = 'complete' AND number > ? AND "
+            "NOT EXISTS (SELECT 1 FROM league_summaries s WHERE s.tournament_id = lg.tournament_id AND "
+            "s.number = lg.number) ORDER BY number LIMIT ?", (league_id, after, limit))]
+        return list(self._group_outcomes(league_id, numbers).items())
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: whatever is read inside sees the database as it was at its first read."""
+        with self._failing("read"):
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("COMMIT")
+
+    def fill_summaries(self, league_id: int, chunk: int = SUMMARY_CHUNK) -> int:
+        """Store the summary of every complete group without one (a database migrated from schema 10 or older),
+        ``chunk`` groups per transaction: never a long one, so the web's reads and the WAL are not held up.
+        Returns how many were stored."""
+        stored = 0
+        while True:
+            with self._transaction():
+                numbers = [number for number, in self._db.execute(
+                    "SELECT number FROM league_groups lg WHERE tournament_id = ? AND status = 'complete' AND NOT "
+                    "EXISTS (SELECT 1 FROM league_summaries s WHERE s.tournament_id = lg.tournament_id AND "
+                    "s.number = lg.number) ORDER BY number LIMIT ?", (league_id, chunk))]
+                self._store_summaries(league_id, numbers)
+            stored += len(numbers)
+            if len(numbers) < chunk:
+                return stored
+
+    def _store_summaries(self, league_id: int, numbers: list[int]) -> None:
+        """Summarize complete groups and store their summaries (inside the caller's transaction)."""
+        games = self._group_outcomes(league_id, numbers)
+        self._db.executemany("INSERT OR IGNORE INTO league_summaries (tournament_id, number, summary) VALUES "
+                             "(?, ?, ?)", [(league_id, number, encode_summary(summarize(games.get(number, []))))
+                                           for number in numbers])
+
+    def _group_outcomes(self, league_id: int, numbers: list[int]) -> dict[int, list[str]]:
+        """Each group's games as outcome texts, in the order stored, through the games' index by deal."""
+        found: dict[int, list[str]] = {number: [] for number in numbers}
+        for start in range(0, len(numbers), 500):  # under SQLite's limit of bound parameters
+            part = numbers[start:start + 500]
+            for number, outcome in self._db.execute(
+                    f"SELECT CAST(substr(x.deal_key, 2) AS INTEGER), g.outcome FROM league_games x JOIN games g ON "
+                    f"g.id = x.game_id WHERE x.tournament_id = ? AND x.deal_key IN ({', '.join('?' * len(part))}) "
+                    "ORDER BY g.id", (league_id, *(f"g{number}" for number in part))):
+                found[number].append(outcome)
+        return found
 
     # -- requests -----------------------------------------------------------------------
 

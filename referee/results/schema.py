@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -364,6 +364,28 @@ CREATE TRIGGER IF NOT EXISTS read_mark_bots_of_a_group AFTER UPDATE OF status ON
     END;
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _READ_MARKS.strip().rstrip(";")
+#: ``league_summaries``: each complete deal group summed up as the board's fit needs it
+#: (:mod:`referee.rating.summaries`: its versions, per pair their comparisons and points, per version its seats,
+#: fools, places and draws), stored by
+#: the daemon in the transaction that completes the group, so that a refit reads one small row per group, and only
+#: the rows added since its last read (by ``id``), never the games. A game of a summarized group removed (never, in
+#: a league: only a tournament's games are superseded) removes the summary, and a refit summarizes the group anew.
+_SUMMARIES = """
+CREATE TABLE IF NOT EXISTS league_summaries (
+    id INTEGER PRIMARY KEY,
+    tournament_id INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    UNIQUE (tournament_id, number)
+);
+CREATE TRIGGER IF NOT EXISTS league_summaries_gone AFTER DELETE ON games
+    WHEN OLD.deal_key GLOB 'g[0-9]*'
+    BEGIN
+    DELETE FROM league_summaries WHERE tournament_id = OLD.tournament_id AND number = CAST(substr(OLD.deal_key, 2)
+        AS INTEGER);
+    END
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _SUMMARIES.strip()
 #: The read side of a database of schema 8 or older filled from its games and seats (the triggers keep it from then
 #: on); emptied first, so that it is right whatever an older schema's test left in it.
 _READ_SIDE_BACKFILL = """
@@ -415,6 +437,10 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: from the games and seats at the migration (:data:`_READ_SIDE_BACKFILL`).
 #: Schema 9 -> 10: the marks the web's pages are kept under (:data:`_READ_MARKS`): a table and triggers made by the
 #: schema.
+#: Schema 10 -> 11: each complete group's summary for the board's fit (:data:`_SUMMARIES`): a table and a trigger made
+#: by the schema, left empty by the migration. The daemon fills it at its start, a few thousand groups per
+#: transaction (:meth:`~referee.results.league_store.LeagueStore.fill_summaries`), so that no long transaction holds
+#: the web's writes; until then a refit summarizes the groups missing from it from their games.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -448,6 +474,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     7: "",
     8: "",
     9: "",
+    10: "",
 }
 
 
