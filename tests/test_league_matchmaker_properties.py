@@ -103,3 +103,31 @@ def test_a_replay_of_the_groups_is_the_state_the_league_left(sim: LeagueSim) -> 
     assert rebuilt.sized_meetings == sim.state.sized_meetings
     assert [(v.issued, v.served, v.by_size) for v in rebuilt.versions] == \
         [(v.issued, v.served, v.by_size) for v in sim.state.versions]
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**16), workers=st.integers(1, 4))
+def test_two_versions_of_identical_code_meet_the_same_others_at_each_size(seed: int, workers: int) -> None:
+    """What keeps one board fair across sizes when a bot's strength differs by size: two copies get the same
+    share of each size (above) and meet each other version about as often at each size."""
+    speeds = {"slow": 4.0, "mid": 1.2, "quick": 0.1, "fast": 0.01, "copy": 0.05, "twin": 0.05, "a": 0.2, "b": 0.02}
+    field = [Entrant(VersionState(name, name, name), 1500.0, seconds=s) for name, s in speeds.items()]
+    sim = LeagueSim(MatchSettings(sizes=(2, 3), window_min=1e9), field, seed=seed, workers=workers,
+                    refit_every=10**9)
+    sim.run(400)
+    for k, met in sim.state.sized_meetings.items():
+        for other in speeds.keys() - {"copy", "twin"}:
+            copy, twin = met.get(tuple(sorted(("copy", other))), 0), met.get(tuple(sorted(("twin", other))), 0)
+            assert abs(copy - twin) <= 4, (k, other, copy, twin)
+
+
+def test_a_size_the_field_cannot_fill_is_owed_to_nobody() -> None:
+    """Five authors cannot fill a table of 6: no version is short of it, so nobody waits for it."""
+    field = [Entrant(VersionState(f"v{i}", f"bot{i}", f"author{min(i, 4)}"), 1500.0, seconds=0.1 + i)
+             for i in range(6)]  # v4 and v5 share an author
+    sim = LeagueSim(MatchSettings(sizes=(2, 6, 3)), field, seed=5, workers=2, refit_every=10**9)
+    sim.run(300)
+    assert {group.size for group, _ in sim.issued} == {2, 3}
+    assert sim.busy_seconds / (2 * sim.clock) > 0.97
+    for version in sim.state.versions:
+        assert abs(version.groups_at(2) - version.groups_at(3)) <= 3, version

@@ -211,12 +211,21 @@ def next_group(state: LeagueState, settings: MatchSettings) -> Group | None:
     ahead = {} if floor is None else {  # games past the lead (none while no version is past its entry)
         v.id: max(0, standing(v, top, settings) - (floor + settings.lead) + 1) for v in free
         if v.issued >= settings.min_games}
+    active = [v for v in state.versions if v.active]
     field = _Field(anchors=[v for v in free if not ahead.get(v.id)],
-                   partners=[v for v in free if ahead.get(v.id, 0) <= max(settings.sizes)], ahead=ahead)
+                   partners=[v for v in free if ahead.get(v.id, 0) <= max(settings.sizes)], ahead=ahead,
+                   active=active, sizes=_possible(settings.sizes, active))
     group = _form(state, settings, field, top, rng)
     if group is None and not state.in_flight:  # nothing in flight to wait for: no limit
-        group = _form(state, settings, _Field(free, free, ahead, waits=False), top, rng)
+        group = _form(state, settings, replace(field, anchors=free, partners=free, waits=False), top, rng)
     return group
+
+
+def _possible(sizes: Sequence[int], versions: Sequence[VersionState]) -> tuple[int, ...]:
+    """``sizes`` (repeats kept) less those ``versions`` could not fill even all free: the shares are of these (a
+    size the field cannot fill yet is owed to nobody)."""
+    most = _largest_table(versions)
+    return tuple(k for k in sizes if k <= most)
 
 
 @dataclass(frozen=True)
@@ -229,6 +238,8 @@ class _Field:
     anchors: Sequence[VersionState]
     partners: Sequence[VersionState]
     ahead: Mapping[str, int]
+    active: Sequence[VersionState]  # every active version, free or not
+    sizes: tuple[int, ...]  # the configured sizes the active versions can fill (:func:`_possible`)
     waits: bool = True
 
 
@@ -256,17 +267,22 @@ def _form(state: LeagueState, settings: MatchSettings, field: _Field, top: int, 
     for anchor in _anchors(field.anchors, standings, settings.min_games, rng):
         others = [v for v in field.partners if v.bot != anchor.bot and v.author != anchor.author]
         most = _largest_table(others) + 1
-        sizes = sorted({k for k in settings.sizes if k <= most})
-        if not sizes or (field.waits and _short(anchor, settings.sizes, most)):
+        sizes = sorted({k for k in field.sizes if k <= most})
+        if not sizes:
             continue
-        k = _size_for(anchor, sizes, settings.sizes, played, rng)
+        if field.waits:  # its shares are of the sizes it could sit at were everyone free
+            own = _possible(field.sizes, [anchor, *(v for v in field.active if v.bot != anchor.bot
+                                                    and v.author != anchor.author)])
+            if _short(anchor, own, most):
+                continue
+        k = _size_for(anchor, sizes, field.sizes, played, rng)
         if field.waits:  # a version two groups over its share of size k waits for another size
-            kept = [v for v in others if _excess(v, k, settings.sizes) < 2]
+            kept = [v for v in others if _excess(v, k, field.sizes) < 2]
             if _largest_table(kept) < k - 1:
                 continue
             others = kept
         window = _window(anchor, others, k, settings)
-        cost = {v.id: (field.ahead.get(v.id, 0), int(_is_over(v, k, settings.sizes))) for v in window}
+        cost = {v.id: (field.ahead.get(v.id, 0), int(_is_over(v, k, field.sizes))) for v in window}
         seating = _Seating(anchor, k, state.meetings, state.sized_meetings.get(k, {}), standings, cost)
         table = [anchor.id, *(v.id for v in _best_set(seating, _pool(seating, window, settings.max_pool), rng))]
         rng.shuffle(table)
