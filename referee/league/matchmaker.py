@@ -5,16 +5,16 @@ every seat once, so the luck of the cards cancels. :func:`next_group` forms one 
 
 **Fair means equal games per version, whatever its speed.** Each version's ``served`` counts the games issued to
 it (at issue, not when played, so a slow version's games in flight count already). A version's first
-``min_games`` (30) issued games are its *entry*: it is anchored before anyone else and is not charged for them.
-After its entry every version is held within ``max_lead`` games (default: the largest table size) of the
-league's *floor*, the lowest standing of the active versions past their entry: a version ``max_lead`` or more
-above it anchors no table, and sits at one only when it cannot be filled without it (at most one group past the
-lead). A slow version keeps up by sitting in up to ``max_in_flight`` (4) groups at once; when even that is not
-enough, the fast versions wait (:func:`next_group` returns None and a worker idles) rather than pull ahead,
-unless nothing is in flight (then no limit holds: the league never stalls). A version that comes back (a
-newcomer past its entry, a version reinstated) stands at ``top - span`` if it is further behind (``top``: the
+``min_games`` (30) issued games are its *entry*: it is anchored before anyone else and is not charged for them;
+it then starts about the floor (below). After its entry every version is held within ``max_lead`` games
+(default: the largest table size) of the league's *floor*, the lowest standing of the active versions past their
+entry: a version ``max_lead`` or more above it anchors no table, and sits at one only when it cannot be filled
+without it (at most one group past the lead). A slow version keeps up by sitting in up to ``max_in_flight`` (4)
+groups at once; when even that is not enough, the fast versions wait (:func:`next_group` returns None and a
+worker idles) rather than pull ahead, unless nothing is in flight (then no limit holds: the league never
+stalls). A version that comes back (reinstated) stands at ``top - span`` if it is further behind (``top``: the
 most served of any version past its entry; ``span``: the lead and two groups of the largest size): it catches
-up that much, not its whole absence.
+up that much, not its whole absence; one ending its entry starts at ``top - lead - max(sizes)``.
 
 1. *Eligible*: active versions in fewer than ``max_in_flight`` groups in flight, within the lead (or in entry)
    to anchor, within a group past it to fill a table (:class:`_Field`).
@@ -442,9 +442,13 @@ def _best_set(seating: _Seating, pool: Sequence[VersionState], rng: SeededRng) -
 
 def _seated(version: VersionState, k: int, now: float, top: int, settings: MatchSettings) -> VersionState:
     """``version`` once seated at a table of k: k more games issued, one more group at size k and, past its
-    entry, k more served from its standing (in entry it stands where it will start: not charged)."""
-    place = standing(version, top, settings)
-    served = place + k if version.issued >= settings.min_games else place
+    entry, k more served from its standing. In entry it is not charged: it stands where it will start, a group
+    of the largest size past the lead below the top, about the floor (the versions past their entry span at most
+    the lead and two groups: it then catches up or waits at most a group)."""
+    if version.issued < settings.min_games:
+        served = max(version.served, top - settings.lead - max(settings.sizes))
+    else:
+        served = standing(version, top, settings) + k
     by_size = list(version.by_size) + [0] * max(0, k + 1 - len(version.by_size))
     by_size[k] += 1
     return replace(version, last_seated=now, issued=version.issued + k, served=served, by_size=tuple(by_size))
