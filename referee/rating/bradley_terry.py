@@ -284,13 +284,36 @@ def _totals(key: IntArray, points: FloatArray, weight: FloatArray | None, n: int
 # ---------------------------------------------------------------------------- separation
 
 
+def _edges(totals: PairTotals) -> BoolArray:
+    """``edge[a, b]``: bot ``a`` took points from bot ``b`` (or ``a == b``)."""
+    edge = np.eye(totals.n, dtype=np.bool_)
+    edge[totals.lo[totals.points > 0], totals.hi[totals.points > 0]] = True
+    lost = totals.games - totals.points > 0
+    edge[totals.hi[lost], totals.lo[lost]] = True
+    return edge
+
+
+def _strongly_connected(edge: BoolArray) -> bool:
+    """Whether every bot reaches bot 0 and bot 0 every bot: a search each way, O(n^2) a step, where the closure of
+    :func:`_reachability` costs a dense product a step (the common case, every bot placed, in ~1/50 of the time)."""
+    for forward in (edge, edge.T):
+        seen = np.zeros(len(edge), dtype=np.bool_)
+        seen[0] = True
+        while True:
+            grown = seen | forward[seen].any(axis=0)
+            if np.array_equal(grown, seen):
+                break
+            seen = grown
+        if not seen.all():
+            return False
+    return True
+
+
 def _reachability(totals: PairTotals) -> BoolArray:
     """``reach[a, b]``: a chain of "took points from" leads from bot ``a`` to bot ``b``."""
-    n = totals.n
-    reach = np.eye(n, dtype=np.bool_)
-    reach[totals.lo[totals.points > 0], totals.hi[totals.points > 0]] = True
-    lost = totals.games - totals.points > 0
-    reach[totals.hi[lost], totals.lo[lost]] = True
+    reach = _edges(totals)
+    if _strongly_connected(reach):
+        return np.ones_like(reach)
     while True:
         step = (reach.astype(np.float32) @ reach.astype(np.float32)) > 0
         if np.array_equal(step, reach):
@@ -361,8 +384,9 @@ def _gradient_information(theta: FloatArray, t: PairTotals, prior: float) -> tup
         q = _expected(theta - theta.mean())
         slope = prior * (0.5 - q)
         grad = grad + slope - slope.mean()
-        centre = np.eye(n) - 1.0 / n
-        info = info + centre @ np.diag(prior * q * (1.0 - q)) @ centre
+        curve = prior * q * (1.0 - q)
+        # C diag(curve) C with C = I - J/n, in O(n^2): two dense products per Newton step cost ~0.1 s at 1,000 bots
+        info = info + np.diag(curve) - (curve[:, None] + curve[None, :]) / n + curve.sum() / (n * n)
     return grad, info
 
 
@@ -500,7 +524,8 @@ def fit_totals(
     theta, info, steps = _newton(totals, used, solver.max_iter, solver.tol, start)
     cov, errors = _sandwich(theta, info, meat, n_clusters)
     to_anchor = _anchor_matrix(n, anchor_bot) * ELO_PER_NAT
-    covariance = to_anchor @ cov @ to_anchor.T
+    # relative to the pool mean, cov is already centred (the bread's rows sum to zero): no dense products needed
+    covariance = cov * ELO_PER_NAT**2 if anchor_bot is None else to_anchor @ cov @ to_anchor.T
     return Fit(
         ratings=to_anchor @ theta + anchor_elo,
         covariance=0.5 * (covariance + covariance.T),
