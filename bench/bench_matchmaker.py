@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="2,3,4,5,6")
     parser.add_argument("--window-min", type=float, default=MatchSettings.window_min, help="Elo")
     parser.add_argument("--max-in-flight", type=int, default=MatchSettings.max_in_flight)
-    parser.add_argument("--workers", type=int, default=2, help="groups in flight at once")
+    parser.add_argument("--workers", type=int, default=2, help="games played at once (the daemon's --jobs)")
     parser.add_argument("--refit", type=int, default=50, help="groups between two board refits")
     parser.add_argument("--checkpoints", default="1000,3000,10000", help="groups at which to rank the board")
     parser.add_argument("--span", type=int, default=1000, help="the last groups over which games are compared")
@@ -123,7 +123,7 @@ def main() -> None:
     field = entrants(args.start, args.max_versions, args.add_every, args.seed)
     sim = LeagueSim(settings, field, seed=args.seed, workers=args.workers, refit_every=args.refit)
     print(f"{settings}\n{args.start} versions growing by one every {args.add_every} groups to {args.max_versions}, "
-          f"{args.workers} groups in flight, board refitted every {args.refit} groups, seed {args.seed}")
+          f"{args.workers} workers, board refitted every {args.refit} groups, seed {args.seed}")
     t0 = time.perf_counter()
     checkpoints = {int(c) for c in args.checkpoints.split(",") if int(c) <= args.groups}
     before: dict[str, int] = {}

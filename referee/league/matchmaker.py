@@ -30,12 +30,13 @@ up that much, not its whole absence; one ending its entry starts at ``top - lead
 4. *Window*: the others whose rating lies within ``max(window_min, window_sigmas * error)`` Elo of the anchor's
    (100 Elo, 2.0; ``error`` is the anchor's standard error, infinite before it is rated, so a newcomer's
    window holds everyone), widened by ``widen_step`` (50) Elo at a time until a table of k can be filled.
-5. *Seats*: the window's ``max_pool`` (8) cheapest, lowest standing candidates (ties: those that met the anchor
-   least, then idle longest; more if they cannot fill the table) are searched exhaustively: of their fillable
-   (k-1)-sets, the one with the fewest games past the lead, then the fewest a group over their share of the size,
-   then the fewest meetings summed over every pair at the table (one meeting per group, counted when the group is
-   issued), then the lowest standing, then the longest idle, then a seeded draw. At most C(8, 4) = 70 sets of up
-   to 15 pairs: O(n log n) a call for n versions (bench/bench_matchmaker.py).
+5. *Seats* (:mod:`.seats`): the window's ``max_pool`` (8) cheapest, lowest standing candidates (ties: those that
+   met the anchor least, then idle longest; more if they cannot fill the table) are searched exhaustively: of
+   their fillable (k-1)-sets, the one with the fewest games past the lead, then the fewest a group over their
+   share of the size, then the fewest meetings at size k summed over every pair at the table (one meeting per
+   group, counted when the group is issued), then at every size, then the lowest standing, then the longest
+   idle, then a seeded draw. At most C(8, 4) = 70 sets of up to 15 pairs: about 1.2 ms of CPU a call at 20-200
+   versions (bench/bench_matchmaker.py).
 6. *Seeds*: the group's ``number`` counts every group issued; its deal seed is
    ``derive_seed(seed, "league", "deal", number)`` (SHA-256, :mod:`referee.engine.rng`) and every draw above,
    and the seat order of rotation 0 (a shuffle), comes from ``derive_seed(seed, "league", "draw", number)``.
@@ -52,7 +53,6 @@ the state.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
 from collections import Counter
@@ -61,14 +61,12 @@ from dataclasses import dataclass, field, replace
 
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS
 from referee.engine.rng import SeededRng, derive_seed
+from referee.league.seats import Pair, Seating, best_set, largest_table, pair, pool_of, rating_window
 
-Pair = tuple[str, str]  # two version ids, the smaller first (:func:`pair`)
 NEVER = -math.inf  # ``last_seated`` of a version never seated: idle longer than any other
 
-
-def pair(a: str, b: str) -> Pair:
-    """The key of ``a`` and ``b`` in :attr:`LeagueState.meetings`, the same either way round."""
-    return (a, b) if a < b else (b, a)
+__all__ = ["NEVER", "Group", "LeagueState", "MatchSettings", "Pair", "VersionState", "finish", "issue",
+           "league_floor", "next_group", "pair", "replay", "rerate", "standing", "top_served", "with_versions"]
 
 
 @dataclass(frozen=True)
@@ -224,7 +222,7 @@ def next_group(state: LeagueState, settings: MatchSettings) -> Group | None:
 def _possible(sizes: Sequence[int], versions: Sequence[VersionState]) -> tuple[int, ...]:
     """``sizes`` (repeats kept) less those ``versions`` could not fill even all free: the shares are of these (a
     size the field cannot fill yet is owed to nobody)."""
-    most = _largest_table(versions)
+    most = largest_table(versions)
     return tuple(k for k in sizes if k <= most)
 
 
@@ -243,19 +241,6 @@ class _Field:
     waits: bool = True
 
 
-@dataclass(frozen=True)
-class _Seating:
-    """What choosing the seats around one anchor at a table of k reads: the meetings, each candidate's standing
-    and its cost (games past the lead, whether a group at size k puts it a group over its share)."""
-
-    anchor: VersionState
-    k: int
-    meetings: Mapping[Pair, int]
-    at_k: Mapping[Pair, int]  # meetings at tables of size k
-    standings: Mapping[str, int]
-    cost: Mapping[str, tuple[int, int]]
-
-
 def _form(state: LeagueState, settings: MatchSettings, field: _Field, top: int, rng: SeededRng) -> Group | None:
     """The group around the first of the field's anchors (in anchor order) with whom a size can be filled from
     its partners (:class:`_Field`)."""
@@ -266,7 +251,7 @@ def _form(state: LeagueState, settings: MatchSettings, field: _Field, top: int, 
     played = {k: n // k for k, n in seats.items()}  # groups issued per size: a size-k group seats k versions
     for anchor in _anchors(field.anchors, standings, settings.min_games, rng):
         others = [v for v in field.partners if v.bot != anchor.bot and v.author != anchor.author]
-        most = _largest_table(others) + 1
+        most = largest_table(others) + 1
         sizes = sorted({k for k in field.sizes if k <= most})
         if not sizes:
             continue
@@ -278,13 +263,13 @@ def _form(state: LeagueState, settings: MatchSettings, field: _Field, top: int, 
         k = _size_for(anchor, sizes, field.sizes, played, rng)
         if field.waits:  # a version two groups over its share of size k waits for another size
             kept = [v for v in others if _excess(v, k, field.sizes) < 2]
-            if _largest_table(kept) < k - 1:
+            if largest_table(kept) < k - 1:
                 continue
             others = kept
-        window = _window(anchor, others, k, settings)
+        window = rating_window(anchor, others, k, settings)
         cost = {v.id: (field.ahead.get(v.id, 0), int(_is_over(v, k, field.sizes))) for v in window}
-        seating = _Seating(anchor, k, state.meetings, state.sized_meetings.get(k, {}), standings, cost)
-        table = [anchor.id, *(v.id for v in _best_set(seating, _pool(seating, window, settings.max_pool), rng))]
+        seating = Seating(anchor, k, state.meetings, state.sized_meetings.get(k, {}), standings, cost)
+        table = [anchor.id, *(v.id for v in best_set(seating, pool_of(seating, window, settings.max_pool), rng))]
         rng.shuffle(table)
         deal_seed = derive_seed(state.seed, "league", "deal", state.issued)
         return Group(state.issued, tuple(table), deal_seed, anchor.id)
@@ -344,97 +329,6 @@ def _is_over(version: VersionState, k: int, sizes: Sequence[int]) -> bool:
     """Whether one more group at size k would put ``version`` a whole group over its share: it takes a seat there
     only when no one else can, so that its share follows the configured one whoever anchors its tables."""
     return _excess(version, k, sizes) > 1
-
-
-def _largest_table(versions: Sequence[VersionState]) -> int:
-    """The most of ``versions`` that can share a table: no two of one bot or one author. That is a maximum
-    matching of bots to authors (Kuhn's augmenting paths); with one author per bot, the number of authors."""
-    authors_of: dict[str, set[str]] = {}
-    for v in versions:
-        authors_of.setdefault(v.bot, set()).add(v.author)
-    holder: dict[str, str] = {}  # author -> the bot matched to it
-
-    def augment(bot: str, seen: set[str]) -> bool:
-        for author in authors_of[bot]:
-            if author not in seen:
-                seen.add(author)
-                if author not in holder or augment(holder[author], seen):
-                    holder[author] = bot
-                    return True
-        return False
-
-    return sum(augment(bot, set()) for bot in authors_of)
-
-
-def _window(anchor: VersionState, others: Sequence[VersionState], k: int,
-            settings: MatchSettings) -> list[VersionState]:
-    """The others within the anchor's rating window, widened by whole steps until k-1 of them can sit together.
-    ``others`` can fill the table (the caller checked), so the widening ends."""
-    sigmas = settings.window_sigmas * anchor.error if settings.window_sigmas else 0.0
-    base = max(settings.window_min, sigmas)
-    if math.isinf(base):
-        return list(others)
-    distance = [abs(v.rating - anchor.rating) for v in others]
-    order = sorted(range(len(others)), key=distance.__getitem__)
-    reach = base
-    for end in range(k - 1, len(order) + 1):
-        far = distance[order[end - 1]]
-        if end < len(order) and distance[order[end]] == far:
-            continue  # take every candidate at one distance together
-        if _largest_table([others[i] for i in order[:end]]) >= k - 1:
-            reach = base if far <= base else base + math.ceil((far - base) / settings.widen_step) * settings.widen_step
-            break
-    return [v for v, d in zip(others, distance, strict=True) if d <= reach]
-
-
-def _idle_ranks(versions: Sequence[VersionState]) -> list[int]:
-    """Each version's idle rank: how many of ``versions`` are idle longer (sat down earlier)."""
-    times = sorted(v.last_seated for v in versions)
-    return [bisect.bisect_left(times, v.last_seated) for v in versions]
-
-
-def _pool(seating: _Seating, window: Sequence[VersionState], max_pool: int) -> list[VersionState]:
-    """The window's ``max_pool`` cheapest (:func:`_best_set`'s cost: ahead of the lead, over their share of
-    size k), lowest standing (ties: those that met the anchor least, then idle longest), more until they can
-    fill the table. Gating by standing keeps games even where a window holds many never-met (new) versions."""
-    if len(window) <= max_pool:
-        return list(window)
-    idle = _idle_ranks(window)
-    anchor, k, meetings = seating.anchor, seating.k, seating.meetings
-    order = sorted(range(len(window)), key=lambda i: (seating.cost[window[i].id], seating.standings[window[i].id],
-                                                      meetings.get(pair(anchor.id, window[i].id), 0), idle[i]))
-    ranked = [window[i] for i in order]
-    size = max(max_pool, k - 1)
-    while _largest_table(ranked[:size]) < k - 1:
-        size += 1
-    return ranked[:size]
-
-
-def _best_set(seating: _Seating, pool: Sequence[VersionState], rng: SeededRng) -> tuple[VersionState, ...]:
-    """The (k-1)-set of ``pool`` with no shared bot or author that minimises (games ahead of the lead, versions
-    over their share of size k, meetings over every pair at the table with the anchor, sum of standings, sum of
-    idle ranks); ties by the seeded draw."""
-    anchor, k, meetings, at_k = seating.anchor, seating.k, seating.meetings, seating.at_k
-    met = [[(at_k.get(pair(a.id, b.id), 0), meetings.get(pair(a.id, b.id), 0)) for b in pool] for a in pool]
-    with_anchor = [(at_k.get(pair(anchor.id, v.id), 0), meetings.get(pair(anchor.id, v.id), 0)) for v in pool]
-    stand = [seating.standings[v.id] for v in pool]
-    idle = _idle_ranks(pool)
-    ahead = [seating.cost[v.id][0] for v in pool]
-    over = [seating.cost[v.id][1] for v in pool]
-    best: tuple[int, ...] | None = None
-    tied: list[tuple[int, ...]] = []
-    for combo in itertools.combinations(range(len(pool)), k - 1):
-        if len({pool[i].bot for i in combo}) < k - 1 or len({pool[i].author for i in combo}) < k - 1:
-            continue
-        pairs = [with_anchor[i] for i in combo] + [met[i][j] for i, j in itertools.combinations(combo, 2)]
-        score = (sum(ahead[i] for i in combo), sum(over[i] for i in combo), sum(p[0] for p in pairs),
-                 sum(p[1] for p in pairs), sum(stand[i] for i in combo), sum(idle[i] for i in combo))
-        if best is None or score < best:
-            best, tied = score, [combo]
-        elif score == best:
-            tied.append(combo)
-    chosen = tied[rng.randbelow(len(tied))] if len(tied) > 1 else tied[0]
-    return tuple(pool[i] for i in chosen)
 
 
 # ---------------------------------------------------------------------------- changing the state
