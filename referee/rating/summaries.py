@@ -12,7 +12,7 @@ seats, fools, places and draws the board's columns show), and a refit needs thos
 group in place of its games' records. No coarser statistic is exact: ``g_c g_c^T`` multiplies ``F`` of two pairs of
 one table, so the middle needs each table's own totals; groups with the same summary could share a row with a count,
 but the matchmaker seats the versions that met least together, so almost every group's versions are a set never
-seated before (100,002 synthetic games of 1,000 versions: 24,937 groups, 24,923 distinct summaries).
+seated before (a million synthetic games of 1,000 versions: 251,819 groups, 250,081 distinct summaries).
 
 The sums run over an ``(groups, k)`` array per table size ``k`` (:class:`Summaries`), appended as groups complete.
 """
