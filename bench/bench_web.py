@@ -1,31 +1,62 @@
-"""Benchmark: the arena's web server (``durak serve``) under 50 concurrent clients while the daemon writes.
+"""Benchmark: the arena's web server (``durak serve``) under 1, 10 and 50 clients while the daemon writes and refits,
+next to the bare stack (a minimal Litestar + uvicorn app returning the same bytes) in the same run: the figures of
+issue 36.
 
-Run by hand from the project root::
+Run by hand from the project root, one size at a time (each run copies its database: the cache stays as made)::
 
-    python bench/bench_web.py [--versions 1000] [--games 1000000] [--clients 50] [--requests 40]
-                              [--max-seconds 120] [--timeout 30] [--mix '/=3,/api/board=2,...'] [--rate 50]
-                              [--refit-every 30] [--code DIR | --stand-in] [--json]
+    flock /tmp/durak-cpu.lock python bench/bench_web.py --games 100000 [--versions 1000] [--clients 1,10,50]
+        [--modes back-to-back,paced] [--seconds 20] [--paced-seconds 30] [--think 1.0] [--warmup 10]
+        [--stacks arena,bare] [--workers 1] [--plain] [--rate 50] [--refit-every 30] [--cpu-requests 20]
+        [--mix '/=3,/api/board=2,...'] [--run-dir /tmp/durak-bench/run] [--keep-copy] [--code DIR]
+        [--json] [--save FILE] [--py-spy PATH]
 
 It makes or reuses the league database of bench/arena_data.py (``--cache``, default /tmp/durak-bench), copies it
-for the run (the cache stays as made) and starts three processes over the copy:
+into ``--run-dir`` and migrates the copy to this checkout's schema (as the daemon does when it starts; ``--keep-copy``:
+the copy an earlier run left there, with its writer's games), then starts,
+over the copy, for the whole run:
 
-- the web server on a free port of 127.0.0.1: ``durak serve DB --host 127.0.0.1 --port P --trusted-proxy
-  127.0.0.1`` if the CLI has it, else the web branch's app factory ``referee.web.app.create_app`` under uvicorn;
-  ``--code DIR``: that checkout's server (the web branch's before it is merged); ``--stand-in``: a trivial ASGI
-  app of this file over the store's board and versions, which proves the tool, not the arena;
 - a writer standing in for the daemon: ``--rate`` games/s in complete deal groups through
   :meth:`ArenaStore.issue_group`, :meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`;
 - a refitter, as the daemon's refit process: every ``--refit-every`` s (or back to back when a refit takes
   longer) :func:`referee.league.board.refit` and :meth:`ArenaStore.save_board`.
 
-Then the load (bench/web_load.py): ``--clients`` threads, each with one keep-alive ``http.client`` connection to
-127.0.0.1 only and its own ``X-Forwarded-For`` (the server trusts 127.0.0.1 as a proxy: 50 people, each with
-their rate limit, not one address), each making ``--requests`` requests (bounded too by ``--max-seconds``; a
-request in flight then still gets ``--timeout``) drawn from the routes of bench/web_load.py's ``MIX``: the board,
-bot pages, replays, and the games list unfiltered, by bot, verdict and table size, and deep (by its "older" link's
-keyset, and by page number) (``--mix`` sets the shares). The table gives per route the requests, errors (status
->= 400 or no answer; 429 is a rate limit), median, p90, p99, max (ms) and requests/s over the load's wall time.
-Every process it started is stopped at the end.
+Then, one at a time, each stack of ``--stacks`` on a free port of 127.0.0.1 (bench/web_stack.py):
+
+- ``arena``: ``durak serve DB --host 127.0.0.1 --port P --trusted-proxy 127.0.0.1 --workers N`` (``--code DIR``:
+  that checkout's). Before its load, one URL of each route of the mix is asked for once (anonymous); those bytes
+  and media types are the bare stack's pages;
+- ``bare``: a minimal Litestar app answering every URL of a route with that route's bytes, under uvicorn as
+  ``durak serve`` runs it (the same ``uvicorn.Config`` and options, socket and ``--workers``). Its answers are
+  checked against the arena's bytes before its load.
+
+``--plain`` runs both on uvicorn's plain stack (``loop="asyncio"``, h11) instead of uvloop and httptools, which
+uvicorn picks when installed (``DURAK_BENCH_UVICORN=plain`` for bench/web_stack.py).
+
+Each stack gets ``--warmup`` s of unrecorded load first (10 back-to-back clients; the arena keeps pages as bytes
+once built, and starts with none), then a cell per mode and client count: ``back-to-back`` clients send their next
+request as soon as an answer came, for ``--seconds``; ``paced`` ones ``--think`` s after it, for
+``--paced-seconds`` (bench/web_load.py: one keep-alive connection per client; ``X-Forwarded-For`` addresses
+rotated so that no request meets the server's rate limit). Per cell and per route of bench/web_load.py's ``MIX``
+(the board, bot pages, replays, the games list unfiltered, by bot, verdict and table size, deep by keyset and by
+page number, HTML and JSON):
+
+- ``median``/``p95``/``p99``/``max``: a request's time from sending to the whole answer read, in ms;
+- ``req/s``: answers over the cell's wall time; ``not 200``: answers of another status, or none (by status in
+  the JSON and below the table);
+- ``server CPU ms/req``: the server's processes' CPU time (``/proc/PID/stat`` utime + stime of every process of its
+  process group: uvicorn and its workers) over the cell, divided by the cell's answers; ``client CPU ms/req``: this
+  process's (the load's threads: they share the 2 cores);
+- ``arena/bare`` at 50 back-to-back clients: the ratio of requests/s (target: 0.5 or more); p99 at 50 paced
+  clients per route (target: under 100 ms).
+
+Then the CPU per request per route, one client, no load but the writer's and refitter's: bench/web_cpu.py on the
+run's copy for the arena's app and for the bare app (``--cpu-requests`` URLs per route; medians, in ms, of the
+first request of a URL (its page built) and of the same URL asked again (its kept bytes), the test client's cost
+included). Last, the writer's and refitter's figures: games written, refits, the refitter's CPU per refit and the
+database's WAL at its largest (sampled each second). Every process it started is stopped at the end.
+
+``--py-spy PATH`` (py-spy's binary) samples the server (workers too) over the back-to-back cell of the most
+clients, folded stacks in ``--run-dir``/logs: for profiles only, py-spy's own CPU disturbs the figures.
 """
 
 from __future__ import annotations
@@ -41,12 +72,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-import msgspec
 from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,12 +87,16 @@ sys.path.insert(0, str(ROOT))
 from bench.arena_data import Params, Templates, add_data_options, database, group_games, size_mib  # noqa: E402
 from bench.bench_league import deal_groups  # noqa: E402
 from bench.web_load import HOST, MIX, Load, parse_mix, run_load, summary  # noqa: E402
+from bench.web_stack import UVICORN_ENV, save_pages  # noqa: E402
 from referee.engine.rng import derive_seed  # noqa: E402
 from referee.league.board import Ledger, board_rows  # noqa: E402
 from referee.results.arena_store import ArenaStore  # noqa: E402
 from referee.results.league_store import SUMMARIES_SCHEMA, GroupRow  # noqa: E402
 
 PYTHON = sys.executable
+STACK = ROOT / "bench" / "web_stack.py"
+MODES = ("back-to-back", "paced")
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 # -- the processes ------------------------------------------------------------------------
@@ -72,35 +108,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def server_command(db: Path, port: int, stand_in: bool, code: Path, workers: int = 1) -> list[str] | None:
-    """How to start the web server of the checkout ``code``: ``durak serve``, else the web branch's app factory
-    under uvicorn, else None; ``stand_in``: this file's stand-in."""
-    if stand_in:
-        return [PYTHON, __file__, "--role", "stand-in", "--db", str(db), "--port", str(port)]
-    has_serve = subprocess.run([PYTHON, "-m", "referee", "serve", "--help"], capture_output=True, cwd=code,
-                               env=python_env(code))
-    if has_serve.returncode == 0:
-        return [PYTHON, "-m", "referee", "serve", str(db), "--host", HOST, "--port", str(port), "--trusted-proxy", HOST,
-                "--workers", str(workers)]
-    if (code / "referee" / "web" / "app.py").is_file():
-        return [PYTHON, "-c", FACTORY.format(db=str(db), host=HOST, port=port)]
-    return None
+def python_env(code: Path, plain: bool = False) -> dict[str, str]:
+    """The environment with ``code`` first on the Python path (``plain``: uvicorn's plain stack, for web_stack)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")]))}
+    env.pop(UVICORN_ENV, None)
+    return {**env, UVICORN_ENV: "plain"} if plain else env
 
 
-#: The web branch's app factory under uvicorn, in a process of its own (its checkout first on the path).
-FACTORY = ("import uvicorn; from referee.web.app import create_app; from referee.web.settings import WebSettings; "
-           "uvicorn.run(create_app({db!r}, WebSettings(trusted_proxies=frozenset([{host!r}]))), host={host!r}, "
-           "port={port}, log_level='warning', access_log=False)")
-
-
-def python_env(code: Path) -> dict[str, str]:
-    """The environment with ``code`` first on the Python path."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")]))}
-
-
-def start(command: list[str], log: Path, code: Path = ROOT) -> subprocess.Popen[bytes]:
+def start(command: list[str], log: Path, code: Path = ROOT, plain: bool = False) -> subprocess.Popen[bytes]:
+    """A process of its own process group (its CPU is its group's), its output to ``log``."""
     return subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            cwd=code, env=python_env(code), start_new_session=True)
+                            cwd=code, env=python_env(code, plain), start_new_session=True)
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -117,7 +135,18 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def wait_ready(port: int, process: subprocess.Popen[bytes], seconds: float = 60.0) -> None:
+def group_cpu(group: int) -> float:
+    """The CPU seconds (user + system) of the live processes of process group ``group`` (/proc/PID/stat)."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rpartition(")")[2].split()
+            if int(fields[2]) == group:  # fields from the state on: state ppid pgrp ... utime (11) stime (12)
+                ticks += int(fields[11]) + int(fields[12])
+    return ticks / TICK
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
     """Until ``GET /api/board`` answers; :raises SystemExit: the server died or never answered."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -131,6 +160,17 @@ def wait_ready(port: int, process: subprocess.Popen[bytes], seconds: float = 60.
             return
         time.sleep(0.2)
     raise SystemExit(f"the web server did not answer on {HOST}:{port} within {seconds:.0f} s")
+
+
+def get(port: int, url: str) -> tuple[int, str, bytes]:
+    """One anonymous GET: status, media type, bytes."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=60)
+    try:
+        connection.request("GET", url, headers={"X-Forwarded-For": "10.1.0.1"})
+        response = connection.getresponse()
+        return response.status, response.getheader("content-type", ""), response.read()
+    finally:
+        connection.close()
 
 
 # -- the daemon's stand-ins ------------------------------------------------------------------
@@ -200,54 +240,40 @@ def run_refitter(db: Path, every: float) -> None:
         stopping.sleep(every - fits[-1])
 
 
-# -- the stand-in server -------------------------------------------------------------------
+class WalWatch:
+    """The largest size of a database's WAL, sampled each second on a thread of its own until :meth:`stop`."""
 
+    def __init__(self, db: Path) -> None:
+        self.wal, self.largest = Path(f"{db}-wal"), 0
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
 
-Send = Callable[[dict[str, object]], object]
+    def _watch(self) -> None:
+        while not self._stopping.wait(1.0):
+            with contextlib.suppress(OSError):
+                self.largest = max(self.largest, self.wal.stat().st_size)
 
-
-def stand_in_app(db: Path) -> Callable[..., object]:
-    """A trivial ASGI app over the store: the board (HTML or JSON) and a bot's versions with their rating history.
-    Not the web server: it proves the load generator, its figures are not the arena's."""
-    store = ArenaStore(db, create=False)
-    league = store.league()
-    assert league is not None
-
-    def page(path: str) -> tuple[int, str, bytes]:
-        if path in ("/", "/api/board"):
-            rows = store.board(league.id)
-            if path == "/api/board":
-                return 200, "application/json", msgspec.json.encode(rows)
-            return 200, "text/html", "".join(f"<tr><td>{r.rank}</td><td>{r.version}</td><td>{r.elo:.0f}</td></tr>"
-                                             for r in rows).encode()
-        for prefix, kind in (("/bots/", "text/html"), ("/api/bots/", "application/json")):
-            if path.startswith(prefix):
-                name = path.removeprefix(prefix)
-                versions = [v.name for v in store.versions(league.id) if v.bot == name]
-                if not versions:
-                    return 404, "text/plain", b"no such bot"
-                body = {"versions": versions, "history": store.rating_history(league.id, versions)}
-                return 200, kind, msgspec.json.encode(body)
-        return 404, "text/plain", b"not found"
-
-    async def app(scope: dict[str, object], receive: Callable[..., object], send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        status, kind, body = page(str(scope["path"]))
-        await send({"type": "http.response.start", "status": status,  # type: ignore[misc]
-                    "headers": [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})  # type: ignore[misc]
-
-    return app
-
-
-def run_stand_in(db: Path, port: int) -> None:
-    import uvicorn
-
-    uvicorn.run(stand_in_app(db), host=HOST, port=port, log_level="warning", access_log=False)
+    def stop(self) -> int:
+        self._stopping.set()
+        self._thread.join()
+        return self.largest
 
 
 # -- the bench -----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """What one run measures, stack by stack: each cell's figures, and the pages the bare stack serves."""
+
+    args: argparse.Namespace
+    db: Path
+    bots: list[str]
+    games: int
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    warmups: list[dict[str, Any]] = field(default_factory=list)
+    pages: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)  # route -> url, media type, bytes
 
 
 def bot_names(db: Path) -> list[str]:
@@ -273,9 +299,9 @@ def wait_writing(log: Path, writer: subprocess.Popen[bytes], seconds: float = 12
         time.sleep(0.1)
 
 
-def last_line(log: Path) -> dict[str, object]:
+def last_line(log: Path) -> dict[str, Any]:
     lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("{")]
-    return json.loads(lines[-1]) if lines else {}
+    return dict(json.loads(lines[-1])) if lines else {}
 
 
 def working_copy(db: Path, folder: Path) -> tuple[Path, float]:
@@ -295,87 +321,273 @@ def working_copy(db: Path, folder: Path) -> tuple[Path, float]:
     return copy, time.perf_counter() - start
 
 
+def fetch_pages(run: Run, port: int) -> None:
+    """One URL of each route of the mix, asked of the arena as the load asks: the bare stack's pages.
+    :raises SystemExit: an answer other than 200."""
+    load, rng = Load(1, 1, 0.0, run.bots, run.args.seed, run.games, mix=run.args.mix), random.Random(run.args.seed)
+    for route in run.args.mix:
+        url = load.url(route, rng)
+        status, kind, body = get(port, url)
+        if status != 200:
+            raise SystemExit(f"the arena answered {url} with {status}: {body[:200]!r}")
+        run.pages[route] = (url, kind, body)
+
+
+def check_bare(run: Run, port: int) -> None:
+    """The bare stack's answers are the arena's bytes and media types. :raises SystemExit: otherwise."""
+    for url, kind, body in run.pages.values():
+        answer = get(port, url)
+        if answer != (200, kind, body):
+            raise SystemExit(f"the bare stack's {url} is not the arena's: {answer[0]} {answer[1]} "
+                             f"{len(answer[2])} bytes, the arena's {kind} {len(body)} bytes")
+
+
+def load_cells(run: Run, stack: str, server: subprocess.Popen[bytes], port: int) -> None:
+    """The warm-up, then every cell of ``--modes`` x ``--clients`` on the stack at ``port``."""
+    args = run.args
+    if args.warmup > 0:
+        warm = Load(10, 0, args.warmup, run.bots, args.seed + 999, run.games, args.timeout, args.mix)
+        wall = run_load(warm, port)
+        overall = summary(warm.samples, wall)[-1]
+        run.warmups.append({"stack": stack, "seconds": round(wall, 1), "clients": 10,
+                            "requests": overall["requests"], "not_200": overall["not_200"]})
+    for mode in args.modes:
+        for clients in args.clients:
+            seconds, think = (args.seconds, 0.0) if mode == "back-to-back" else (args.paced_seconds, args.think)
+            load = Load(clients, 0, seconds, run.bots, args.seed + clients, run.games, args.timeout, args.mix, think)
+            spy = profiler(run, stack, server, mode, clients, seconds)
+            cpu, client = group_cpu(server.pid), time.process_time()
+            wall = run_load(load, port)
+            if spy is not None:
+                spy.wait()
+            cpu, client = group_cpu(server.pid) - cpu, time.process_time() - client
+            if server.poll() is not None:
+                raise SystemExit(f"the {stack} server exited with {server.returncode} during its load")
+            rows = summary(load.samples, wall)
+            answers = max(1, rows[-1]["requests"])
+            run.cells.append({"stack": stack, "mode": mode, "clients": clients, "seconds": round(wall, 1),
+                              "server_cpu_ms_per_request": round(cpu * 1000 / answers, 3),
+                              "client_cpu_ms_per_request": round(client * 1000 / answers, 3), "routes": rows})
+
+
+def profiler(run: Run, stack: str, server: subprocess.Popen[bytes], mode: str, clients: int, seconds: float,
+             ) -> subprocess.Popen[bytes] | None:
+    """``--py-spy``: py-spy sampling the server's process (workers too) over a back-to-back cell of the most
+    clients, its stacks folded into ``--run-dir``/logs/STACK-CLIENTS.folded (py-spy's own CPU shares the cores:
+    a profiled run's figures are not the bench's)."""
+    args = run.args
+    if not args.py_spy or mode != "back-to-back" or clients != max(args.clients):
+        return None
+    out = args.run_dir / "logs" / f"{stack}-{clients}.folded"
+    return subprocess.Popen([str(args.py_spy), "record", "--pid", str(server.pid), "--subprocesses", "--threads",
+                             "--nonblocking", "--rate", "100", "--duration", str(max(1, int(seconds) - 1)),
+                             "--format", "raw", "--output", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def server_command(stack: str, source: Path, port: int, workers: int) -> list[str]:
+    return [PYTHON, str(STACK), stack, str(source), "--port", str(port), "--workers", str(workers)]
+
+
+def route_cpu(run: Run, pages: Path | None) -> list[dict[str, Any]]:
+    """bench/web_cpu.py's figures on the run's copy: the arena's app, or (``pages``) the bare app."""
+    command = [PYTHON, str(ROOT / "bench" / "web_cpu.py"), str(run.db), "--code", str(run.args.code), "--requests",
+               str(run.args.cpu_requests), "--seed", str(run.args.seed), "--json", "--mix",
+               ",".join(f"{route}={share:g}" for route, share in run.args.mix.items())]
+    done = subprocess.run([*command, *(["--bare", str(pages)] if pages else [])], capture_output=True, cwd=ROOT,
+                          env=python_env(run.args.code))
+    if done.returncode:
+        print(f"web_cpu.py failed ({done.returncode}): {done.stderr.decode(errors='replace')[-2000:]}", file=sys.stderr)
+        return []
+    return list(json.loads(done.stdout)["routes"])
+
+
 def bench(args: argparse.Namespace) -> None:
     params = Params(args.versions, args.games, args.history, args.seed)
     cached, made = database(args.cache, params)
-    db, copying = working_copy(cached, args.cache / "run")
-    port = free_port()
-    command = server_command(db, port, args.stand_in, args.code, args.workers)
-    if command is None:
-        raise SystemExit(f"no web server: {args.code} has neither `durak serve` nor referee/web/app.py; merge the web "
-                         "branch, give its checkout with --code, or run with --stand-in")
-    logs = args.cache / "logs"
-    logs.mkdir(exist_ok=True)
-    processes: list[subprocess.Popen[bytes]] = []
+    db, copying = args.run_dir / cached.name, 0.0
+    if not (args.keep_copy and db.exists()):
+        db, copying = working_copy(cached, args.run_dir)
+    logs = args.run_dir / "logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir()
+    run = Run(args, db, bot_names(db), league_games(db))
+    daemon: list[subprocess.Popen[bytes]] = []
+    servers: list[subprocess.Popen[bytes]] = []
+    wal = WalWatch(db)
+    cpu: dict[str, list[dict[str, Any]]] = {}
     try:
-        processes.append(start(command, logs / "server.log", ROOT if args.stand_in else args.code))
-        wait_ready(port, processes[0])
-        processes.append(start([PYTHON, __file__, "--role", "writer", "--db", str(db), "--rate", str(args.rate)],
-                               logs / "writer.log"))
-        processes.append(start([PYTHON, __file__, "--role", "refitter", "--db", str(db), "--refit-every",
-                                str(args.refit_every)], logs / "refitter.log"))
-        wait_writing(logs / "writer.log", processes[1])
+        daemon.append(start([PYTHON, __file__, "--role", "writer", "--db", str(db), "--rate", str(args.rate)],
+                            logs / "writer.log"))
+        daemon.append(start([PYTHON, __file__, "--role", "refitter", "--db", str(db), "--refit-every",
+                             str(args.refit_every)], logs / "refitter.log"))
+        wait_writing(logs / "writer.log", daemon[0])
         time.sleep(args.settle)
-        load = Load(args.clients, args.requests, args.max_seconds, bot_names(db), args.seed, league_games(db),
-                    args.timeout, args.mix)
-        wall = run_load(load, port)
+        pages = args.run_dir / "pages.json"
+        for stack in ("arena", "bare"):
+            if stack not in args.stacks and not (stack == "arena" and "bare" in args.stacks):
+                continue
+            port = free_port()
+            source = db if stack == "arena" else pages
+            servers.append(start(server_command(stack, source, port, args.workers), logs / f"{stack}.log",
+                                 args.code if stack == "arena" else ROOT, args.plain))
+            wait_ready(port, servers[-1])
+            if stack == "arena":
+                fetch_pages(run, port)
+                save_pages(run.pages, pages)
+            else:
+                check_bare(run, port)
+            if stack in args.stacks:
+                load_cells(run, stack, servers[-1], port)
+            stop(servers[-1])
+        if args.cpu_requests:
+            cpu = {stack: route_cpu(run, None if stack == "arena" else pages) for stack in args.stacks}
+        refitter_cpu = group_cpu(daemon[1].pid)
     finally:
-        for process in reversed(processes):
+        for process in reversed([*daemon, *servers]):
             stop(process)
-    report(args, db, (made, copying), command, summary(load.samples, wall), wall, logs)
+    report(run, (made, copying), cpu, refitter_cpu, wal.stop(), logs)
 
 
-def report(args: argparse.Namespace, db: Path, prepared: tuple[float, float], command: list[str],
-           rows: list[dict[str, object]], wall: float, logs: Path) -> None:
-    """The table (or ``--json``); ``prepared``: the seconds making the database took (0: cached) and copying it."""
-    made, copying = prepared
+def targets(run: Run) -> dict[str, Any]:
+    """The issue's targets where this run has their cells: arena/bare requests/s at the most back-to-back clients,
+    and the routes whose p99 at the most paced clients is 100 ms or more."""
+    def cell(stack: str, mode: str) -> dict[str, Any] | None:
+        mine = [c for c in run.cells if c["stack"] == stack and c["mode"] == mode]
+        return max(mine, key=lambda c: c["clients"]) if mine else None
+
+    found: dict[str, Any] = {}
+    arena, bare = cell("arena", "back-to-back"), cell("bare", "back-to-back")
+    if arena and bare and arena["clients"] == bare["clients"]:
+        found["back_to_back_clients"] = arena["clients"]
+        found["arena_over_bare_requests_per_s"] = round(arena["routes"][-1]["requests_per_s"] /
+                                                        bare["routes"][-1]["requests_per_s"], 3)
+        found["arena_over_bare_cpu_per_request"] = round(arena["server_cpu_ms_per_request"] /
+                                                         bare["server_cpu_ms_per_request"], 1)
+    paced = cell("arena", "paced")
+    if paced:
+        found["paced_clients"] = paced["clients"]
+        found["paced_p99_100ms_or_more"] = {row["route"]: row["p99_ms"] for row in paced["routes"]
+                                            if row["p99_ms"] >= 100}
+    return found
+
+
+def report(run: Run, prepared: tuple[float, float], cpu: dict[str, list[dict[str, Any]]], refitter_cpu: float,
+           wal: int, logs: Path) -> None:
+    """The tables (or ``--json``); ``prepared``: the seconds making the database took (0: cached) and copying and
+    migrating it."""
+    args, (made, copying) = run.args, prepared
     writer, refits = last_line(logs / "writer.log"), last_line(logs / "refitter.log")
-    server = "stand-in" if args.stand_in else (f"create_app under uvicorn ({args.code})" if command[1] == "-c" else
-                                                f"durak serve --workers {args.workers} ({args.code})")
+    refitter = {**refits, "cpu_s": round(refitter_cpu, 1),
+                "cpu_s_per_refit": round(refitter_cpu / max(1, int(refits.get("refits", 0) or 0)), 2),
+                "largest_wal_mib": round(wal / 2**20, 1)}
+    stack = ("asyncio + h11" if args.plain else "uvloop + httptools (uvicorn's auto)") + f", --workers {args.workers}"
+    pages = {route: {"url": url, "media_type": kind, "bytes": len(body)} for route, (url, kind, body) in
+             run.pages.items()}
+    figures = json.dumps({"db": str(run.db), "versions": args.versions, "games": run.games, "made_s": round(made, 1),
+                          "copy_s": round(copying, 1), "db_mib": round(size_mib(run.db)), "uvicorn": stack,
+                          "workers": args.workers, "plain": args.plain, "code": str(args.code), "mix": args.mix,
+                          "think_s": args.think, "warmups": run.warmups, "cells": run.cells, "pages": pages,
+                          "route_cpu": cpu, "targets": targets(run), "writer": writer, "refitter": refitter})
+    if args.save:
+        args.save.write_text(figures + "\n")
     if args.json:
-        print(json.dumps({"db": str(db), "versions": args.versions, "games": args.games, "made_s": round(made, 1),
-                          "copy_s": round(copying, 1), "db_mib": round(size_mib(db)), "server": server,
-                          "workers": args.workers, "clients": args.clients, "requests_per_client": args.requests,
-                          "mix": args.mix, "wall_s": round(wall, 1), "routes": rows, "writer": writer,
-                          "refitter": refits}))
+        print(figures)
         return
-    print(f"{db.name} ({size_mib(db):,.0f} MiB{f', made in {made:.0f} s' if made else ''}, copied in {copying:.0f} s); "
-          f"server: {server}; "
-          f"{args.clients} clients x {args.requests} requests in {wall:.1f} s; unpinned")
-    print(f"writer: {writer}; refitter: {refits}")
-    print(tabulate([{k: v for k, v in row.items() if k != "statuses"} for row in rows], headers="keys",
-                   tablefmt="github"))
-    print("statuses: " + "; ".join(f"{row['route']} {row['statuses']}" for row in rows))
+    print(f"{run.db.name}: {run.games:,} games, {len(run.bots):,} bots, {size_mib(run.db):,.0f} MiB"
+          f"{f', made in {made:.0f} s' if made else ''}, copied and migrated in {copying:.0f} s; "
+          f"uvicorn on {stack}; 2 cores shared with the load, unpinned")
+    print(f"writer: {writer}\nrefitter: {refitter}")
+    print("warm-up (unrecorded): " + "; ".join(f"{w['stack']} {w['seconds']} s, {w['clients']} back-to-back clients, "
+                                               f"{w['requests']} requests ({w['not_200']} not 200)"
+                                               for w in run.warmups))
+    print("\nAll routes, per cell (ms; server CPU: its processes' over the cell, per answer)")
+    print(tabulate([{"stack": c["stack"], "mode": c["mode"], "clients": c["clients"], "s": c["seconds"],
+                     "requests": c["routes"][-1]["requests"], "not 200": c["routes"][-1]["not_200"],
+                     "req/s": c["routes"][-1]["requests_per_s"], "median": c["routes"][-1]["median_ms"],
+                     "p95": c["routes"][-1]["p95_ms"], "p99": c["routes"][-1]["p99_ms"],
+                     "max": c["routes"][-1]["max_ms"], "server CPU ms/req": c["server_cpu_ms_per_request"],
+                     "client CPU ms/req": c["client_cpu_ms_per_request"]} for c in run.cells],
+                   headers="keys", tablefmt="github"))
+    for name in dict.fromkeys(c["stack"] for c in run.cells):
+        mine = [c for c in run.cells if c["stack"] == name]
+        print(f"\n{name}, per route: median / p95 / p99 ms (req/s) per cell")
+        table = []
+        for route in [*args.mix, "all"]:
+            line: dict[str, Any] = {"route": route}
+            for c in mine:
+                row = next((r for r in c["routes"] if r["route"] == route), None)
+                line[f"{c['mode']} {c['clients']}"] = (f"{row['median_ms']:g} / {row['p95_ms']:g} / {row['p99_ms']:g} "
+                                                       f"({row['requests_per_s']:g})") if row else ""
+            table.append(line)
+        print(tabulate(table, headers="keys", tablefmt="github"))
+    if cpu:
+        print(f"\nCPU ms per request per route, one client (bench/web_cpu.py, {args.cpu_requests} URLs per route; "
+              "median; test client included, its floor the first line)")
+        by_route = {route: {"route": route} for stack_rows in cpu.values() for route in (r["route"] for r in
+                                                                                         stack_rows)}
+        for name, rows in cpu.items():
+            for row in rows:
+                by_route[row["route"]][f"{name} built"] = row["built_median_ms"]
+                by_route[row["route"]][f"{name} kept"] = row["kept_median_ms"]
+        print(tabulate(list(by_route.values()), headers="keys", tablefmt="github"))
+    print(f"\ntargets: {targets(run)}")
+    print("pages of the bare stack: " + "; ".join(f"{route} {p['bytes']:,} B" for route, p in pages.items()))
+    odd = [f"{c['stack']} {c['mode']} {c['clients']} {row['route']} {row['statuses']}" for c in run.cells
+           for row in c["routes"][:-1] if row["not_200"]]
+    print("answers not 200: " + ("; ".join(odd) if odd else "none"))
+
+
+def comma_ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part]
+
+
+def comma_choices(choices: tuple[str, ...]) -> Any:
+    def parse(text: str) -> list[str]:
+        chosen = [part for part in text.split(",") if part]
+        if not chosen or any(part not in choices for part in chosen):
+            raise ValueError(f"one or more of {', '.join(choices)}")
+        return chosen
+    return parse
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_options(parser)
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--requests", type=int, default=40, help="per client")
-    parser.add_argument("--max-seconds", type=float, default=120.0, help="the load's hard cap")
+    parser.add_argument("--clients", type=comma_ints, default=[1, 10, 50], help="client counts, one cell each")
+    parser.add_argument("--modes", type=comma_choices(MODES), default=list(MODES))
+    parser.add_argument("--stacks", type=comma_choices(("arena", "bare")), default=["arena", "bare"])
+    parser.add_argument("--seconds", type=float, default=20.0, help="a back-to-back cell's load")
+    parser.add_argument("--paced-seconds", type=float, default=30.0, help="a paced cell's load")
+    parser.add_argument("--think", type=float, default=1.0, help="a paced client's seconds between requests")
+    parser.add_argument("--warmup", type=float, default=10.0, help="unrecorded load before a stack's cells")
     parser.add_argument("--mix", type=parse_mix, default=dict(MIX),
                         help="routes and shares, e.g. '/=3,/api/board=2' (default: " +
                              ",".join(f"{route}={share:g}" for route, share in MIX.items()) + ")")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds a client waits for an answer")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds the writer runs before the load")
-    parser.add_argument("--workers", type=int, default=1, help="durak serve --workers (uvicorn processes)")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes, for both stacks")
+    parser.add_argument("--plain", action="store_true", help="uvicorn with the asyncio loop and h11")
     parser.add_argument("--rate", type=float, default=50.0, help="games/s the writer stores")
     parser.add_argument("--refit-every", type=float, default=30.0)
-    parser.add_argument("--stand-in", action="store_true", help="a trivial ASGI server of this file, not the arena's")
+    parser.add_argument("--cpu-requests", type=int, default=20, help="web_cpu.py's URLs per route (0: none)")
+    parser.add_argument("--run-dir", type=Path, default=Path("/tmp/durak-bench/run"),
+                        help="the run's copy and logs (emptied first)")
+    parser.add_argument("--keep-copy", action="store_true",
+                        help="serve the run folder's copy of an earlier run (migrated; its writer's games added)")
+    parser.add_argument("--py-spy", type=Path, help="py-spy's binary: profile the back-to-back cells of the most "
+                                                    "clients (figures disturbed: for profiles only)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--save", type=Path, help="the --json figures written to this file too")
     parser.add_argument("--code", type=Path, default=ROOT,
                         help="the checkout whose web server runs (default: this one)")
-    parser.add_argument("--role", choices=["writer", "refitter", "stand-in"], help=argparse.SUPPRESS)
+    parser.add_argument("--role", choices=["writer", "refitter"], help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "writer":
         run_writer(args.db, args.rate, args.seed)
     elif args.role == "refitter":
         run_refitter(args.db, args.refit_every)
-    elif args.role == "stand-in":
-        run_stand_in(args.db, args.port)
     else:
         bench(args)
 
