@@ -215,18 +215,33 @@ def copies_los(leagues: int, groups: int, seed: int, settings: MatchSettings, ef
 # ---------------------------------------------------------------------------- a real league
 
 
-def league_config(top: Path, players: list[int]) -> Path:
+def real_bots(versions: int, scale: int) -> dict[str, str]:
+    """Mix (a)'s bots (``versions`` > 6: copies under names of their own, by authors of their own, to mix (b)),
+    the search bot's playouts divided by ``scale``."""
+    names = list(MIX_A)
+    bots = {}
+    for i in range(versions):
+        name = names[i % len(names)]
+        command = MIX_A[name][0]
+        if scale > 1 and "--playouts" in command:
+            playouts = int(command.rsplit(" ", 1)[1])
+            command, name = command.replace(str(playouts), str(playouts // scale)), f"search{playouts // scale}"
+        bots[name if versions == len(names) else f"{name}-{i // len(names)}"] = command
+    return bots
+
+
+def league_config(top: Path, players: list[int], bots: dict[str, str]) -> Path:
     lines = ['name = "fairness"', f"players = {players}", "[league]", "refit_seconds = 30.0"]
-    for name, (command, _, _) in MIX_A.items():
+    for name, command in bots.items():
         lines += ["[[bots]]", f'name = "{name}"', f'command = "{command}"', 'dir = "bots"', f'author = "{name}"']
     path = top / "league.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def tournament_config(top: Path, players: int) -> Path:
+def tournament_config(top: Path, players: int, bots: dict[str, str]) -> Path:
     lines = [f'name = "fairness {players}"', f"players = {players}", "deals = 500"]
-    for name, (command, _, _) in MIX_A.items():
+    for name, command in bots.items():
         lines += ["[[bots]]", f'name = "{name}"', f'command = "{command}"', 'dir = "bots"']
     path = top / f"tournament{players}.toml"
     path.write_text("\n".join(lines) + "\n")
@@ -258,23 +273,27 @@ def occupancy(db: Path, jobs: int) -> float:
 
     rows = query(db, "SELECT finished, move_us FROM games")
     times = sorted(stamp(t) for t, _ in rows)
-    thinking = sum(sum(map(sum, decode_move_us(m) or [])) for _, m in rows) / 1e6  # type: ignore[arg-type]
+    micros = sum(sum(seat) for _, blob in rows for seat in decode_move_us(blob if isinstance(blob, bytes) else None)
+                 or [])
+    thinking = micros / 1e6
     return thinking / (jobs * (times[-1] - times[0])) if len(times) > 1 and times[-1] > times[0] else 0.0
 
 
-def bench_real(minutes: float, tournament_minutes: float, jobs: int) -> None:
+def bench_real(minutes: float, tournament_minutes: float, jobs: int, versions: int, scale: int) -> None:
     top = Path(tempfile.mkdtemp(prefix="durak-bench-fairness-"))
     top.chmod(0o755)
     bots_folder(top)
     db = top / "league.db"
     began = time.time()
-    daemon = start_daemon(league_config(top, [2, 3]), db, jobs, top / "daemon.log")
+    bots = real_bots(versions, scale)
+    daemon = start_daemon(league_config(top, [2, 3], bots), db, jobs, top / "daemon.log")
     time.sleep(minutes * 60)
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(120)
     for players in (2, 3):
-        run_for([PYTHON, "-m", "referee", "tournament", str(tournament_config(top, players)), "--jobs", str(jobs)],
-                tournament_minutes * 30, signal.SIGINT, top / "tournament.log")
+        config = tournament_config(top, players, bots)
+        run_for([PYTHON, "-m", "referee", "tournament", str(config), "--jobs", str(jobs)], tournament_minutes * 30,
+                signal.SIGINT, top / "tournament.log")
     report_real(db, top, began)
 
 
@@ -296,7 +315,8 @@ def report_real(db: Path, top: Path, began: float) -> None:
             if issued[vid] >= 30 and vid not in entered:
                 entered[vid], entered_at[vid] = g.number + 1, g.issued
     seats_of = {f"g{g.number}": g.table for g in played}
-    print(f"mix (a), a real league: {len(games)} games in {len(groups)} groups over {end:.0f} s "
+    mix = "a" if len(names) <= len(MIX_A) else "b"
+    print(f"mix ({mix}), a real league: {len(games)} games in {len(groups)} groups over {end:.0f} s "
           f"({sum(1 for *_, s in groups if s == 'complete')} complete); folder {top}")
     everyone = {name: 0.0 for name in names}
     seat_events = [(float(g.number), vid, len(g.table)) for g in played for vid in g.table]
@@ -307,8 +327,8 @@ def report_real(db: Path, top: Path, began: float) -> None:
     game_events = [(t - start, vid, 1) for key, t, _ in games for vid in seats_of.get(key, ())]
     report_windows("games played, from the start", game_events, everyone, [60.0, 120.0, 300.0], 0.0, end, "s")
     report_windows("games played, past entry", game_events, entered_at, [60.0, 120.0, 300.0], 0.0, end, "s")
-    totals = {name: sum(1 for key, _, _ in games for v in seats_of.get(key, ()) if v.startswith(name + "@"))
-              for name in MIX_A}
+    totals = {name: sum(1 for key, _, _ in games for v in seats_of.get(key, ()) if v == name)
+              for name in names}
     print(f"  games per version over the run: {totals}")
     first_minute = [g for g in played if g.issued < 60.0]
     print(f"  first minute: {len(first_minute)} groups, sizes {sorted({len(g.table) for g in first_minute})}")
@@ -347,7 +367,8 @@ def report_speeds(db: Path) -> None:
     moves: dict[str, int] = {}
     for record, move_us in query(db, "SELECT record, move_us FROM games"):
         names = json.loads(str(record))["players"]
-        for name, seat in zip(names, decode_move_us(move_us) or [], strict=False):  # type: ignore[arg-type]
+        for name, seat in zip(names, decode_move_us(move_us if isinstance(move_us, bytes) else None) or [],
+                              strict=False):
             total[name] = total.get(name, 0.0) + sum(seat) / 1e6
             games[name] = games.get(name, 0) + 1
             moves[name] = moves.get(name, 0) + len(seat)
@@ -376,6 +397,8 @@ def main() -> None:
     real.add_argument("--minutes", type=float, default=6.0)
     real.add_argument("--tournament-minutes", type=float, default=3.0)
     real.add_argument("--jobs", type=int, default=2)
+    real.add_argument("--versions", type=int, default=len(MIX_A), help="20: mix (b), copies of mix (a)'s bots")
+    real.add_argument("--scale", type=int, default=1, help="divide the search bot's playouts by this")
     again = sub.add_parser("report")
     again.add_argument("folder", type=Path)
     args = parser.parse_args()
@@ -386,7 +409,7 @@ def main() -> None:
     elif args.what == "copies":
         copies_los(args.leagues, args.groups, args.seed, MatchSettings(), args.effect)
     elif args.what == "real":
-        bench_real(args.minutes, args.tournament_minutes, args.jobs)
+        bench_real(args.minutes, args.tournament_minutes, args.jobs, args.versions, args.scale)
     else:
         report_real(args.folder / "league.db", args.folder, 0.0)
 
