@@ -8,7 +8,7 @@ Run by hand from the project root, one size at a time (each run copies its datab
         [--modes back-to-back,paced] [--seconds 20] [--paced-seconds 30] [--think 1.0] [--warmup 10]
         [--stacks arena,bare] [--workers 1] [--plain] [--rate 50] [--refit-every 30] [--cpu-requests 20]
         [--mix '/=3,/api/board=2,...'] [--run-dir /tmp/durak-bench/run] [--keep-copy] [--code DIR]
-        [--json] [--save FILE] [--py-spy PATH]
+        [--json] [--save FILE] [--py-spy PATH] [--profiles DIR]
 
 It makes or reuses the league database of bench/arena_data.py (``--cache``, default /tmp/durak-bench), copies it
 into ``--run-dir`` and migrates the copy to this checkout's schema (as the daemon does when it starts; ``--keep-copy``:
@@ -56,7 +56,8 @@ included). Last, the writer's and refitter's figures: games written, refits, the
 database's WAL at its largest (sampled each second). Every process it started is stopped at the end.
 
 ``--py-spy PATH`` (py-spy's binary) samples the server (workers too) over the back-to-back cell of the most
-clients, folded stacks in ``--run-dir``/logs: for profiles only, py-spy's own CPU disturbs the figures.
+clients, folded stacks in ``--profiles`` (default /tmp/durak-bench/profiles): for profiles only, py-spy's own
+CPU disturbs the figures.
 """
 
 from __future__ import annotations
@@ -373,12 +374,13 @@ def load_cells(run: Run, stack: str, server: subprocess.Popen[bytes], port: int)
 def profiler(run: Run, stack: str, server: subprocess.Popen[bytes], mode: str, clients: int, seconds: float,
              ) -> subprocess.Popen[bytes] | None:
     """``--py-spy``: py-spy sampling the server's process (workers too) over a back-to-back cell of the most
-    clients, its stacks folded into ``--run-dir``/logs/STACK-CLIENTS.folded (py-spy's own CPU shares the cores:
-    a profiled run's figures are not the bench's)."""
+    clients, its stacks folded into ``--profiles``/STACK-CLIENTS.folded (py-spy's own CPU shares the cores: a
+    profiled run's figures are not the bench's)."""
     args = run.args
     if not args.py_spy or mode != "back-to-back" or clients != max(args.clients):
         return None
-    out = args.run_dir / "logs" / f"{stack}-{clients}.folded"
+    args.profiles.mkdir(parents=True, exist_ok=True)
+    out = args.profiles / f"{stack}-{clients}.folded"
     return subprocess.Popen([str(args.py_spy), "record", "--pid", str(server.pid), "--subprocesses", "--threads",
                              "--nonblocking", "--rate", "100", "--duration", str(max(1, int(seconds) - 1)),
                              "--format", "raw", "--output", str(out)], stdout=subprocess.DEVNULL,
@@ -577,6 +579,8 @@ def main() -> None:
                         help="serve the run folder's copy of an earlier run (migrated; its writer's games added)")
     parser.add_argument("--py-spy", type=Path, help="py-spy's binary: profile the back-to-back cells of the most "
                                                     "clients (figures disturbed: for profiles only)")
+    parser.add_argument("--profiles", type=Path, default=Path("/tmp/durak-bench/profiles"),
+                        help="where --py-spy's profiles go")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--save", type=Path, help="the --json figures written to this file too")
     parser.add_argument("--code", type=Path, default=ROOT,
