@@ -18,11 +18,11 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TextIO
 
-from protocol.cards import RANK_SYMBOLS, SUIT_SYMBOLS
 from protocol.events import AnyEvent
 from protocol.messages import GameOver, GameStart, Request
 from protocol.views import PlayerView
 from referee.games.human import ClockReading, SeatMessage
+from referee.hand_order import sorted_hand
 from referee.results.narrate import describe_event, describe_result
 from referee.text import visible
 
@@ -35,11 +35,6 @@ def colours_wanted(stream: TextIO, environ: dict[str, str] | None = None) -> boo
     """Colours only on a terminal that shows them, and never where NO_COLOR (https://no-color.org) is set."""
     env = os.environ if environ is None else environ
     return stream.isatty() and env.get("TERM", "dumb") != "dumb" and not env.get("NO_COLOR")
-
-
-def _card_key(card: str, trump_suit: str) -> tuple[bool, int, int]:
-    """Hands sort by suit (trumps last), then rank."""
-    return card[1] == trump_suit, SUIT_SYMBOLS.index(card[1]), RANK_SYMBOLS.index(card[0])
 
 
 class TerminalPerson:
@@ -158,7 +153,7 @@ class TerminalPerson:
             if seat != self._seat:
                 known = f" (known: {' '.join(self._card(c) for c in view.known[seat])})" if view.known[seat] else ""
                 self._say(f"  {self._names[seat]}: {size} card(s){known}")
-        hand = sorted(view.hand, key=lambda card: _card_key(card, self._trump_suit))
+        hand = sorted_hand(view.hand, self._trump_suit)
         self._say(self._bold("your hand: ") + (" ".join(self._card(card) for card in hand) or "empty"))
         mover = self._names[view.to_move] if view.to_move is not None else "nobody"
         self._say(f"to move: {mover}   your clock: {clock.move_time:g} s a move + bank {clock.bank:.0f} s"
