@@ -13,12 +13,12 @@ from protocol.rules import Rules
 from referee.cli.terminal import TerminalPerson
 from referee.engine import SeededRng, new_game
 from referee.games.human import ClockReading
-from referee.hand_order import hand_key, hand_orders, sorted_hand
+from referee.hand_order import hand_key, hand_order_key, sorted_hand
 
 
 @pytest.mark.parametrize("trump", SUIT_SYMBOLS)
 def test_the_trump_suit_comes_last_the_other_suits_in_order_each_by_rank(trump: str) -> None:
-    order = hand_orders()[trump]
+    order = sorted_hand(CARD_NAMES, trump)
     assert sorted(order) == sorted(CARD_NAMES)
     suits = [card[1] for card in order]
     assert suits == sorted(suits, key=lambda s: (s == trump, SUIT_SYMBOLS.index(s)))
@@ -28,6 +28,14 @@ def test_the_trump_suit_comes_last_the_other_suits_in_order_each_by_rank(trump: 
         assert ranks == sorted(ranks)
     assert sorted_hand(reversed(order), trump) == order
     assert [hand_key(c, trump) for c in order] == sorted(hand_key(c, trump) for c in order)
+
+
+@pytest.mark.parametrize("trump", SUIT_SYMBOLS)
+def test_the_key_the_web_page_sorts_by_gives_the_same_order(trump: str) -> None:
+    key = hand_order_key()
+    suits, ranks = key["suits"][trump], key["ranks"]
+    as_the_page_sorts = sorted(CARD_NAMES, key=lambda c: (suits.index(c[1]), ranks.index(c[0])))
+    assert as_the_page_sorts == sorted_hand(CARD_NAMES, trump)
 
 
 def test_the_terminal_draws_the_hand_in_that_order() -> None:

@@ -218,6 +218,28 @@ def test_a_person_plays_a_table_to_its_end_and_sees_nothing_of_the_other_seats(
     assert not leaked(start, hidden_cards(first, messages[0].view.known, 2))
 
 
+def test_the_end_carries_the_seats_view_after_the_last_events(arena: tuple[WebDb, Any], live: str,
+                                                             polled: tuple[int, Sent]) -> None:
+    """The game over message has the last events but no view: the messages route and the stream's last state
+    carry the seat's view after them, the replay's last frame as that seat saw it (and no view before the end)."""
+    db, client = arena
+    table_id, sent = polled
+    answer = client.get(f"/api/tables/{table_id}/messages", headers=bearer(db, "alice")).json()
+    replay = client.get(f"/api/tables/{table_id}/replay", headers=bearer(db, "alice")).json()["views"][0]
+    last = replay["steps"][-1]["f"]
+    view = answer["view"]
+    assert answer["status"] == "over" and view["seat"] == 2 and view["phase"] == "over"
+    assert [" ".join(view["hand"] if s == 2 else view["known"][s]) for s in range(3)] == last["h"]
+    assert (view["hand_sizes"], view["stock"], len(view["discard"]), view["table"]) == \
+        (last["n"], last["s"], last["x"], last.get("t", []))
+    before = [msgspec.json.decode(body) for _, _, body in sent if body.startswith(b"{") and b'"status"' in body]
+    assert all(b["view"] is None for b in before if b["status"] != "over")
+    with httpx.Client(base_url=live, headers=bearer(db, "alice"), timeout=30) as http:
+        events = list(events_of(http.get(f"/api/tables/{table_id}/events").iter_lines()))
+    state = [msgspec.json.decode(e.data) for e in events if e.type == "state"][-1]
+    assert state["view"] == view
+
+
 def test_a_reconnect_gets_exactly_the_messages_after_its_last_event(arena: tuple[WebDb, Any],
                                                                     polled: tuple[int, Sent]) -> None:
     """Last-Event-ID (an EventSource's reconnect) resumes after that message; ``?since=K`` starts at K; the header

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.views import PlayerView
 from referee.results.requests import FinalsBudget, FinalsTop
 
 
@@ -253,6 +254,7 @@ class TableMessages(msgspec.Struct, frozen=True):
     clock_ms: int | None
     replay: str | None
     reason: str  # why an over table has no game ("" otherwise)
+    view: PlayerView | None = None  # the seat's view at the end, once over (the game over message carries none)
 
 
 class TableState(msgspec.Struct, frozen=True):
@@ -265,6 +267,7 @@ class TableState(msgspec.Struct, frozen=True):
     clock_ms: int | None
     replay: str | None
     reason: str
+    view: PlayerView | None = None
 
 
 class MoveIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -30,12 +30,13 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
+from protocol.views import PlayerView
 from referee.results.table_store import TableRow
 from referee.results.web_queries import WebStore
 from referee.web.context import WebState, context, login_wall, viewer_now
 from referee.web.limits import LEASES, StreamLease
 from referee.web.refusals import Refused
-from referee.web.tables import own_table, table_state
+from referee.web.tables import final_view, own_table, table_state
 from referee.web.visibility import Sight, TableSubject, sight
 
 Req = Request[Any, Any, Any]
@@ -54,12 +55,13 @@ def resume_from(last_event_id: str | None, since: int) -> int:
 
 
 class _Look(msgspec.Struct, frozen=True):
-    """One look at the database: the table (None: gone), its messages from the stream's next one on, and whether
-    the viewer may still see it (only when asked to check)."""
+    """One look at the database: the table (None: gone), its messages from the stream's next one on, whether
+    the viewer may still see it (only when asked to check), and the seat's view at the end once the table is over."""
 
     table: TableRow | None
     lines: list[str]
     allowed: bool
+    view: PlayerView | None = None
 
 
 def _look(request: Req, store: WebStore, web: WebState, table_id: int, since: int, recheck: bool) -> _Look:
@@ -67,7 +69,7 @@ def _look(request: Req, store: WebStore, web: WebState, table_id: int, since: in
     if table is None:
         return _Look(None, [], False)
     allowed = not recheck or sight(viewer_now(request, store, web), TableSubject(table.author)) is not Sight.HIDDEN
-    return _Look(table, store.table_messages(table_id, since), allowed)
+    return _Look(table, store.table_messages(table_id, since), allowed, final_view(store, table))
 
 
 async def table_events(request: Req, web: WebState, table_id: int, start: int,
@@ -91,7 +93,7 @@ async def table_events(request: Req, web: WebState, table_id: int, start: int,
             for line in look.lines:
                 yield ServerSentEventMessage(id=sent, data=line)
                 sent += 1
-            state = table_state(look.table, sent)
+            state = table_state(look.table, sent, look.view)
             key = (sent, state.status, look.table.deadline, state.replay, state.reason)
             if key != last_state:
                 yield ServerSentEventMessage(event="state", data=msgspec.json.encode(state).decode())

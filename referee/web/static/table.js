@@ -1,12 +1,18 @@
 // The web arena's card table: a person's seat, drawn only from that seat's protocol messages (PROTOCOL.md:
 // game, request, game_over: the same bytes a bot at that seat is sent). It knows no rules: the hand, the
-// table and the counts come from the latest view, and the only actions offered are the request's ``legal``
-// strings, each sent back unchanged. Cards and hands come from cards.js (loaded first); text is only ever set
-// with textContent.
+// table and the counts come from the latest view (at the end, the seat's view after the last events, which the
+// server sends with the game's end: the game over message carries none), and the only actions offered are the
+// request's ``legal`` strings, each sent back unchanged. The hand is shown in the order the server sends
+// (``handOrder``: referee/hand_order.py, the terminal's order too). Cards are drawn by cards.js (loaded first),
+// and named in buttons and the log as drawn ("10\u2663", never the protocol's "TC"); text is only ever set with
+// textContent.
 "use strict";
 
 const DurakTable = (() => {
   const { el, card, back, centre } = DurakCards;
+  const OPPONENT_HAND_PX = 172;  // the width an opponent's cards fan out in (web.css: .card-table .opponent)
+  const CARD_PX = 36;
+  const KNOWN_STEP_PX = 16;  // the least of a face-up card that shows (its rank and suit sit in that corner)
 
   function cardsOf(action) {
     return action.split(" ").slice(1);
@@ -17,28 +23,88 @@ const DurakTable = (() => {
     return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
   }
 
-  // One event as a line of the log (names from the game message).
-  function eventLine(e, names) {
-    const who = (s) => names[s] === undefined ? "seat " + s : names[s];
-    switch (e.type) {
-      case "bout": return who(e.attacker) + " attacks " + who(e.defender);
-      case "action": return who(e.seat) + ": " + e.action;
-      case "draw": return who(e.seat) + " draws " + (e.cards ? e.cards.join(" ") : e.count + " card(s)") +
-        (e.shown && e.shown.length && !e.cards ? " (" + e.shown.join(" ") + " shown)" : "");
-      case "bout_end": return who(e.defender) + (e.outcome === "taken" ? " takes " : " beat off ") + e.cards.join(" ");
-      case "out": return e.seats.map(who).join(", ") + " out, place " + e.place;
-      case "ladder": return "ladder: piles " + e.piles.join(" ") + "; " + who(e.starter) + " starts";
-      case "place": return who(e.seat) + " lays " + e.card + " on " + who(e.onto) + "'s pile";
-      case "keep": return who(e.seat) + " keeps " + (e.card || "a card");
-      case "ladder_end": return "the stock is empty: piles and kept cards go to hand";
-      case "pile_take": return who(e.seat) + " takes " + e.card + " from the pile";
-      case "pile_discard": return "the pile is discarded: " + e.cards.join(" ");
-      default: return e.type;
+  // A card as it is drawn ("10\u2663"): the text of cards.js's own drawing, so that the two cannot differ.
+  function cardName(code) {
+    return card(code).textContent;
+  }
+
+  // Text with cards in it: ``parts`` are strings and {card: code}, or arrays of codes (a space between cards).
+  function said(parts) {
+    const out = [];
+    for (const part of parts) {
+      if (Array.isArray(part)) part.forEach((code, i) => { if (i) out.push(" "); out.push({ card: code }); });
+      else out.push(part);
+    }
+    return out;
+  }
+
+  function render(node, parts) {
+    for (const part of parts) {
+      if (typeof part === "string") node.append(document.createTextNode(part));
+      else {
+        const span = el("span", "cardname " + ("DH".includes(part.card[1]) ? "red" : "black"), cardName(part.card));
+        span.dataset.card = part.card;
+        node.append(span);
+      }
+    }
+    return node;
+  }
+
+  function plain(parts) {
+    return parts.map((p) => (typeof p === "string" ? p : cardName(p.card))).join("");
+  }
+
+  // An action string in words, its cards as drawn (what a button and the log say).
+  function actionParts(text) {
+    const [kind, ...cards] = text.split(" ");
+    switch (kind) {
+      case "beat": return said(["beat ", [cards[0]], " with ", [cards[1]]]);
+      case "beat-top": return said(["beat the top card with ", cards]);
+      case "throw": return said(["throw in ", cards]);
+      case "transfer": return said(["transfer with ", cards]);
+      default: return said(cards.length ? [kind + " ", cards] : [kind]);
     }
   }
 
+  // One event as a line of the log, as parts (``who``: a seat's name as shown).
+  function eventParts(e, who) {
+    switch (e.type) {
+      case "bout": return [who(e.attacker) + " attacks " + who(e.defender)];
+      case "action": return [who(e.seat) + ": ", ...actionParts(e.action)];
+      case "draw": return said([who(e.seat) + " draws ", e.cards ? e.cards : e.count + " card(s)",
+        ...(e.shown && e.shown.length && !e.cards ? [" (", e.shown, " shown)"] : [])]);
+      case "bout_end": return said([who(e.defender) + (e.outcome === "taken" ? " takes " : " beat off "), e.cards]);
+      case "out": return [e.seats.map(who).join(", ") + " out, place " + e.place];
+      case "ladder": return said(["ladder: piles ", e.piles, "; " + who(e.starter) + " starts"]);
+      case "place": return said([who(e.seat) + " lays ", [e.card], " on " + who(e.onto) + "'s pile"]);
+      case "keep": return said([who(e.seat) + " keeps ", e.card ? [e.card] : "a card"]);
+      case "ladder_end": return ["the stock is empty: piles and kept cards go to hand"];
+      case "pile_take": return said([who(e.seat) + " takes ", [e.card], " from the pile"]);
+      case "pile_discard": return said(["the pile is discarded: ", e.cards]);
+      default: return [e.type];
+    }
+  }
+
+  // The seats' names as shown: a name two seats share gets its seat number.
+  function shownNames(names) {
+    return names.map((n, s) => (names.filter((m) => m === n).length > 1 ? n + " (seat " + s + ")" : n));
+  }
+
+  function eventLine(e, names) {
+    const shown = shownNames(names);
+    return plain(eventParts(e, (s) => (shown[s] === undefined ? "seat " + s : shown[s])));
+  }
+
+  // Where each opponent sits around the table, in play order from the person (who sits at the bottom): with
+  // three or more, the next seat on the left, the last on the right, the others across the top, left to right.
+  function places(opponents) {
+    return Array.from({ length: opponents }, (_, i) =>
+      (opponents >= 3 && i === 0 ? "left" : opponents >= 3 && i === opponents - 1 ? "right" : "top"));
+  }
+
   class Table {
-    // options.send(text) -> Promise: sends a legal action string; options.replay: the replay's address.
+    // options.send(text) -> Promise: sends a legal action string; options.replay: the replay's address;
+    // options.handOrder: the server's key to the order a hand is shown in (referee/hand_order.py).
     constructor(root, options) {
       this.root = root;
       this.options = options || {};
@@ -48,7 +114,7 @@ const DurakTable = (() => {
       this.over = null;
       this.answered = null;
       this.selected = new Set();
-      this.lines = [];
+      this.events = [];
       this.deadline = null;
       this.build();
       this.ticker = setInterval(() => this.tick(), 250);
@@ -59,10 +125,13 @@ const DurakTable = (() => {
       this.root.classList.add("viewer", "card-table");
       this.head = el("div", "vhead");
       this.seatsTop = el("div", "seats top");
+      this.seatsLeft = el("div", "seats left");
       this.centre = el("div", "centre");
+      this.seatsRight = el("div", "seats right");
       this.seatsBottom = el("div", "seats bottom");
-      const felt = el("div", "felt");
-      felt.append(this.seatsTop, this.centre, this.seatsBottom);
+      this.felt = el("div", "felt");
+      this.felt.append(this.seatsTop, this.seatsLeft, this.centre, this.seatsRight, this.seatsBottom);
+      this.seating = el("div", "seating");
       this.status = el("div", "now");
       this.clock = el("span", "clock");
       this.actions = el("div", "controls actions");
@@ -71,20 +140,22 @@ const DurakTable = (() => {
       const side = el("div", "side");
       side.append(el("h3", "", "Events"), this.log);
       const left = el("div", "vleft");
-      left.append(felt, this.status, this.actions, this.result);
+      left.append(this.felt, this.seating, this.status, this.actions, this.result);
       const main = el("div", "vmain");
       main.append(left, side);
       this.root.append(this.head, main);
     }
 
     // Take the next protocol messages (parsed), in order; ``clockMs``: the time left on the open request as the
-    // server counts it (after a reload the request is older than this page).
-    feed(messages, clockMs) {
+    // server counts it (after a reload the request is older than this page); ``finalView``: the seat's view once
+    // the game is over (the server's; the game over message carries only the last events).
+    feed(messages, clockMs, finalView) {
       for (const m of messages) {
         if (m.type === "game") { this.start = m; this.view = m.view; }
-        else if (m.type === "request") { this.request = m; this.view = m.view; this.addEvents(m.events); }
-        else if (m.type === "game_over") { this.over = m; this.request = null; this.addEvents(m.events); }
+        else if (m.type === "request") { this.request = m; this.view = m.view; this.events.push(...(m.events || [])); }
+        else if (m.type === "game_over") { this.over = m; this.request = null; this.events.push(...(m.events || [])); }
       }
+      if (this.over && finalView) this.view = finalView;
       if (this.request && this.answered !== this.request.id) {
         const left = clockMs === undefined || clockMs === null ? this.request.time_ms : clockMs;
         this.deadline = performance.now() + left;
@@ -94,13 +165,23 @@ const DurakTable = (() => {
       this.draw();
     }
 
-    addEvents(events) {
-      const names = this.start ? this.start.names : [];
-      for (const e of events || []) this.lines.push(eventLine(e, names));
-    }
-
     myTurn() {
       return this.request !== null && this.answered !== this.request.id && !this.over;
+    }
+
+    // The name of seat ``s`` as shown (with its seat number where two seats share a name).
+    who(s) {
+      const shown = shownNames(this.start ? this.start.names : []);
+      return shown[s] === undefined ? "seat " + s : shown[s];
+    }
+
+    // ``cards`` by the server's key: suit (in its order for this trump suit), then rank.
+    inHandOrder(cards) {
+      const key = this.options.handOrder;
+      const suits = key && this.view ? key.suits[this.view.trump_suit] : null;
+      if (!suits) return cards;
+      const place = (c) => suits.indexOf(c[1]) * key.ranks.length + key.ranks.indexOf(c[0]);
+      return [...cards].sort((a, b) => place(a) - place(b));
     }
 
     draw() {
@@ -111,13 +192,19 @@ const DurakTable = (() => {
       this.root.dataset.game = g.game;
       this.head.textContent = "";
       this.head.append(el("h2", "vtitle", g.game), el("span", "vmode", g.rules.variant + ", " +
-        g.players + " players, " + g.rules.deck + " cards, you are " + g.names[g.seat]));
-      this.seatsTop.textContent = "";
-      this.seatsBottom.textContent = "";
-      for (let k = 1; k <= g.players; k++) {
-        const s = (g.seat + k) % g.players;
-        (s === g.seat ? this.seatsBottom : this.seatsTop).append(this.seat(s, v));
+        g.players + " players, " + g.rules.deck + " cards, you are " + g.names[g.seat] + " at seat " + g.seat));
+      for (const row of [this.seatsTop, this.seatsLeft, this.seatsRight, this.seatsBottom]) row.textContent = "";
+      const where = places(g.players - 1);
+      const rows = { top: this.seatsTop, left: this.seatsLeft, right: this.seatsRight };
+      this.felt.classList.toggle("sides", where.includes("left"));
+      for (let k = 1; k < g.players; k++) {
+        const box = this.seat((g.seat + k) % g.players, v);
+        box.dataset.order = String(k);
+        box.dataset.place = where[k - 1];
+        rows[where[k - 1]].append(box);
       }
+      this.seatsBottom.append(this.seat(g.seat, v));
+      this.drawSeating();
       this.drawCentre(v);
       this.drawStatus(v);
       this.drawActions();
@@ -127,49 +214,96 @@ const DurakTable = (() => {
       this.root.dataset.over = this.over ? "1" : "0";
     }
 
+    // The play order, from the person round the table and back.
+    drawSeating() {
+      const g = this.start;
+      const order = Array.from({ length: g.players }, (_, k) => (g.seat + k) % g.players);
+      this.seating.textContent = "";
+      this.seating.append(el("span", "label", "Play order (each attacks the next, on their left): "));
+      for (const s of order) {
+        const name = el("bdi", "", s === g.seat ? "you" : g.names[s]);
+        name.dataset.seat = String(s);
+        this.seating.append(name, el("span", "", " (seat " + s + ") \u2192 "));
+      }
+      this.seating.append(el("span", "", "you"));
+    }
+
     seat(s, v) {
       const g = this.start;
-      const box = el("div", "seat");
+      const mine = s === v.seat;
+      const box = el("div", "seat " + (mine ? "me" : "opponent"));
       box.dataset.seat = String(s);
       if (v.to_move === s && !this.over) box.classList.add("to-move");
       const name = el("div", "name");
-      name.append(el("bdi", "", g.names[s]));
-      const roles = [];
+      name.append(el("span", "seatno", "seat " + s + " \u00b7 "), el("bdi", "", g.names[s]));
+      const size = v.hand_sizes[s];
+      const roles = mine ? [] : [size + (size === 1 ? " card" : " cards")];
       if (s === g.dealer) roles.push("dealer");
       if (v.attacker === s) roles.push("attacker");
       if (v.defender === s) roles.push(v.taking ? "defender, taking" : "defender");
       const place = (v.out || []).findIndex((group) => group.includes(s));
-      if (place >= 0) roles.push("out");
+      if (place >= 0) { roles.push("out, place " + (place + 1)); box.classList.add("out"); }
       if (v.chases) roles.push("chases " + v.chases[s]);
-      box.append(name, el("div", "meta", roles.join(" \u00b7 ")));
-      const hand = el("div", "hand");
-      if (s === v.seat) {
-        const playable = new Set(this.myTurn() ? this.request.legal.flatMap(cardsOf) : []);
-        for (const code of v.hand) {
-          const node = card(code);
-          if (playable.has(code)) {
-            node.classList.add("playable");
-            node.tabIndex = 0;
-            node.addEventListener("click", () => this.toggle(code));
-            node.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") this.toggle(code); });
-          }
-          if (this.selected.has(code)) node.classList.add("selected");
-          hand.append(node);
-        }
-      } else {
-        const known = v.known[s] || [];
-        for (const code of known) hand.append(card(code));
-        for (let i = known.length; i < v.hand_sizes[s]; i++) hand.append(back());
-      }
+      const meta = el("div", "meta", roles.join(" \u00b7 ") || "\u00a0");
+      box.append(name, meta);
       box.dataset.count = String(v.hand_sizes[s]);
-      box.append(hand);
+      box.append(mine ? this.ownHand(v) : this.otherHand(s, v));
       return box;
+    }
+
+    ownHand(v) {
+      const hand = el("div", "hand");
+      const playable = new Set(this.myTurn() ? this.request.legal.flatMap(cardsOf) : []);
+      for (const code of this.inHandOrder(v.hand)) {
+        const node = this.card(code);
+        if (playable.has(code)) {
+          node.classList.add("playable");
+          node.tabIndex = 0;
+          node.addEventListener("click", () => this.toggle(code));
+          node.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") this.toggle(code); });
+        }
+        if (this.selected.has(code)) node.classList.add("selected");
+        hand.append(node);
+      }
+      return hand;
+    }
+
+    // An opponent's cards, fanned into a fixed width (the box keeps its size and place whatever the count):
+    // the cards everyone saw them pick up face up, then the backs.
+    otherHand(s, v) {
+      const hand = el("div", "hand");
+      const known = this.inHandOrder(v.known[s] || []);
+      const backs = Math.max(0, v.hand_sizes[s] - known.length);
+      const gaps = known.length + backs - 1;
+      const room = OPPONENT_HAND_PX - CARD_PX;
+      let step = gaps > 0 ? Math.min(CARD_PX + 2, room / gaps) : 0;
+      let backStep = step;
+      if (known.length && step < KNOWN_STEP_PX) {  // face-up cards first: the backs give up their room
+        step = Math.min(KNOWN_STEP_PX, room / Math.max(1, gaps));
+        backStep = backs > 1 ? Math.max(1, (room - step * known.length) / (backs - 1)) : 0;
+      }
+      const nodes = [...known.map((code) => this.card(code)), ...Array.from({ length: backs }, () => back())];
+      nodes.forEach((node, i) => {
+        if (i) node.style.marginLeft = ((i <= known.length ? step : backStep) - CARD_PX) + "px";
+        hand.append(node);
+      });
+      if (known.length) hand.title = "known: " + known.map(cardName).join(" ");
+      return hand;
+    }
+
+    card(code) {
+      const node = card(code);
+      node.title = cardName(code);
+      return node;
     }
 
     drawCentre(v) {
       centre(this.centre, { trump: v.trump, trumpSuit: v.trump_suit, stock: v.stock, pairs: v.table,
         pile: v.pile_limit === null || v.pile_limit === undefined ? undefined : v.pile, pileLimit: v.pile_limit,
         discard: (v.discard || []).length });
+      for (const node of this.centre.querySelectorAll(".card[data-card]")) node.title = cardName(node.dataset.card);
+      const trump = this.centre.querySelector(".card.trump");
+      if (trump) trump.title = "trump: " + cardName(trump.dataset.card);
     }
 
     drawStatus(v) {
@@ -181,7 +315,7 @@ const DurakTable = (() => {
       }
       if (this.myTurn()) this.status.append(el("strong", "", "Your move"), el("span", "", " \u00b7 "), this.clock);
       else if (v.to_move !== null && v.to_move !== undefined && v.to_move !== g.seat) {
-        this.status.append(el("span", "", "waiting for "), el("bdi", "", g.names[v.to_move]));
+        this.status.append(el("span", "", "waiting for "), el("bdi", "", this.who(v.to_move)));
       } else this.status.append(el("span", "", "waiting"));
       this.tick();
     }
@@ -193,7 +327,7 @@ const DurakTable = (() => {
       for (const text of this.request.legal) {
         const used = cardsOf(text);
         if (!chosen.every((code) => used.includes(code))) continue;
-        const b = el("button", "action", text);
+        const b = render(el("button", "action"), actionParts(text));
         b.type = "button";
         b.dataset.action = text;
         b.addEventListener("click", () => this.choose(text));
@@ -205,11 +339,10 @@ const DurakTable = (() => {
       const r = this.result;
       r.textContent = "";
       if (!this.over) return;
-      const g = this.start;
       const res = this.over.result;
       r.dataset.end = res.end;
       r.dataset.fools = res.fools.join(",");
-      const fools = res.fools.map((s) => g.names[s]).join(", ");
+      const fools = res.fools.map((s) => this.who(s)).join(", ");
       r.append(el("strong", "", "Result: "), el("span", "told", res.fools.length ? "the fool: " + fools : "a draw"),
         el("span", "", " (" + res.end + ")"));
       if (res.reason) r.append(el("div", "reason", res.reason));
@@ -222,7 +355,8 @@ const DurakTable = (() => {
 
     drawLog() {
       this.log.textContent = "";
-      for (const line of this.lines) this.log.append(el("li", "", line));
+      const who = (s) => this.who(s);
+      for (const e of this.events) this.log.append(render(el("li"), eventParts(e, who)));
       const box = this.log.parentElement;
       if (box) box.scrollTop = box.scrollHeight;
     }
@@ -258,5 +392,5 @@ const DurakTable = (() => {
     }
   }
 
-  return { Table, eventLine };
+  return { Table, eventLine, actionParts, cardName };
 })();
