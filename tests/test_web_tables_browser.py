@@ -17,6 +17,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from protocol.rules import VARIANTS
+from referee.report.game_data import game_data
+from referee.results.arena_store import ArenaStore
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
 from tests.browser import browser, console_errors, wait_for
@@ -43,13 +45,24 @@ def site() -> Iterator[tuple[WebDb, str, Recorded]]:
     shutil.rmtree(folder)
 
 
-def open_table(driver: Any, url: str, variant: str, bots: list[str]) -> None:
+def open_table(driver: Any, url: str, variant: str, at: dict[int, str], seat: int = 0) -> None:
+    """Open a table from the form as a person does: the row labelled with each seat gets the bot ``at`` it (or
+    "you", at ``seat``), every other row is left empty."""
     driver.get(f"{url}/tables")
     Select(driver.find_element(By.NAME, "variant")).select_by_value(variant)
-    for select, bot in zip(driver.find_elements(By.NAME, "bots"), [*bots, *[""] * 5], strict=False):
-        Select(select).select_by_value(bot)
+    rows = {int(row.find_element(By.CSS_SELECTOR, ".seat-number").text.removeprefix("seat ")): row
+            for row in driver.find_elements(By.CSS_SELECTOR, ".seat-row")}
+    rows[seat].find_element(By.CSS_SELECTOR, "input[name='seat']").click()  # the person's row shows no bot
+    for number, row in rows.items():
+        if number != seat:
+            Select(row.find_element(By.TAG_NAME, "select")).select_by_value(at.get(number, ""))
     driver.find_element(By.CSS_SELECTOR, "#new-table button").click()
     wait_for(driver, "return location.pathname.startsWith('/tables/') && document.body.dataset.ready === '1'", 20)
+
+
+def in_seats(bots: list[str]) -> dict[int, str]:
+    """The bots at seats 1, 2, ... (the person at seat 0)."""
+    return {k + 1: bot for k, bot in enumerate(bots)}
 
 
 #: One move as a person makes it, in one script (a poll cannot redraw the table between its clicks): a playable
@@ -91,6 +104,31 @@ def play_to_the_end(driver: Any, reload_at: int | None, pace: float = 0.0) -> in
         time.sleep(pace)
 
 
+DRAWN = """return {
+  hands: Object.fromEntries([...document.querySelectorAll('.seat')].map(b => [b.dataset.seat,
+    [...b.querySelectorAll('.card[data-card]')].map(c => c.dataset.card).sort().join(' ')])),
+  sizes: Object.fromEntries([...document.querySelectorAll('.seat')]
+    .map(b => [b.dataset.seat, Number(b.dataset.count)])),
+  table: [...document.querySelectorAll('.tablecards .card, .chainpile .card')].map(c => c.dataset.card),
+  discard: Number(document.querySelector('.discard').dataset.discard)};"""
+
+
+def the_last_frame_is_drawn(driver: Any, db: WebDb) -> None:
+    """The table as drawn at the end is the stored game's last frame as the person's seat saw it (the replay
+    viewer's, from the engine): the final events applied, every card where the log says it went."""
+    table_id = int(driver.execute_script("return location.pathname.split('/')[2]"))
+    with ArenaStore(db.path) as store:
+        table = store.table(table_id)
+        assert table is not None and table.game_id is not None
+        stored, = store.replays_by_id([table.game_id])
+    frame = game_data(stored.replay, seat=table.seat)["steps"][-1]["f"]
+    shown = driver.execute_script(DRAWN)
+    assert shown["hands"] == {str(s): " ".join(sorted(hand.split())) for s, hand in enumerate(frame["h"])}
+    assert shown["sizes"] == {str(s): n for s, n in enumerate(frame["n"])}
+    assert shown["table"] == [c for pair in frame.get("t", []) for c in pair if c] + frame.get("p", [])
+    assert shown["discard"] == frame["x"]
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_person_finishes_a_game_of_each_variant_survives_a_reload_and_opens_the_replay(
         browser: Any, site: tuple[WebDb, str, Recorded], variant: str) -> None:
@@ -99,10 +137,11 @@ def test_a_person_finishes_a_game_of_each_variant_survives_a_reload_and_opens_th
     sign_in(browser, db, url, "alice")
     bots = ["rand@1", "rand2@1"] if variant == "chase" else ["rand@1"]
     app.paths.clear()
-    open_table(browser, url, variant, bots)
+    open_table(browser, url, variant, in_seats(bots))
     assert browser.execute_script("return document.getElementById('table').dataset.feed") == "stream"
     turns = play_to_the_end(browser, reload_at=2)
     assert turns > 0
+    the_last_frame_is_drawn(browser, db)
     assert browser.execute_script("return document.querySelector('.result').dataset.end") != "forfeit"
     feeds = [path.rsplit("/", 1)[-1] for path in app.paths if path.startswith("/api/tables/")]
     assert feeds.count("events") >= 2 and "messages" not in feeds  # the stream, again after the reload; no poll
@@ -124,8 +163,50 @@ def test_the_page_polls_when_the_stream_fails_again_and_again(browser: Any, site
     with served(app) as url:
         browser.delete_all_cookies()
         sign_in(browser, db, url, "alice")
-        open_table(browser, url, "podkidnoy", ["rand@1"])
+        open_table(browser, url, "podkidnoy", in_seats(["rand@1"]))
         wait_for(browser, "return document.getElementById('table').dataset.feed === 'poll'", 20)
         assert play_to_the_end(browser, reload_at=None) > 0
     feeds = [path.rsplit("/", 1)[-1] for path in app.paths if path.startswith("/api/tables/")]
     assert feeds[:3] == ["events"] * 3 and "messages" in feeds
+
+
+def test_each_bot_sits_at_the_seat_its_row_names(browser: Any, site: tuple[WebDb, str, Recorded]) -> None:
+    """The form's rows are the seats: the person at seat 1, a bot chosen in the row "seat 0" sits at seat 0 and
+    one in "seat 2" at seat 2, as the table page and the API show them."""
+    db, url, _ = site
+    browser.delete_all_cookies()
+    sign_in(browser, db, url, "alice")
+    open_table(browser, url, "podkidnoy", {0: "rand2@1", 2: "rand@1"}, seat=1)
+    wait_for(browser, TURN_OR_OVER, 60)
+    names = browser.execute_script("return Object.fromEntries([...document.querySelectorAll('.seat')]"
+                                   ".map(b => [b.dataset.seat, b.querySelector('.name bdi').textContent]))")
+    assert names == {"0": "rand2@1", "1": "alice", "2": "rand@1"}
+    assert browser.execute_script("return document.getElementById('table').dataset.seat") == "1"
+    resign_confirmed(browser)
+    browser.get(f"{url}/tables")
+    gap = browser.find_elements(By.CSS_SELECTOR, ".seat-row select")
+    Select(gap[1]).select_by_value("")  # the person at seat 0, seat 1 empty, a bot at seat 2
+    Select(gap[2]).select_by_value("rand@1")
+    browser.find_element(By.CSS_SELECTOR, "#new-table button").click()
+    wait_for(browser, "return document.readyState === 'complete'")
+    assert "seat 1 is empty" in browser.find_element(By.CSS_SELECTOR, "p.error").text
+    assert Select(browser.find_elements(By.CSS_SELECTOR, ".seat-row select")[2]).first_selected_option.text == \
+        "rand@1"  # the form keeps what was chosen
+
+
+def resign_confirmed(driver: Any) -> None:
+    """Resign the table's game as a person does: the button asks first; "No" plays on; "Yes" resigns."""
+    status = "return document.getElementById('table').dataset.status"
+    driver.find_element(By.ID, "resign").click()
+    assert driver.find_element(By.ID, "resign-confirm").is_displayed()
+    assert not driver.find_element(By.ID, "resign").is_displayed()
+    time.sleep(0.5)  # a resignation would have reached the daemon and ended the table by now
+    assert driver.execute_script(status) == "playing"
+    driver.find_element(By.ID, "resign-no").click()
+    assert not driver.find_element(By.ID, "resign-confirm").is_displayed()
+    assert driver.execute_script(status) == "playing"
+    driver.find_element(By.ID, "resign").click()
+    driver.find_element(By.ID, "resign-yes").click()
+    wait_for(driver, "return document.getElementById('table').dataset.over === '1'", 30)
+    assert driver.execute_script("return document.querySelector('.result').dataset.end") == "forfeit"
+    assert driver.execute_script(status) == "over"

@@ -19,14 +19,22 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_201_CREATED, HTTP_202_ACCEPTED
 
+from protocol.cards import parse_cards
+from protocol.events import ActionTaken
 from protocol.messages import Request as SeatRequest
 from protocol.messages import referee_decoder
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, Rules, RulesError
+from protocol.views import PlayerView
+from referee.engine import new_game
 from referee.engine.deal import check_table
 from referee.engine.errors import InvalidDealError
+from referee.hand_order import hand_order_key
 from referee.report.game_data import game_data
 from referee.report.page import VIEWER_BODY, script_json
+from referee.results.replay import ReplayError, parse_replay
+from referee.results.reproduce import first_mover, previous_fool
 from referee.results.table_store import NewTable, TableRow
+from referee.results.web_queries import WebStore
 from referee.web import auth, models
 from referee.web.api import NOT_FOUND
 from referee.web.context import Context, context, login_wall
@@ -100,14 +108,54 @@ def table_messages(ctx: Context, table: TableRow, since: int) -> models.TableMes
     lines = ctx.store.table_messages(table.id, max(0, since))  # after the table's row: see table_state
     return models.TableMessages(since=max(0, since), next=max(0, since) + len(lines), messages=lines,
                                 status=table.status, clock_ms=clock_ms(table), replay=_replay_url(table),
-                                reason=table.reason)
+                                reason=table.reason, view=final_view(ctx.store, table))
 
 
-def table_state(table: TableRow, sent: int) -> models.TableState:
+def table_state(table: TableRow, sent: int, view: PlayerView | None = None) -> models.TableState:
     """The table as read with its messages (the row first, then the messages: the daemon stores the last message
-    before it marks the table over, so an ``over`` read first has every message after it)."""
+    before it marks the table over, so an ``over`` read first has every message after it); ``view``: the seat's
+    :func:`final_view` once over."""
     return models.TableState(next=sent, status=table.status, clock_ms=clock_ms(table), replay=_replay_url(table),
-                             reason=table.reason)
+                             reason=table.reason, view=view)
+
+
+def final_view(store: WebStore, table: TableRow) -> PlayerView | None:
+    """The seat's view once the game is over: the game over message carries the last events but no view, so the
+    page would draw the table as the last request showed it. This is the engine's own view of that seat after
+    every event, from the stored game played again (no second copy of the rules in the page). None before the
+    end, for a table that ended without a game, or for a stored game that does not replay."""
+    if table.status != "over" or table.game_id is None:
+        return None
+    stored = next(iter(store.replays_by_id([table.game_id])), None)
+    if stored is None:
+        return None
+    try:
+        return view_at_end(stored.replay, table.seat)
+    except (ReplayError, ValueError, StopIteration):
+        return None
+
+
+def view_at_end(replay: bytes, seat: int) -> PlayerView:
+    """``seat``'s view at the end of the game ``replay`` holds (JSON lines), dealt and played again by the engine.
+
+    :raises ReplayError: the replay does not decode; ValueError: its actions are not legal.
+    """
+    header, events, end = parse_replay(replay)
+    rules, players = header.rules, len(header.names)
+    leader = first_mover(events)
+    game = new_game(rules, players, deck=parse_cards(" ".join(header.deck)), dealer=header.dealer,
+                    fool=None if leader is None else previous_fool(rules, leader, players))
+    done = len(game.events)  # the deal's
+    while done < len(events) and game.result is None:
+        event = events[done]
+        if not isinstance(event, ActionTaken):
+            raise ReplayError(f"the replay does not follow the rules at event {done + 1}")
+        game.apply_str(event.action)
+        done = len(game.events)  # with the events that followed from it (an automatic pass among them)
+    result = end.result
+    if game.result is None and result.end == "forfeit" and result.forfeit_seat is not None:
+        game.forfeit(result.forfeit_seat, result.verdict or "crash", result.reason or "")
+    return game.view(seat)
 
 
 def clock_ms(table: TableRow) -> int | None:
@@ -222,7 +270,9 @@ async def tables_page(request: Req) -> Response[Any]:
     with context(request) as ctx:
         if not ctx.viewer.signed_in:
             return Redirect("/login", status_code=303)
-        return render(ctx.web, "tables.html", ctx, choices=choices(ctx), error=None)
+        offered = choices(ctx)
+        return render(ctx.web, "tables.html", ctx, choices=offered, error=None, picked=picked_on_form(
+            offered.variants[0], 0, offered.bots[:1]))
 
 
 @post("/tables", include_in_schema=False)
@@ -232,17 +282,43 @@ async def tables_form(request: Req) -> Response[Any]:
     with context(request, form_csrf=csrf if isinstance(csrf, str) else None) as ctx:
         if not ctx.viewer.signed_in:
             return Redirect("/login", status_code=303)
-        bots = [b for b in form.getall("bots") if isinstance(b, str) and b]
-        seat = form.get("seat")
         try:
-            wanted = models.TableIn(variant=str(form.get("variant") or ""), bots=bots,
-                                    seat=int(seat) if isinstance(seat, str) and seat.isdigit() else 0)
-            table = open_table(ctx, wanted)
+            table = open_table(ctx, table_from_form(form))
         except REFUSALS as exc:
             refused = refusal(exc)
+            seat = form.get("seat")
+            picked = {"variant": form.get("variant"), "seat": int(seat) if isinstance(seat, str) and seat.isdigit()
+                      else 0, "at": {k: form.get(f"at{k}") for k in range(MAX_PLAYERS)}}
             return render(ctx.web, "tables.html", ctx, status=refused.status, choices=choices(ctx),
-                          error=refused.detail)
+                          error=refused.detail, picked=picked)
         return Redirect(f"/tables/{table.id}", status_code=303)
+
+
+def picked_on_form(variant: str, seat: int, bots: list[str]) -> dict[str, Any]:
+    """What the form shows chosen: the variant, the person's seat and the bots at the other seats in seat order."""
+    others = [k for k in range(MAX_PLAYERS) if k != seat]
+    return {"variant": variant, "seat": seat, "at": dict(zip(others, bots, strict=False))}
+
+
+def table_from_form(form: Any) -> models.TableIn:
+    """The table the form asks for. Its rows are the seats (``at0``, ``at1``, ...: the bot at that seat, or none)
+    and ``seat`` the person's row, so each bot sits where its row says; a form without rows (a script's post)
+    names the bots at the other seats in seat order (``bots``), as the API does.
+
+    :raises Refused: 422 for an empty seat below a taken one (the seats of a table are 0 to its size - 1).
+    """
+    text = form.get("seat")
+    seat = int(text) if isinstance(text, str) and text.isdigit() and len(text) < 3 else 0
+    variant = str(form.get("variant") or "")
+    if not any(f"at{k}" in form for k in range(MAX_PLAYERS)):
+        return models.TableIn(variant=variant, bots=[b for b in form.getall("bots") if isinstance(b, str) and b],
+                              seat=seat)
+    rows = {k: bot for k in range(MAX_PLAYERS) if k != seat and isinstance(bot := form.get(f"at{k}"), str) and bot}
+    taken = [*rows, seat]
+    for empty in range(max(taken) + 1):
+        if empty not in taken:
+            raise Refused(422, f"seat {empty} is empty: a table's seats are filled from seat 0 up, yours included")
+    return models.TableIn(variant=variant, bots=[rows[k] for k in sorted(rows)], seat=seat)
 
 
 @get("/tables/{table_id:int}", sync_to_thread=True, include_in_schema=False)
@@ -254,7 +330,7 @@ def table_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
         data = {"id": table.id, "messages": f"/api/tables/{table.id}/messages",
                 "events": f"/api/tables/{table.id}/events",
                 "moves": f"/api/tables/{table.id}/moves", "resign": f"/api/tables/{table.id}/resign",
-                "csrf": ctx.csrf}
+                "csrf": ctx.csrf, "hand_order": hand_order_key()}
         return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
 
 

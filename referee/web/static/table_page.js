@@ -47,16 +47,29 @@
     });
   }
 
-  document.getElementById("resign").addEventListener("click", () => {
-    post(data.resign, {}).then(() => { if (polling()) schedule(AFTER_MOVE_MS); });
+  // Resigning asks first: one click on "Resign" only asks whether to give the game up.
+  const resign = document.getElementById("resign");
+  const confirmBox = document.getElementById("resign-confirm");
+  function confirming(shown) {
+    confirmBox.hidden = !shown;
+    resign.hidden = shown;
+  }
+  resign.addEventListener("click", () => { confirming(true); document.getElementById("resign-no").focus(); });
+  document.getElementById("resign-no").addEventListener("click", () => { confirming(false); resign.focus(); });
+  confirmBox.addEventListener("keydown", (e) => { if (e.key === "Escape") { confirming(false); resign.focus(); } });
+  document.getElementById("resign-yes").addEventListener("click", () => {
+    confirming(false);
+    resign.disabled = true;
+    post(data.resign, {}).then(() => { if (polling()) schedule(AFTER_MOVE_MS); })
+      .finally(() => { resign.disabled = false; });
   });
 
   // The next messages (parsed) and the table's state, from either feed; true once the game is over.
   function take(messages, state) {
-    if (!table && messages.length) table = new DurakTable.Table(root, { send, replay: null });
+    if (!table && messages.length) table = new DurakTable.Table(root, { send, replay: null, handOrder: data.hand_order });
     if (table) {
       table.options.replay = state.replay;
-      table.feed(messages, state.clock_ms);
+      table.feed(messages, state.clock_ms, state.view);
     } else {
       root.textContent = state.status === "over" ? "" : "Waiting for the daemon to seat the bots and deal\u2026";
     }
@@ -69,7 +82,7 @@
     root.dataset.status = state.status;
     document.body.dataset.ready = "1";
     if (state.status === "over") {  // the daemon wrote every message before it ended the table
-      document.getElementById("resign").hidden = true;
+      document.getElementById("resign-box").hidden = true;
       over = true;
     }
     return over;
