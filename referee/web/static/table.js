@@ -12,7 +12,7 @@ const DurakTable = (() => {
   const { el, card, back, centre } = DurakCards;
   const OPPONENT_HAND_PX = 172;  // the width an opponent's cards fan out in (web.css: .card-table .opponent)
   const CARD_PX = 36;
-  const KNOWN_STEP_PX = 16;  // the least of a face-up card that shows (its rank and suit sit in that corner)
+  const KNOWN_STEP_PX = 18;  // the least of a face-up card that shows (its rank and suit sit in that corner)
 
   function cardsOf(action) {
     return action.split(" ").slice(1);
@@ -343,8 +343,8 @@ const DurakTable = (() => {
       r.dataset.end = res.end;
       r.dataset.fools = res.fools.join(",");
       const fools = res.fools.map((s) => this.who(s)).join(", ");
-      r.append(el("strong", "", "Result: "), el("span", "told", res.fools.length ? "the fool: " + fools : "a draw"),
-        el("span", "", " (" + res.end + ")"));
+      r.append(el("strong", "", "Result: "), el("span", "told", res.fools.length ? "the fool: " + fools : "a draw"));
+      if (res.end !== "fool" && res.end !== "draw") r.append(el("span", "", " (" + res.end + ")"));
       if (res.reason) r.append(el("div", "reason", res.reason));
       if (this.options.replay) {
         const a = el("a", "replay", "open the replay");
