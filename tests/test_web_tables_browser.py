@@ -117,6 +117,9 @@ def the_last_frame_is_drawn(driver: Any, db: WebDb) -> None:
     """The table as drawn at the end is the stored game's last frame as the person's seat saw it (the replay
     viewer's, from the engine): the final events applied, every card where the log says it went."""
     table_id = int(driver.execute_script("return location.pathname.split('/')[2]"))
+    # The game over message may come in a batch read before the table was marked over; its state with the view
+    # at the end follows at the stream's next look.
+    wait_for(driver, "return document.getElementById('table').dataset.status === 'over'", 20)
     with ArenaStore(db.path) as store:
         table = store.table(table_id)
         assert table is not None and table.game_id is not None
