@@ -141,9 +141,12 @@ def test_superseding_moves_only_the_games_of_the_named_bots(db: Path) -> None:
 
 
 def test_outcome_players_are_the_players_the_outcome_text_parses_to() -> None:
-    for players in (["a", "b"], ["alice", "bob", "carol", "dave"]):
+    hostile = ["<img src=x onerror=\"1\">", "a|b", "tab\there", "x"]  # names no config allows, in a raw row
+    for players in (["a", "b"], ["alice", "bob", "carol", "dave"], hostile):
         text = outcome_text(record("g", players, players[-1]))
         assert outcome_players(text) == parse_outcome(text)[0] == players
+        assert parse_outcome(text)[1:] == (list(range(1, len(players) + 1)), True)
+    assert outcome_text(record("g", ["a", "b"], "b")) == "a b|1 2|1"  # the plain text of every stored database
 
 
 def numbers(store: Store) -> dict[str, int]:

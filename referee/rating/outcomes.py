@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -41,10 +42,24 @@ class Outcomes:
 def outcome_text(record: ResultRecord) -> str:
     """``"alice bob carol|1 2 2|1"``: players by seat, each one's place, and whether the game had a fool.
 
-    Names never hold spaces or ``|`` in a database (tournament configs forbid them).
+    A config's names never hold whitespace or ``|`` (the config checks them), but a row written by another hand
+    may: a game with such a name is kept as ``|`` and a JSON array (``|[["a b","c"],[1,2],true]``), which no plain
+    text can be, since a plain one starts with a name. So an outcome always parses back to its players, whatever
+    they are called.
     """
-    places = " ".join(map(str, _places(record)))
-    return f"{' '.join(record.players)}|{places}|{int(bool(record.fools))}"
+    places = _places(record)
+    if any(_unsafe(name) for name in record.players):
+        return "|" + _OUTCOME_JSON.encode((record.players, places, bool(record.fools))).decode()
+    return f"{' '.join(record.players)}|{' '.join(map(str, places))}|{int(bool(record.fools))}"
+
+
+def _unsafe(name: str) -> bool:
+    """A name that the plain text could not split back out."""
+    return not name or "|" in name or any(char.isspace() for char in name)
+
+
+_OUTCOME_JSON = msgspec.json.Encoder()
+_OUTCOME_DECODER = msgspec.json.Decoder(tuple[list[str], list[int], bool])
 
 
 def _places(record: ResultRecord) -> list[int]:
@@ -107,12 +122,16 @@ def outcomes_from_rows(rows: Iterable[tuple[str, str]], disqualified: Mapping[st
 
 def parse_outcome(text: str) -> tuple[list[str], list[int], bool]:
     """An :func:`outcome_text`'s players by seat, their places and whether the game had a fool."""
+    if text.startswith("|"):
+        return _OUTCOME_DECODER.decode(text[1:])
     names, places, has_fool = text.split("|")
     return names.split(" "), [int(place) for place in places.split(" ")], has_fool == "1"
 
 
 def outcome_players(text: str) -> list[str]:
     """An :func:`outcome_text`'s players by seat, without reading the rest."""
+    if text.startswith("|"):
+        return parse_outcome(text)[0]
     return text.partition("|")[0].split(" ")
 
 
