@@ -135,7 +135,7 @@ def test_author_add_prints_the_token_once_and_list_never_shows_it(store: ArenaSt
     (("add", "{db}", "bad name"), "bad author name"),
     (("add", "{db}", "alice"), "cannot add author 'alice'"),
     (("revoke", "{db}", "nobody"), "no author 'nobody'"),
-    (("add", "{empty}", "carol"), "holds no league"),
+    (("add", "{empty}", "carol"), "no database at"),
 ])
 def test_author_commands_refuse_bad_input_in_one_line(store: ArenaStore, tmp_path: Path, args: tuple[str, ...],
                                                       message: str) -> None:

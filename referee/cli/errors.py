@@ -13,6 +13,7 @@ from protocol.rules import RulesError
 from referee.bots.errors import BotLaunchError, LauncherError
 from referee.bots.sandbox.isolation import SandboxUnavailable
 from referee.cli.exitcodes import ExitCode
+from referee.cli.paths import PathRefused
 from referee.engine import InvalidDealError
 from referee.games.botargs import BotArgError
 from referee.games.checkbot import CheckSetupError
@@ -69,6 +70,7 @@ ERROR_CODES: dict[type[BaseException], ExitCode] = {
     ResultsWriteError: ExitCode.DATABASE,
     StoreError: ExitCode.DATABASE,
     PageWriteError: ExitCode.DATABASE,
+    PathRefused: ExitCode.DATABASE,
     ClusterUnavailable: ExitCode.CLUSTER,
     SubmitError: ExitCode.ARENA,
     WorkerFailed: ExitCode.WORKER_FAILED,

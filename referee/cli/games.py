@@ -22,9 +22,9 @@ from referee.cli.options import (
     SandboxOption,
     SetOption,
     VariantArg,
-    check_writable,
     parse_set_options,
 )
+from referee.cli.paths import check_writable
 from referee.cli.rules_summary import SUMMARIES
 from referee.cli.terminal import TerminalPerson, colours_wanted
 from referee.games.botargs import parse_bot_arg, seat_dirs, seat_env
@@ -161,7 +161,9 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
             human_clock=HumanClock(move_time=human_time, bank=human_bank),
         )
         if html is not None:
-            check_writable(html)
+            check_writable(html, "the page")
+        if log is not None:
+            check_writable(log, "the log")
         if human is None:
             records = run_play(options, typer.echo)
         else:

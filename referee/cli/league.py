@@ -26,6 +26,7 @@ from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 from referee.cli.exitcodes import ExitCode
 from referee.cli.options import ClusterOption, JobsOption, RootOption, RunSandboxOption
+from referee.cli.paths import check_league_database, check_writable
 from referee.league.botstore import SnapshotError, folder_problem, folder_sha256, stage_folder, store_root
 from referee.league.config import LoadedLeague, load_league
 from referee.league.daemon import DaemonRequest, LeagueError, Stopped, protected_paths, run_league
@@ -71,6 +72,7 @@ def run_command(
                              "set how many games run at once")
         loaded = load_league(config, sandbox=sandbox)
         path = Path(os.path.abspath(db)) if db is not None else config.with_suffix(".db").absolute()
+        check_writable(path, "the database")
         ended = run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root))
         # a stop by Ctrl-C or SIGTERM is how a league's run ends, not an error: exit 0 and what was kept; or the
         # finals the admin asked for from the web, played: the league is over
@@ -92,6 +94,7 @@ def add_command(  # noqa: PLR0913 (a typer command: a parameter per option)
     """Enter a bot: its first version passes the gate (handshake and validation games), then is seated first."""
     with reported_errors():
         argv = _argv(command)
+        check_league_database(db)
         with ArenaStore(db) as store:
             league = _league(store)
             _check_name(name)
@@ -113,7 +116,7 @@ def update_command(
     wait: WaitOption = 300.0,
 ) -> None:
     """Give a bot a new version (its files must have changed); the old one is retired, its games and rating kept."""
-    with reported_errors(), ArenaStore(db) as store:
+    with reported_errors(), league_store(db) as store:
         league = _league(store)
         latest = _latest(store, league, name)
         _check_folder(folder)
@@ -139,7 +142,7 @@ def quarantine_command(db: DbArg, name: NameArg, reason: Annotated[str, typer.Op
         "--reason", help="Why, as the board and durak league status will say.")] = "by the organizer",
                        wait: WaitOption = 60.0) -> None:
     """Quarantine a bot's latest version: no new games, its open groups void, until reinstated."""
-    with reported_errors(), ArenaStore(db) as store:
+    with reported_errors(), league_store(db) as store:
         league = _league(store)
         _latest(store, league, name)
         _ask(store, league, name, QuarantineBot(reason=reason), wait)
@@ -152,7 +155,7 @@ def reinstate_command(db: DbArg, name: NameArg, wait: WaitOption = 60.0) -> None
 
 
 def _ask_of_a_bot(db: Path, name: str, payload: Payload, wait: float) -> None:
-    with reported_errors(), ArenaStore(db) as store:
+    with reported_errors(), league_store(db) as store:
         league = _league(store)
         _latest(store, league, name)
         _ask(store, league, name, payload, wait)
@@ -162,7 +165,7 @@ def _ask_of_a_bot(db: Path, name: str, payload: Payload, wait: float) -> None:
 def status_command(db: DbArg) -> None:
     """Every version (author, state, rated games as of the board's last refit, when added) and the requests not
     carried out yet."""
-    with reported_errors(), ArenaStore(db, create=False) as store:
+    with reported_errors(), league_store(db, write=False) as store:
         league = _league(store, open_to_entries=False)
         board = store.board(league.id)
         rated = {row.version: row.games for row in board}
@@ -190,11 +193,18 @@ def finals_command(
     """Freeze entries and play the board's top K on fresh duplicate deals, round robin at the largest table size,
     until every adjacent pair's LOS is at least 0.99 after a round, or the budget is spent."""
     with reported_errors():
+        check_league_database(db)
         request = FinalsRequest(Path(os.path.abspath(db)), top, max_games, jobs, bots_as_root)
         typer.echo(run_finals(request))
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
+
+
+def league_store(db: Path, *, write: bool = True) -> ArenaStore:
+    """The league's database, once it is there (a mistyped path creates nothing) and, to ``write``, writable."""
+    check_league_database(db, write=write)
+    return ArenaStore(db) if write else ArenaStore(db, create=False)
 
 
 def _league(store: LeagueStore, *, open_to_entries: bool = True) -> TournamentRow:

@@ -10,7 +10,7 @@ import typer
 from tabulate import tabulate
 
 from referee.cli.errors import UsageError, reported_errors
-from referee.cli.league import DbArg, league_app
+from referee.cli.league import DbArg, league_app, league_store
 from referee.league.authors import new_author
 from referee.results.arena_store import ArenaStore
 from referee.text import visible
@@ -27,7 +27,7 @@ def add_command(db: DbArg, name: AuthorArg,
                 admin: Annotated[bool, typer.Option("--admin", help="The organizer: sees everything, may retire, "
                                                     "quarantine and reinstate bots.")] = False) -> None:
     """Add an author and print their token, once: it is kept only as a hash, so it cannot be shown again."""
-    with reported_errors(), ArenaStore(db) as store:
+    with reported_errors(), league_store(db) as store:
         _league(store, db)
         try:
             author, token = new_author(store, name, admin=admin)
@@ -41,7 +41,7 @@ def add_command(db: DbArg, name: AuthorArg,
 @author_app.command("revoke")
 def revoke_command(db: DbArg, name: AuthorArg) -> None:
     """Revoke an author's token and end every session it opened (their bots play on; retire them apart)."""
-    with reported_errors(), ArenaStore(db) as store:
+    with reported_errors(), league_store(db) as store:
         _league(store, db)
         if store.author(name) is None:
             raise UsageError(f"no author {name!r} (durak league author list {db})")
@@ -52,7 +52,7 @@ def revoke_command(db: DbArg, name: AuthorArg) -> None:
 @author_app.command("list")
 def list_command(db: DbArg) -> None:
     """Every author: admin or not, when added, revoked."""
-    with reported_errors(), ArenaStore(db, create=False) as store:
+    with reported_errors(), league_store(db, write=False) as store:
         rows = [[visible(a.name), "admin" if a.admin else "", a.created, a.revoked or ""] for a in store.authors()]
         typer.echo(tabulate(rows, headers=["author", "role", "added", "revoked"]) if rows else "no authors yet")
 

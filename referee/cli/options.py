@@ -3,14 +3,12 @@ checks behind them."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
 from protocol.rules import VARIANTS, RulesError, parse_option_value
 from referee.bots.sandbox.isolation import Level
-from referee.report.page import PageWriteError
 
 SandboxOption = Annotated[Level | None, typer.Option(
     "--sandbox", help="Bot isolation: bwrap (default: bubblewrap with its own uid, cgroups, seccomp, private "
@@ -71,9 +69,3 @@ def parse_set_options(pairs: list[str]) -> dict[str, object]:
         options[name.strip()] = parse_option_value(value)
     return options
 
-
-def check_writable(path: str) -> None:
-    """Refuse a page path whose folder is missing before any game is played for it."""
-    folder = Path(path).parent
-    if not folder.is_dir():
-        raise PageWriteError(f"cannot write {path!r}: no folder {str(folder)!r}")

@@ -18,6 +18,7 @@ from protocol.records import ResultRecord
 from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 from referee.cli.options import HtmlOption, PrivateOption, TournamentOption
+from referee.cli.paths import check_database, check_writable
 from referee.games.play import ResultsWriteError
 from referee.league.private import LeaguePrivate
 from referee.rating.bradley_terry import rate
@@ -62,6 +63,7 @@ def leaderboard(  # noqa: PLR0913 (a typer command: a parameter per option)
     with reported_errors():
         if output_format == "csv" and h2h and stats:
             raise UsageError("--format csv writes one table: ask for --h2h or --stats, not both")
+        check_database(source, what="database or results file")
         outcomes = load_outcomes(source, tournament_id)
         bot_rows = load_stats(source, tournament_id) if stats else None
         rating = rate(outcomes, mode, anchor=anchor, bootstrap=bootstrap)
@@ -71,7 +73,8 @@ def leaderboard(  # noqa: PLR0913 (a typer command: a parameter per option)
 @contextmanager
 def reading(db: str) -> Iterator[LeagueStore]:
     """A results database (a tournament's or a league's) opened read-only; what cannot be read is a
-    ResultsReadError."""
+    ResultsReadError, one that is not there a PathRefused."""
+    check_database(db)
     if not is_database(db):
         raise ResultsReadError(f"{db!r} is not a results database")
     try:
@@ -94,6 +97,8 @@ def export(
     deal: the deck order (deck, as durak play --deal takes it), dealer, leader and bot_seeds. Every card of
     every game is in it: publish it only once the tournament is over."""
     with reported_errors(), reading(db) as store:
+        if output is not None:
+            check_writable(output, "the export")
         chosen = store.tournament(tournament_id).id
         lines = "".join(json_line(export_record(deal)) + "\n" for deal in store.deals(chosen, stderr=stderr)).encode()
         if output is None:
@@ -168,6 +173,8 @@ def seed(
     """Print the seed of a database's tournament: every deck follows from it, so publish it only once the
     tournament is over (until then any bot that learns it knows every hand)."""
     with reported_errors():
+        if output is not None:
+            check_writable(output, "the seed file")
         with reading(db) as store:
             chosen = store.tournament(tournament_id)
             if chosen.kind == "league" and not store.finals(chosen):
@@ -209,6 +216,9 @@ def replay(
     stderr, never another hand; all-seeing, bots' stderr only with --stderr.
     """
     with reported_errors():
+        check_database(source, what="database or log file")
+        if html is not None:
+            check_writable(html, "the page")
         stored = None
         if is_database(source):
             if game is None:
@@ -290,6 +300,7 @@ def report(
         with reading(db) as store:
             chosen = store.tournament(tournament_id).id
         target = Path(output) if output is not None else Path(db).with_name(Path(db).stem + ".html")
+        check_writable(target, "the report")
         shown = PageOptions(tournament=chosen, mode=mode, private=private)
         writer = ReportWriter(db, target, shown, jobs=os.cpu_count() or 1)
         files = writer.write()

@@ -13,6 +13,7 @@ import typer
 
 from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
+from referee.cli.paths import check_league_database
 
 WEB_EXTRA = ("litestar", "uvicorn", "jinja2")
 #: How long a stopping server waits for answers in flight: a card table's event stream lasts minutes, and uvicorn
@@ -58,6 +59,7 @@ def _serve(db: Path, host: str, port: int, user: str, public: bool, workers: int
 
     if not is_loopback(host) and not public:
         raise UsageError(f"--host {host} is reachable from other machines: add --public (and TLS in front)")
+    check_league_database(db, write=False)
     with WebStore(db) as store:  # one-line refusals (no league, another schema) before anything else
         league = store.the_league()
         store.web_key()  # drawn now, by the owner, if it never was

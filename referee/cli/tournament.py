@@ -27,8 +27,8 @@ from referee.cli.options import (
     RootOption,
     RunSandboxOption,
     SeedFileOption,
-    check_writable,
 )
+from referee.cli.paths import check_writable
 from referee.rating.leaderboard import render
 from referee.report.tournament_page import LiveReport
 from referee.results.sources import load_outcomes, load_stats
@@ -146,8 +146,9 @@ def tournament(  # noqa: PLR0913 (a typer command: a parameter per option)
     with reported_errors():
         loaded = load_config(config, sandbox=sandbox)
         db_path = options.database(default_database(config))
+        check_writable(db_path, "the database")
         if report is not None:
-            check_writable(report)
+            check_writable(report, "the report")
         with resumable(resume_command("tournament", [str(loaded.path)], db_path, options)), \
                 LiveReport(db_path, report, private=private) if report is not None else nullcontext():
             summary = run(loaded, db_path, options)
@@ -221,6 +222,7 @@ def sprt(  # noqa: PLR0913 (a typer command: a parameter per option)
         loaded, plan = sprt_setup(loaded, new, base, field_bots)
         course = SprtCourse(loaded, plan, test)
         db_path = options.database(default_sprt_database(config))
+        check_writable(db_path, "the database")
         # the test's own options in full (floats by repr: exact), so that the resume is the same test
         arguments = [str(loaded.path), new, base, *(f"--field={name}" for name in plan.field),
                      f"--elo0={test.elo0!r}", f"--elo1={test.elo1!r}", f"--alpha={test.alpha!r}",
