@@ -131,7 +131,8 @@ def test_an_author_asks_for_a_challenge_and_replays_its_games_from_their_seat(br
     assert browser.execute_script(PWNED)  # her bot's name, with markup, is an option as text
     form = browser.find_element("id", "challenge-form")
     options = [o.text for o in form.find_elements("css selector", "select[name=bot] option")]
-    assert options == sorted(["alpha", NAME])
+    assert options == [NAME]  # alpha, quarantined, cannot challenge: it is named beside the list
+    assert "alpha@1 is quarantined" in form.text
     browser.execute_script("document.querySelector('select[name=bot]').value = arguments[0]", NAME)
     for option in form.find_elements("css selector", "select[name=opponents] option"):
         if option.text == "beta":

@@ -24,8 +24,8 @@ from referee.results.narrate import describe_event, describe_result
 from referee.results.replay import parse_replay
 from referee.text import visible, visible_data
 
-#: The shape of the viewer's data; bumped when the page must change with it.
-GAME_DATA_VERSION = 1
+#: The shape of the viewer's data; bumped when the page must change with it (2: its ``title``).
+GAME_DATA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None
     data: dict[str, Any] = visible_data({  # every string: names, stderr, reasons, the told result, the log lines
         "v": GAME_DATA_VERSION,
         "id": game_id,
+        "title": game_title(game_id, names),
         "game": header.game,
         "deal": header.deal,
         "names": names,
@@ -93,6 +94,13 @@ def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None
         "stderr": [[{"after": c.after, "text": c.text} for c in chunks] for chunks in shown_stderr],
     })
     return data
+
+
+def game_title(number: int | None, names: Sequence[str]) -> str:
+    """A game as its pages title it: its number (``durak games``' or the arena's) and who sat at the table, in seat
+    order ("Game 12: alpha@1 vs beta@2"), never the referee's internal key."""
+    players = " vs ".join(names)
+    return players if number is None else f"Game {number}: {players}"
 
 
 def _steps(steps: Sequence[Step], names: list[str], move_us: Sequence[Sequence[int]]) -> list[dict[str, Any]]:

@@ -83,16 +83,17 @@ def write_private(path: str | Path, text: str | bytes) -> None:
         raise PageWriteError(f"cannot write {str(target)!r}: {exc.strerror}") from None
 
 
-VIEWER_BODY = """<main>
-<h1 id="page-title">Durak replay</h1>
+#: The replay viewer's markup, for inside a page's ``<main>`` (the web's game.html has its own layout around it).
+VIEWER_BODY = """<h1 id="page-title">Durak replay</h1>
 <div id="game-picker" class="filters" hidden><label>game <select id="game-select"></select></label></div>
 <section><div id="viewer"></div></section>
-<p class="legend">Step with the buttons or the arrow keys (click the table first), Home and End jump, space plays.
-The address's <code>#step=N</code> (and <code>game=N</code>) links to a step.</p>
-</main>"""
+<p class="legend">Step with the buttons or the arrow keys, Home and End jump, space plays.
+The address's <code>#step=N</code> (and <code>game=N</code>) links to a step.</p>"""
 
 
-def viewer_page(games: list[dict[str, Any]], title: str = "Durak replay") -> str:
-    """A page with the replay viewer over ``games`` (from :func:`referee.report.game_data.game_data`)."""
-    return page(title, VIEWER_BODY, {"games-data": script_json(games)},
+def viewer_page(games: list[dict[str, Any]], title: str | None = None) -> str:
+    """A page with the replay viewer over ``games`` (from :func:`referee.report.game_data.game_data`), titled
+    with the first one's title unless told otherwise."""
+    shown = title if title is not None else games[0]["title"] if games else "Durak replay"
+    return page(shown, f"<main>\n{VIEWER_BODY}\n</main>", {"games-data": script_json(games)},
                 ["assets/cards.js", "assets/viewer.js", "assets/viewer_page.js"])

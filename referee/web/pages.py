@@ -16,6 +16,8 @@ from litestar.response import Redirect
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS
 from referee.engine import VERDICTS
 from referee.league.authors import author_of_token
+from referee.rating.bradley_terry import Z95
+from referee.rating.leaderboard import legend_entries
 from referee.report.page import VIEWER_BODY, script_json
 from referee.results.web_queries import WebStore
 from referee.web import auth, models
@@ -61,7 +63,8 @@ async def bot_page(request: Req, name: FromPath[str]) -> Response[Any]:
         bot = ctx.answers.bot(name)
         if bot is None:
             raise NotFoundException(NOT_FOUND)
-        return page_text(ctx, "bot.html", bot=bot, chart=rating_chart(bot.history))
+        return page_text(ctx, "bot.html", bot=bot, chart=rating_chart(bot.history), z95=Z95,
+                         ci_legend=dict(legend_entries())["+-95%"])
     return await shown(request, f"bot {name}", bot_marks(name), make)
 
 
@@ -108,11 +111,16 @@ def _author_text(ctx: Context, name: str, error: str | None = None) -> str:
     if author is None:
         raise NotFoundException(NOT_FOUND)
     opponents: list[str] = []
+    mine: list[str] = []  # the author's bots that can challenge (their latest version plays)
+    idle: list[str] = []  # the others, with why not ("alpha@2 is quarantined")
     if ctx.viewer.author == name:
         latest = {v.bot: v for v in ctx.answers.versions.values()}
         opponents = sorted(bot for bot, v in latest.items() if v.active and v.author != name)
+        own = sorted((bot, v) for bot, v in latest.items() if v.author == name)
+        mine = [bot for bot, v in own if v.active]
+        idle = [f"{v.name} is {v.state(why=False)}" for _, v in own if not v.active]
     return page_text(ctx, "author.html", author=author, opponents=opponents, sizes=ctx.web.settings.table_sizes,
-                     challenge_error=error)
+                     challenge_error=error, challengers=mine, idle=idle)
 
 
 @post("/challenges", include_in_schema=False)

@@ -38,7 +38,7 @@ const DurakViewer = (() => {
       this.root.dataset.view = g.seat === null ? "all" : "seat";
       const head = el("div", "vhead");
       const mode = g.seat === null ? "every hand shown" : "as " + g.names[g.seat] + " saw it";
-      head.append(el("h2", "vtitle", "Game " + g.game), el("span", "vmode", g.rules.variant + ", " +
+      head.append(el("h2", "vtitle", g.title), el("span", "vmode", g.rules.variant + ", " +
         g.names.length + " players, " + g.deck + " cards, " + mode));
       const controls = el("div", "controls");
       const button = (label, title, action) => {
@@ -89,14 +89,20 @@ const DurakViewer = (() => {
       this.root.addEventListener("keydown", (e) => this.key(e));
     }
 
+    // A key for the viewer (its own, or the page's: see viewer_page.js); false when it is not one of its keys
+    // or belongs to something else (a menu or a text field has the focus, a modifier is held, it was handled).
     key(e) {
+      const tag = e.target && e.target.tagName;
+      if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || tag === "SELECT" || tag === "TEXTAREA" ||
+          (tag === "INPUT" && e.target.type !== "range")) return false;
       const moves = { ArrowLeft: -1, ArrowRight: 1 };
       if (e.key in moves) this.go(this.step + moves[e.key]);
       else if (e.key === "Home") this.go(0);
       else if (e.key === "End") this.go(this.game.steps.length - 1);
       else if (e.key === " ") this.toggle();
-      else return;
+      else return false;
       e.preventDefault();
+      return true;
     }
 
     toggle() {

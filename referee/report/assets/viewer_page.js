@@ -7,6 +7,11 @@
   const picker = document.getElementById("game-select");
   let viewer = null;
 
+  // Several views of one game (the web's: every hand, then each of the viewer's own seats) are told apart by whose.
+  function viewOf(game) {
+    return game.seat === null ? " (every hand)" : " (as " + game.names[game.seat] + " saw it)";
+  }
+
   function fragment() {
     const params = new URLSearchParams(location.hash.slice(1));
     return { game: Number(params.get("game") || 1), step: Number(params.get("step") || 0) };
@@ -14,7 +19,7 @@
 
   function show(index, step) {
     const game = games[Math.max(0, Math.min(games.length - 1, index - 1))];
-    document.getElementById("page-title").textContent = "Durak replay: " + game.game;
+    document.getElementById("page-title").textContent = game.title;
     picker.value = String(games.indexOf(game) + 1);
     viewer = new DurakViewer.Viewer(root, game, {
       step,
@@ -28,7 +33,7 @@
   games.forEach((game, i) => {
     const option = document.createElement("option");
     option.value = String(i + 1);
-    option.textContent = (i + 1) + ": " + game.game;
+    option.textContent = (game.id === null ? (i + 1) + ": " : "") + game.title + viewOf(game);
     picker.append(option);
   });
   document.getElementById("game-picker").hidden = games.length < 2;
@@ -38,6 +43,9 @@
     if (String(want.game) !== picker.value && games.length > 1) show(want.game, want.step);
     else if (viewer && viewer.step !== want.step) viewer.go(want.step);
   });
+  // The page is the viewer: its keys work wherever the focus is (on the body after a click beside the table),
+  // from the moment it loads, but in a menu or a field (the viewer's own listener takes those inside it).
+  document.addEventListener("keydown", (e) => { if (viewer) viewer.key(e); });
   const start = fragment();
   show(start.game, start.step);
   root.focus({ preventScroll: true });
