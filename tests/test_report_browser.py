@@ -114,11 +114,16 @@ def test_a_game_opens_from_the_list_and_its_last_step_shows_the_stored_result(br
     open_page(browser, arena / "report.html")
     row = browser.find_elements("css selector", "tr.game-row")[4]
     gid = int(row.get_attribute("data-number"))
-    assert row.find_elements("css selector", "td")[1].text == stored[gid].game
+    title = f"Game {gid}: " + " vs ".join(stored[gid].players)
+    link = row.find_elements("css selector", "td")[1].find_element("css selector", "a")  # who played, a link
+    assert link.text == " vs ".join(stored[gid].players) and link.get_attribute("href").endswith(f"#game={gid}")
+    assert link.value_of_css_property("text-decoration-line") == "underline"
+    assert stored[gid].game not in browser.execute_script("return document.getElementById('games').innerText")
     assert run("replay", str(arena / "t.db"), str(gid)).startswith(f"game {stored[gid].game} ")
     row.click()
     wait_for(browser, f"return document.getElementById('viewer').dataset.game === {json.dumps(stored[gid].game)}")
     assert browser.current_url.endswith(f"#game={gid}&step=0")
+    assert browser.find_element("css selector", "#viewer .vtitle").text == title
     viewer = browser.find_element("id", "viewer")
     viewer.send_keys("\ue010")  # End
     wait_for(browser, "return document.getElementById('viewer').dataset.atEnd === '1'")
@@ -132,6 +137,25 @@ def test_a_game_opens_from_the_list_and_its_last_step_shows_the_stored_result(br
     open_page(browser, arena / "report.html", f"#game={gid}&step=3")  # a linked step
     wait_for(browser, "return document.getElementById('viewer').dataset.step === '3'")
     assert console_errors(browser) == []
+
+
+def test_the_statistics_table_fits_its_box_at_1400_px(browser: Any, arena: Path) -> None:
+    """Every column of the per-bot statistics (the verdict kinds and "disqualified" last) is inside its section."""
+    browser.set_window_size(1400, 900)
+    try:
+        open_page(browser, arena / "report.html")
+        edges = browser.execute_script(
+            "const box = document.getElementById('stats').getBoundingClientRect();"
+            "const wrap = document.querySelector('#stats .wide');"
+            "const heads = [...document.querySelectorAll('#stats-table thead th')];"
+            "return {right: box.right, wrap: [wrap.scrollWidth, wrap.clientWidth], "
+            "heads: heads.map(th => [th.textContent, th.getBoundingClientRect().right])}")
+    finally:
+        browser.set_window_size(1280, 900)
+    labels = [label for label, _ in edges["heads"]]
+    assert labels[-1] == "Disqualified" and "protocol" in labels
+    assert edges["wrap"][0] <= edges["wrap"][1]  # nothing to scroll to
+    assert all(right <= edges["right"] for _, right in edges["heads"]), edges
 
 
 def test_every_decision_shows_its_stored_time_in_the_step_and_the_log(browser: Any, arena: Path) -> None:
@@ -252,7 +276,8 @@ def test_games_in_chunk_files_beside_the_page_open_from_file_urls(browser: Any, 
     gid = next(gid for gid, r in stored.items() if "html" not in r.players)
     open_page(browser, page, f"#game={gid}&step=2")
     wait_for(browser, "return document.getElementById('viewer').dataset.step === '2'")
-    assert browser.find_element("css selector", "#viewer .vtitle").text == f"Game {stored[gid].game}"
+    assert browser.find_element("css selector", "#viewer .vtitle").text == \
+        f"Game {gid}: " + " vs ".join(stored[gid].players)
     assert console_errors(browser) == []
 
 

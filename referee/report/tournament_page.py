@@ -66,7 +66,7 @@ REPORT_BODY = """<main>
 <div class="filters"><select id="filter-bot"></select><select id="filter-fool"></select>
 <select id="filter-verdict"></select><select id="filter-end"></select><span id="games-count"></span></div>
 <table id="games-table" class="games"><thead><tr><th title="as durak games numbers it: durak replay DB N">#</th>
-<th class="text">game</th><th class="text">players</th><th class="text">fool</th>
+<th class="text">game (seats in order: click to replay)</th><th class="text">fool</th>
 <th class="text">end</th><th class="text">verdicts</th></tr></thead><tbody></tbody></table>
 <button type="button" id="more-games" hidden>show more</button><p class="legend" id="games-note"></p></section>
 <section id="viewer-panel" hidden><button type="button" id="close-viewer">close</button>

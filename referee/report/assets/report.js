@@ -252,8 +252,13 @@
       const tr = el("tr", "game-row");
       tr.dataset.number = String(r[0]);
       cell(tr, r[0]);
-      cell(tr, r[1], "text");
-      cell(tr, r[2].map((b) => names[b]).join(", "), "text");
+      // who played, in seat order, as the replay's title has it (referee/report/game_data.py game_title); a link
+      // to the replay (#game=N), which the row's click opens too; the referee's key of the game in its tooltip
+      const link = el("a", "replay-link", r[2].map((b) => names[b]).join(" vs "));
+      link.href = "#game=" + r[0];
+      link.title = "replay game " + r[0] + " (" + r[1] + ")";
+      link.addEventListener("click", (e) => e.preventDefault());  // the row's click opens it, once
+      cell(tr, "", "text").append(link);
       cell(tr, r[3].map((b) => names[b]).join(", ") || "\u2013", "text");
       cell(tr, r[4], "text");
       cell(tr, r[5].map((v) => v[0] + " (" + names[v[1]] + ")").join(", "), "text");

@@ -36,7 +36,7 @@ window.DurakStats = (data, section, dataAttributes) => {
     for (let s = 0; s < seats; s++) cells.push(fixed(r.fool_pct_by_seat[s], 1));
     cells.push(fixed(places.get(r.bot), 2), r.moves, fixed(r.move_median_ms, 2), fixed(r.move_p99_ms, 2),
       fixed(r.move_max_ms, 2), ...kinds.map((k) => r.verdicts[k]), r.disqualified || "");
-    cells.forEach((c, i) => tr.append(el("td", i === 0 || i === cells.length - 1 ? "text" : "", c)));
+    cells.forEach((c, i) => tr.append(el("td", i === 0 ? "text" : i === cells.length - 1 ? "text reason" : "", c)));
     body.append(tr);
   }
   table.append(thead, body);
