@@ -65,7 +65,7 @@ ENTRANT = {
     "games.html": {"wanted.bot", "wanted.verdict"},  # the query, as asked
     "games_table.html": {"game.fools|join", "game.players|join", "v.bot", "v.reason"},
     "login.html": {"error"},
-    "tables.html": {"b", "error", "t.bots|join", "t.reason", "v"},
+    "tables.html": {"b", "error", "t.bots", "t.reason", "v"},
     "upload.html": {"error"},
 }
 #: What the referee writes itself: numbers, ids, states, dates, URLs (and names made URLs), CSRF tokens, constants.
@@ -91,7 +91,7 @@ OURS = {
     "games_table.html": {"Const", "game.end", "game.number", "game.status", "game.url", "v.kind"},
     "login.html": {"login_csrf"},
     "table.html": {"table.id"},
-    "tables.html": {"Const", "choices.max_players", "choices.min_players", "csrf", "i", "t.id", "t.players",
+    "tables.html": {"Const", "choices.max_players", "choices.min_players", "csrf", "k", "s", "t.id", "t.players",
                     "t.replay", "t.status", "t.url", "t.variant"},
     "upload.html": {"csrf"},
 }

@@ -27,7 +27,7 @@ from tests.browser import browser, wait_for
 from tests.clirun import invoke
 from tests.entrants import STDERR_MARK, c_bot, python_bot, tar_gz
 from tests.sandboxes import needs_bwrap
-from tests.test_web_tables_browser import open_table, play_to_the_end
+from tests.test_web_tables_browser import in_seats, open_table, play_to_the_end
 from tests.webdb import why_nobody_cannot_serve
 
 __all__ = ["browser"]  # the fixture, used by name
@@ -219,7 +219,7 @@ def test_a_person_plays_a_league_bot_at_a_card_table_the_daemon_runs(browser: An
     while not (bots := invoke_json(browser, f"{arena.url}/api/tables")["bots"]):  # the gate lets the first one in
         assert time.monotonic() < deadline
         time.sleep(0.5)
-    open_table(browser, arena.url, "podkidnoy", bots[:1])
+    open_table(browser, arena.url, "podkidnoy", in_seats(bots[:1]))
     table = browser.current_url
     assert play_to_the_end(browser, reload_at=1, pace=0.6) > 0  # a person's pace: within the move budget
     assert browser.execute_script("return document.querySelector('.result').dataset.end") != "forfeit"
