@@ -16,7 +16,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = f"{sys.executable} {ROOT / 'sample_bots' / 'python' / 'random_bot.py'}"
-PROMPT = re.compile(rb"your move \[1-(\d+), an action, \? for the rules; \d+ s\]: $")
+#: The prompt, with its number of choices (none written: the only action, which Enter takes) and the time left.
+PROMPT = re.compile(rb"your move \[(?:1-(\d+), an action|Enter or 1 for the only action), \? for the rules; "
+                    rb"(\d+ s \+ bank \d+ s|bank: \d+ s left|\d+ s left)\]: $")
 ANSI = re.compile(rb"\x1b\[[0-9;]*m")
 CARD = re.compile(rb"\b[2-9TJQKA][CDHS]\b")
 
@@ -43,8 +45,8 @@ LISTED = re.compile(rb"^ +1\. (.+?)\r?$", re.MULTILINE)
 
 
 def random_answers(seed: int = 0, wrong_first: bool = False, session: Session | None = None) -> Answer:
-    """A number at random; with ``wrong_first``, first a wrong entry, then ``?``, then (given the ``session``) the
-    first listed action typed out as an action string."""
+    """A number at random (Enter for the only action); with ``wrong_first``, first a wrong entry, then ``?``, then
+    (given the ``session``) the first listed action typed out as an action string."""
     rng = random.Random(seed)
 
     def answer(index: int, choices: int) -> bytes | None:
@@ -54,6 +56,8 @@ def random_answers(seed: int = 0, wrong_first: bool = False, session: Session | 
             return b"?\n"
         if session is not None and index == 2:
             return LISTED.findall(ANSI.sub(b"", session.screen))[-1].upper() + b"\n"
+        if choices == 1:
+            return b"\n"
         return f"{rng.randint(1, choices)}\n".encode()
 
     return answer
@@ -95,7 +99,7 @@ def play_human(args: list[str], answer: Answer, *, env: dict[str, str] | None = 
             if interrupt_at is not None and index == interrupt_at:
                 os.write(fd, b"\x03")
                 continue
-            typed = answer(index, int(found.group(1)))
+            typed = answer(index, int(found.group(1) or 1))
             if typed is not None:
                 session.typed.append(typed)
                 os.write(fd, typed)

@@ -70,7 +70,7 @@ def test_play_prints_the_last_stderr_of_a_bot_that_forfeits() -> None:
 
 def test_play_stderr_of_a_seat_that_is_not_there_is_a_one_line_error() -> None:
     code, _, err = durak("play", shell("play"), shell("play"), "--stderr", "carol")
-    assert code == 2 and err == "durak: error: no seat 'carol': the seats are 0-1 (bot, bot#2)\n"
+    assert code == 2 and err == "durak: error: no seat 'carol': the seats are 0-1 (hostile, hostile#2)\n"
 
 
 ENV_BOT = textwrap.dedent("""\

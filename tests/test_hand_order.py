@@ -8,7 +8,7 @@ import io
 import pytest
 
 from protocol.cards import CARD_NAMES, RANK_SYMBOLS, SUIT_SYMBOLS
-from protocol.messages import GameStart
+from protocol.messages import GameStart, Request
 from protocol.rules import Rules
 from referee.cli.terminal import TerminalPerson
 from referee.engine import SeededRng, new_game
@@ -46,5 +46,8 @@ def test_the_terminal_draws_the_hand_in_that_order() -> None:
         person = TerminalPerson(out, 0, "rules")  # shows only: reads nothing
         person.show(GameStart(game="g", seat=0, players=2, names=["me", "bot"], rules=game.rules,
                               dealer=game.dealer, view=view, seed=0), ClockReading(move_time=10, bank=0))
+        # the table is drawn at the first request, after the events that dealt it
+        person.show(Request(id=1, game="g", view=view, legal=[str(a) for a in game.legal_actions()], time_ms=1000),
+                    ClockReading(move_time=10, bank=0))
         line = next(line for line in out.getvalue().splitlines() if line.startswith("your hand: "))
         assert line.removeprefix("your hand: ").split() == sorted_hand(view.hand, view.trump_suit)

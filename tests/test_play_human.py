@@ -76,7 +76,7 @@ def test_a_person_finishes_a_game_and_the_screen_shows_only_the_seats_view(
     assert typed == mine[0].upper()  # the first decision, after the wrong entry and ?: typed out in capitals
     # the wrong entry was asked again: the same question follows the one-line refusal
     refused = text.index("not a legal answer: 'zzz'")
-    assert text[refused:].splitlines()[1].startswith("your move [1-")
+    assert text[refused:].splitlines()[1].startswith("your move [")
     header, _, end = parse_replay(log.read_bytes())
     assert header.names[seat] == "human" and end.result.end in {"fool", "draw", "action_cap"}
     # the after-game part: the result and the whole deal, every hand

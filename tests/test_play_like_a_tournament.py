@@ -137,7 +137,7 @@ def test_a_bots_name_is_its_folders_else_its_first_file_arguments_else_its_progr
     monkeypatch.chdir(bot_dir)
     assert default_name(["java", "-cp", "classes:/usr/share/java/gson.jar", "Bot"], str(bot_dir)) == "mybot"
     assert default_name(["java", "-cp", "classes:/usr/share/java/gson.jar", "Bot"]) == "java"
-    assert default_name(["python3", "-u", "bot.py", "--depth", "3"]) == "bot"
+    assert default_name(["python3", "-u", "bot.py", "--depth", "3"]) == "mybot"  # bot.py names no bot: its folder
     assert default_name(["./missing/thing.py"]) == "thing.py"
 
 

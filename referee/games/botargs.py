@@ -32,14 +32,23 @@ def parse_bot_arg(text: str) -> tuple[str | None, list[str]]:
     return name, expand_words(argv)
 
 
+#: File stems that name no bot (``sample_bots/js/bot.js``, ``go/main.go``'s ``bot``): the folder's name is the bot's.
+_GENERIC_STEMS = frozenset({"bot", "main", "index", "run", "__main__"})
+
+
 def default_name(argv: list[str], folder: str | None = None) -> str:
     """A short name for a bot: its folder's name, else the stem of its first argument that is an existing file
-    (relative to the working directory), else its program's name."""
+    (relative to the working directory), else of its program named by a path (``./sample_bots/c/bot``), else its
+    program's name. A generic stem (``bot``, ``main``) gives way to the name of the file's folder: ``node
+    sample_bots/js/bot.js`` is ``js``, not ``bot``."""
     if folder is not None:
         return os.path.basename(os.path.abspath(folder)) or folder
-    for word in argv[1:]:
+    for word in [*argv[1:], argv[0]] if "/" in argv[0] else argv[1:]:
         if not word.startswith("-") and os.path.isfile(word):
-            return os.path.splitext(os.path.basename(word))[0] or word
+            stem = os.path.splitext(os.path.basename(word))[0] or word
+            if stem.lower() in _GENERIC_STEMS:
+                return os.path.basename(os.path.dirname(os.path.abspath(word))) or stem
+            return stem
     return os.path.basename(argv[0])
 
 
