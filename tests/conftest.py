@@ -85,6 +85,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_ratings.py::test_agrees_with_statsmodels": ("slow",),
     # bots under bubblewrap, control groups or seccomp, or tournaments and checks at the default (bwrap) level
     "test_play_human.py::test_the_bots_are_sandboxed": ("sandbox",),
+    "test_terminal_examples.py": ("sandbox",),
     "test_isolation.py": ("sandbox",),
     "test_confinement.py": ("sandbox", "slow", "timing"),
     "test_cgroups.py": ("sandbox", "timing"),

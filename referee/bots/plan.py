@@ -523,9 +523,11 @@ def _check_reach(command: BotCommand, found: _Found | None, uid: int, roots: lis
         if why is None:
             continue
         hint = python_hint(command.argv[0]) if what in ("program", "interpreter") else ""
-        if roots is not None and why.endswith("not visible in the sandbox"):
+        if roots is not None and why.endswith("not visible in the sandbox"):  # a Python: {python} is the fix
+            fix = hint.removeprefix("; ") or ("move it into the bot's folder (--dir, a config's dir), which the "
+                                              "sandbox shows, or use one under /usr")
             raise BotLaunchError(f"bot {what} {path} is outside the sandbox ({why.split(' is ')[0]} is not "
-                                 f"shown): move it into the bot's folder or add it to the sandbox's binds{hint}")
+                                 f"shown): {fix}")
         fix = "make it readable by other users" + (', or use the default sandbox "bwrap"' if roots is None else "")
         raise BotLaunchError(f"bot {what} {path} is out of reach of {who or f'the bot uid {uid}'} ({why}): {fix}"
                              f"{hint}")

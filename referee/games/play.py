@@ -18,7 +18,7 @@ from protocol.events import AnyEvent
 from protocol.records import stderr_text
 from protocol.rules import Rules
 from referee.bots.cores import one_core
-from referee.bots.launcher import preflight
+from referee.bots.launcher import BotCommand, preflight
 from referee.bots.limits import ResourceLimits, TimeControl
 from referee.bots.sandbox.isolation import Isolation, isolation_for, probe_bwrap
 from referee.bots.session import BotClient
@@ -79,9 +79,7 @@ FORFEIT_STDERR_LINES = 10
 def run_play(options: PlayOptions, echo: Echo, person: Person | None = None) -> list[GameRecord]:
     """Check the arguments, play the games, report each, and always stop the bots. With ``options.human``,
     ``person`` plays that seat (:class:`HumanSeat`), the bots the others."""
-    bots = human_table(options)
-    named = bot_commands(bots, bot_seat_options(options.env, options.human, len(bots) + 1, "--env"),
-                         bot_seat_options(options.dirs, options.human, len(bots) + 1, "--dir"))
+    named = table_commands(options)
     names = [name for name, _ in named]
     if options.human is not None:
         names.insert(options.human, HUMAN_NAME)
@@ -130,6 +128,16 @@ def run_play(options: PlayOptions, echo: Echo, person: Person | None = None) -> 
     if not options.as_json:
         echo(summary_table(records))
     return records
+
+
+def table_commands(options: PlayOptions) -> list[tuple[str, BotCommand]]:
+    """The bots' names and commands in seat order (the person's seat left out), as ``options`` give them.
+
+    :raises BotArgError: a table that cannot be seated, or a bot argument, ``--env`` or ``--dir`` that is wrong.
+    """
+    bots = human_table(options)
+    return bot_commands(bots, bot_seat_options(options.env, options.human, len(bots) + 1, "--env"),
+                        bot_seat_options(options.dirs, options.human, len(bots) + 1, "--dir"))
 
 
 def _deal_of(options: PlayOptions, players: int) -> list[int] | None:
