@@ -143,12 +143,13 @@ def play(  # noqa: PLR0913 (a typer command: a parameter per option)
 ) -> None:
     """Play one game, or a series at fixed seats, between bot programs.
 
-    Each bot is a command such as "python sample_bots/python/random_bot.py" (quote it) or
-    "alice=./my_bot". The number of bots is the number of players. Exits 0 when the games finish,
-    whoever lost; verdicts (timeout, crash, illegal, protocol) are reported per game.
+    Each bot is a command such as "{python} sample_bots/python/random_bot.py" (quote it; {python} is the
+    referee's own interpreter) or "alice=./my_bot". The number of bots is the number of players. Exits 0 when the
+    games finish, whoever lost; verdicts (timeout, crash, illegal, protocol) are reported per game.
 
-    With --human SEAT you play that seat in the terminal: the table is drawn after each move, the legal
-    actions numbered (type a number or an action; ? shows the rules); after the game, the whole deal.
+    With --human SEAT you play that seat in the terminal: at each of your turns the table is drawn, the legal
+    actions numbered (type a number or an action; Enter for the only one; ? shows the rules), with your clock
+    counting down; after the game, the whole deal.
     """
     with reported_errors():
         options = PlayOptions(

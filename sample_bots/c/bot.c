@@ -1,7 +1,7 @@
 /* bot.c - a Durak bot in one C99 file, libc only: it answers every request with a random legal action.
  *
  * Build:  gcc -O2 -std=c99 -Wall -Wextra -o bot bot.c
- * Run:    durak play "c=./sample_bots/c/bot" "python sample_bots/python/random_bot.py"
+ * Run:    .venv/bin/durak play "c=./sample_bots/c/bot" "{python} sample_bots/python/random_bot.py"
  *         (it reseeds its choices from each game's "seed", so a game replays the same way)
  * Crash mode, for tests: with the environment variable DURAK_SAMPLE_CRASH=1 it aborts at its first
  *         request, after saying why on stderr.

@@ -3,7 +3,7 @@
 // Build (in sample_bots/cpp):  g++ -O2 -std=c++17 -Wall -Wextra -o bot bot.cpp
 // Run:                         ./bot
 //   e.g. from the repository root:
-//   durak play "./sample_bots/cpp/bot" "python sample_bots/python/random_bot.py"
+//   .venv/bin/durak play "./sample_bots/cpp/bot" "{python} sample_bots/python/random_bot.py"
 // Needs nlohmann::json (Debian/Ubuntu package nlohmann-json3-dev, /usr/include/nlohmann/json.hpp).
 //
 // Strategy: every card has a worth, its rank plus 100 for a trump. The bot plays the cheapest card

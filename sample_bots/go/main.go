@@ -5,7 +5,7 @@
 // Run:                        ./bot
 //
 //	e.g. from the repository root:
-//	durak play "./sample_bots/go/bot" "python sample_bots/python/random_bot.py"
+//	.venv/bin/durak play "./sample_bots/go/bot" "{python} sample_bots/python/random_bot.py"
 //
 // Strategy: every card has a worth, its rank plus 100 for a trump. The bot plays the cheapest card
 // that does the job, sheds low cards early, keeps its trumps, transfers when that is cheaper than

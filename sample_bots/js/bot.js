@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A Durak bot for node, without dependencies: one JSON object per line on stdin and on stdout.
 //
-//   durak play "node sample_bots/js/bot.js" "python sample_bots/python/random_bot.py"
+//   .venv/bin/durak play "node sample_bots/js/bot.js" "{python} sample_bots/python/random_bot.py"
 //
 // Strategy: give every legal action a cost, the worth of the card it gives up (rank, +100 for a
 // trump), and play the cheapest; "take" and "pass" have fixed costs, so the bot takes rather than

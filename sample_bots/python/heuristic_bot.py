@@ -6,7 +6,7 @@ the job, sheds low cards early, and keeps its trumps for later. It reads only ``
 and ``view`` of a request, and it always answers one of the ``legal`` strings: it picks among them
 and never builds an action of its own.
 
-    durak play "python sample_bots/python/heuristic_bot.py" "python sample_bots/python/random_bot.py"
+    .venv/bin/durak play "{python} sample_bots/python/heuristic_bot.py" "{python} sample_bots/python/random_bot.py"
 
 Crash mode, for tests: with the environment variable DURAK_SAMPLE_CRASH=1 it raises at its first request
 (a traceback on stderr, whose last line the referee quotes in the crash verdict).

@@ -4,7 +4,7 @@
 Run it with a Python that has durak-referee installed (it decodes and encodes with the protocol's
 own msgspec Structs, the single source of truth of the wire format):
 
-    durak play "python sample_bots/python/random_bot.py" "python sample_bots/python/random_bot.py"
+    .venv/bin/durak play "{python} sample_bots/python/random_bot.py" "{python} sample_bots/python/random_bot.py"
 
 It reseeds its choices from each game's ``seed``, so the same game (deal and seeds) plays the same way
 again. stdout carries protocol lines only: debug output goes to stderr.

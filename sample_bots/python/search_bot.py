@@ -36,8 +36,8 @@ depends on the machine's speed and load, and does not. A request with one legal 
 Copy it: the loop in :func:`search` is the whole method. Improve the playout policy (:func:`playout`),
 keep the tree between moves, or weight the worlds by how likely the opponents' moves were in them.
 
-    durak play "python sample_bots/python/search_bot.py --playouts 200" \\
-               "python sample_bots/python/heuristic_bot.py"
+    .venv/bin/durak play "{python} sample_bots/python/search_bot.py --playouts 200" \\
+                         "{python} sample_bots/python/heuristic_bot.py"
 
 It needs the Python that has durak-referee installed (it imports ``protocol`` and ``referee.engine``,
 which every sandbox level shows a bot). stdout carries protocol lines only.
