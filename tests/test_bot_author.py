@@ -215,8 +215,8 @@ def test_debug_is_accepted_after_the_command_and_shows_the_traceback() -> None:
 
 
 def test_the_protocol_quick_start_works_as_written(tmp_path: Path) -> None:
-    """PROTOCOL.md 1: its bot saved where it says, its commands run as they stand (the virtual environment's
-    bin first on PATH is what `source .venv/bin/activate` does), from a copy of the repository root."""
+    """PROTOCOL.md 1: its bot saved where it says, its commands run as they stand, from a copy of the repository
+    root (whose `.venv/bin/durak` is this interpreter's `durak`; nothing activated)."""
     text = (ROOT / "protocol" / "PROTOCOL.md").read_text().split("## 2. Framing")[0]
     bot = re.search(r"```python\n(.*?)```", text, re.S)
     blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
@@ -224,11 +224,12 @@ def test_the_protocol_quick_start_works_as_written(tmp_path: Path) -> None:
     (tmp_path / "mybot").mkdir(mode=0o755)
     (tmp_path / "mybot" / "my_bot.py").write_text(bot.group(1))
     shutil.copytree(ROOT / "sample_bots" / "python", tmp_path / "sample_bots" / "python")
-    first, *lines = [line for block in blocks for line in block.splitlines()]
-    assert first == "source .venv/bin/activate"
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    lines = [line for block in blocks for line in block.splitlines()]
+    assert all(line.startswith(".venv/bin/durak ") for line in lines), lines
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "durak").symlink_to(Path(sys.executable).parent / "durak")
     for line in lines:
-        run = subprocess.run(line, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True)
+        run = subprocess.run(line, shell=True, cwd=tmp_path, capture_output=True, text=True)
         assert run.returncode == 0, (line, run.stdout[-2000:], run.stderr)
         if "check-bot" in line:
             assert run.stdout.rstrip().endswith("PASS"), (line, run.stdout)

@@ -50,8 +50,9 @@ def example_commands(doc: str) -> list[list[str]]:
 
 def test_the_docs_examples_call_the_installed_durak_and_no_bare_python() -> None:
     """Nothing to activate: a block's command line starts with .venv/bin/durak (or a setup step), and a bot
-    command never names `python` or `python3` by name (the sandbox's lookup, not the shell's, would resolve it)."""
-    for doc in DOCS:
+    command never names `python` or `python3` by name (the sandbox's lookup, not the shell's, would resolve it).
+    PROTOCOL.md's quick start too (tests/test_bot_author.py runs it)."""
+    for doc in [*DOCS, "protocol/PROTOCOL.md"]:
         text = (ROOT / doc).read_text()
         for block in re.findall(r"```bash\n(.*?)```", text, re.S):
             for line in block.replace("\\\n", " ").splitlines():
