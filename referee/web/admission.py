@@ -31,14 +31,13 @@ from referee.results.web_queries import WebStore
 from referee.web import auth
 from referee.web.context import UNSAFE, WebState
 from referee.web.limits import client_address, retry_after
-from referee.web.refusals import Refused
+from referee.web.refusals import NOT_FOUND, Refused
 
 #: SQLite's integers: what an id or a number handed to a query may be.
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 #: The writes anyone may send: the login form (whose CSRF token is bound to its own cookie). Its body is a form,
 #: capped at the app's ``request_max_body_size`` (64 KiB).
 ANONYMOUS_WRITES = frozenset({"/login"})
-NOT_FOUND = "Not Found"  # the router's own text: one answer for every 404
 #: Each handler's integer query parameters, by its function (Litestar hands a guard a copy of the handler each
 #: time: the function is the one thing that stays).
 _INT_QUERY: dict[Any, tuple[str, ...]] = {}

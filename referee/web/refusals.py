@@ -13,6 +13,9 @@ from collections.abc import Mapping
 
 from referee.results.table_store import TableRefused
 
+#: The router's own text for an unknown path: every 404 answers it, so that a hidden object's is a missing one's.
+NOT_FOUND = "Not Found"
+
 
 class Refused(Exception):
     """A request the server refuses: ``status`` (4xx), ``detail`` (one line) and any ``headers`` to send."""

@@ -33,7 +33,7 @@ from litestar.response.sse import ServerSentEventMessage
 from protocol.views import PlayerView
 from referee.results.table_store import TableRow
 from referee.results.web_queries import WebStore
-from referee.web.context import WebState, context, login_wall, viewer_now
+from referee.web.context import DEPENDENCIES, Ctx, WebState, requires_author, viewer_now
 from referee.web.limits import LEASES, StreamLease
 from referee.web.refusals import Refused
 from referee.web.tables import final_view, own_table, table_state
@@ -110,16 +110,15 @@ async def table_events(request: Req, web: WebState, table_id: int, start: int,
             store.close()
 
 
-@get("/api/tables/{table_id:int}/events", sync_to_thread=True, tags=["tables"], media_type="text/event-stream")
-def api_table_events(request: Req, table_id: FromPath[int], since: FromQuery[int] = 0) -> ServerSentEvent:
+@get("/api/tables/{table_id:int}/events", name="api:table-events", sync_to_thread=True, tags=["tables"],
+     media_type="text/event-stream", guards=[requires_author], dependencies=DEPENDENCIES)
+def api_table_events(request: Req, ctx: Ctx, table_id: FromPath[int], since: FromQuery[int] = 0,
+                     ) -> ServerSentEvent:
     """The seat's protocol messages as server-sent events (text/event-stream): each message one event, ``id:`` its
     number, ``data:`` the exact line; an ``event: state`` (``next``, ``status``, ``clock_ms``, ``replay``,
     ``reason``) after each batch. Starts after ``Last-Event-ID`` if sent, else at message ``since``; ends once the
     table is over (reconnect for more otherwise). 429 past the open streams' caps."""
-    with context(request) as ctx:
-        login_wall(ctx)
-        table = own_table(ctx, table_id)
-        web = ctx.web
+    table, web = own_table(ctx, table_id), ctx.web
     lease = web.table_streams.take(table.author)
     if isinstance(lease, str):
         raise Refused(429, lease, {"Retry-After": "5"})

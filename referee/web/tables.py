@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from litestar import Request, Response, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Redirect
@@ -35,12 +35,19 @@ from referee.results.replay import ReplayError, parse_replay
 from referee.results.reproduce import first_mover, previous_fool
 from referee.results.table_store import NewTable, TableRow
 from referee.results.web_queries import WebStore
-from referee.web import auth, models
-from referee.web.api import NOT_FOUND
-from referee.web.context import Context, context, login_wall
+from referee.web import models
+from referee.web.context import (
+    DEPENDENCIES,
+    PAGE_DEPENDENCIES,
+    PAGE_EXCEPTIONS,
+    Context,
+    Ctx,
+    requires_author,
+    requires_author_page,
+)
 from referee.web.limits import retry_after
-from referee.web.pages import render
-from referee.web.refusals import REFUSALS, Refused, refusal
+from referee.web.refusals import NOT_FOUND, REFUSALS, Refused, refusal
+from referee.web.rendering import render
 from referee.web.visibility import Sight, TableSubject, sight
 
 Req = Request[Any, Any, Any]
@@ -202,86 +209,79 @@ def choices(ctx: Context) -> models.TableChoices:
 # -- the API ------------------------------------------------------------------------------------------
 
 
-@get("/api/tables", sync_to_thread=True, tags=["tables"])
-def api_tables(request: Req) -> models.TableChoices:
-    """The viewer's card tables, newest first, and what they may open one with."""
-    with context(request) as ctx:
-        login_wall(ctx)
+class TableApi(Controller):
+    """A signed-in author's card tables (401 for nobody; anyone else's table, the admin's included, 404). The
+    table's event stream is :mod:`referee.web.table_events`'s."""
+
+    tags = ("tables",)
+    guards = (requires_author,)
+    dependencies = DEPENDENCIES
+
+    @get("/api/tables", name="api:tables", sync_to_thread=True)
+    def api_tables(self, ctx: Ctx) -> models.TableChoices:
+        """The viewer's card tables, newest first, and what they may open one with."""
         return choices(ctx)
 
-
-@post("/api/tables", status_code=HTTP_201_CREATED, sync_to_thread=True, tags=["tables"])
-def api_open_table(request: Req, data: JSONBody[models.TableIn]) -> models.TableOut:
-    """Open a card table (the daemon seats the bots and deals); 429 when the viewer or the arena has the most open
-    tables allowed."""
-    with context(request) as ctx:
-        login_wall(ctx)
+    @post("/api/tables", name="api:tables-post", status_code=HTTP_201_CREATED, sync_to_thread=True)
+    def api_open_table(self, ctx: Ctx, data: JSONBody[models.TableIn]) -> models.TableOut:
+        """Open a card table (the daemon seats the bots and deals); 429 when the viewer or the arena has the most
+        open tables allowed."""
         return table_out(open_table(ctx, data))
 
-
-@get("/api/tables/{table_id:int}", sync_to_thread=True, tags=["tables"])
-def api_table(request: Req, table_id: FromPath[int]) -> models.TableOut:
-    """One of the viewer's tables."""
-    with context(request) as ctx:
-        login_wall(ctx)
+    @get("/api/tables/{table_id:int}", name="api:table", sync_to_thread=True)
+    def api_table(self, ctx: Ctx, table_id: FromPath[int]) -> models.TableOut:
+        """One of the viewer's tables."""
         return table_out(own_table(ctx, table_id))
 
-
-@get("/api/tables/{table_id:int}/messages", sync_to_thread=True, tags=["tables"])
-def api_table_messages(request: Req, table_id: FromPath[int], since: FromQuery[int] = 0) -> models.TableMessages:
-    """The seat's protocol messages from number ``since`` (0: all, as after a reload)."""
-    with context(request) as ctx:
-        login_wall(ctx)
+    @get("/api/tables/{table_id:int}/messages", name="api:table-messages", sync_to_thread=True)
+    def api_table_messages(self, ctx: Ctx, table_id: FromPath[int], since: FromQuery[int] = 0,
+                           ) -> models.TableMessages:
+        """The seat's protocol messages from number ``since`` (0: all, as after a reload)."""
         return table_messages(ctx, own_table(ctx, table_id), since)
 
-
-@post("/api/tables/{table_id:int}/moves", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["tables"])
-def api_table_move(request: Req, table_id: FromPath[int], data: JSONBody[models.MoveIn]) -> models.MoveAccepted:
-    """Answer the open request with one of its legal strings (a cookie session sends its X-CSRF-Token)."""
-    with context(request) as ctx:
-        login_wall(ctx)
+    @post("/api/tables/{table_id:int}/moves", name="api:table-moves", status_code=HTTP_202_ACCEPTED,
+          sync_to_thread=True)
+    def api_table_move(self, ctx: Ctx, table_id: FromPath[int], data: JSONBody[models.MoveIn],
+                       ) -> models.MoveAccepted:
+        """Answer the open request with one of its legal strings (a cookie session sends its X-CSRF-Token)."""
         return take_move(ctx, own_table(ctx, table_id), data)
 
-
-@post("/api/tables/{table_id:int}/resign", status_code=HTTP_202_ACCEPTED, sync_to_thread=True, tags=["tables"])
-def api_table_resign(request: Req, table_id: FromPath[int]) -> models.TableOut:
-    """Give the game up (the seat forfeits, verdict ``resigned``); 409 when the table is not playing."""
-    with context(request) as ctx:
-        login_wall(ctx)
+    @post("/api/tables/{table_id:int}/resign", name="api:table-resign", status_code=HTTP_202_ACCEPTED,
+          sync_to_thread=True)
+    def api_table_resign(self, ctx: Ctx, table_id: FromPath[int]) -> models.TableOut:
+        """Give the game up (the seat forfeits, verdict ``resigned``); 409 when the table is not playing."""
         table = own_table(ctx, table_id)
         if not ctx.store.resign_table(table.id):
             raise Refused(409, "the table is not playing")
         return table_out(table)
 
-
-@get("/api/tables/{table_id:int}/replay", sync_to_thread=True, tags=["tables"])
-def api_table_replay(request: Req, table_id: FromPath[int]) -> models.GameOut:
-    """The table's game for the replay viewer, once it is over."""
-    with context(request) as ctx:
-        login_wall(ctx)
+    @get("/api/tables/{table_id:int}/replay", name="api:table-replay", sync_to_thread=True)
+    def api_table_replay(self, ctx: Ctx, table_id: FromPath[int]) -> models.GameOut:
+        """The table's game for the replay viewer, once it is over."""
         return table_replay(ctx, own_table(ctx, table_id))
 
 
 # -- the pages ---------------------------------------------------------------------------------------
 
 
-@get("/tables", include_in_schema=False)  # async: a sync GET beside an async POST on one path fails in Litestar
-async def tables_page(request: Req) -> Response[Any]:
-    with context(request) as ctx:
-        if not ctx.viewer.signed_in:
-            return Redirect("/login", status_code=303)
+class TablePages(Controller):
+    """The card tables' pages: a signed-in author's (nobody is sent to the login form)."""
+
+    include_in_schema = False
+    guards = (requires_author_page,)
+    exception_handlers = PAGE_EXCEPTIONS
+    dependencies = PAGE_DEPENDENCIES
+
+    # async: a sync GET beside an async POST on one path fails in Litestar
+    @get("/tables", name="page:tables")
+    async def tables_page(self, ctx: Ctx) -> Response[Any]:
         offered = choices(ctx)
         return render(ctx.web, "tables.html", ctx, choices=offered, error=None, picked=picked_on_form(
             offered.variants[0], 0, offered.bots[:1]))
 
-
-@post("/tables", include_in_schema=False)
-async def tables_form(request: Req) -> Response[Any]:
-    form = await request.form()
-    csrf = form.get(auth.CSRF_FIELD)
-    with context(request, form_csrf=csrf if isinstance(csrf, str) else None) as ctx:
-        if not ctx.viewer.signed_in:
-            return Redirect("/login", status_code=303)
+    @post("/tables", name="page:tables-post")
+    async def tables_form(self, request: Req, ctx: Ctx) -> Response[Any]:
+        form = await request.form()
         try:
             table = open_table(ctx, table_from_form(form))
         except REFUSALS as exc:
@@ -292,6 +292,20 @@ async def tables_form(request: Req) -> Response[Any]:
             return render(ctx.web, "tables.html", ctx, status=refused.status, choices=choices(ctx),
                           error=refused.detail, picked=picked)
         return Redirect(f"/tables/{table.id}", status_code=303)
+
+    @get("/tables/{table_id:int}", name="page:table", sync_to_thread=True)
+    def table_page(self, ctx: Ctx, table_id: FromPath[int]) -> Response[Any]:
+        table = own_table(ctx, table_id)
+        data = {"id": table.id, "messages": f"/api/tables/{table.id}/messages",
+                "events": f"/api/tables/{table.id}/events",
+                "moves": f"/api/tables/{table.id}/moves", "resign": f"/api/tables/{table.id}/resign",
+                "csrf": ctx.csrf, "hand_order": hand_order_key()}
+        return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
+
+    @get("/tables/{table_id:int}/replay", name="page:table-replay", sync_to_thread=True)
+    def table_replay_page(self, ctx: Ctx, table_id: FromPath[int]) -> Response[Any]:
+        game = table_replay(ctx, own_table(ctx, table_id))
+        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views))
 
 
 def picked_on_form(variant: str, seat: int, bots: list[str]) -> dict[str, Any]:
@@ -321,27 +335,4 @@ def table_from_form(form: Any) -> models.TableIn:
     return models.TableIn(variant=variant, bots=[rows[k] for k in sorted(rows)], seat=seat)
 
 
-@get("/tables/{table_id:int}", sync_to_thread=True, include_in_schema=False)
-def table_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
-    with context(request) as ctx:
-        if not ctx.viewer.signed_in:
-            return Redirect("/login", status_code=303)
-        table = own_table(ctx, table_id)
-        data = {"id": table.id, "messages": f"/api/tables/{table.id}/messages",
-                "events": f"/api/tables/{table.id}/events",
-                "moves": f"/api/tables/{table.id}/moves", "resign": f"/api/tables/{table.id}/resign",
-                "csrf": ctx.csrf, "hand_order": hand_order_key()}
-        return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
-
-
-@get("/tables/{table_id:int}/replay", sync_to_thread=True, include_in_schema=False)
-def table_replay_page(request: Req, table_id: FromPath[int]) -> Response[Any]:
-    with context(request) as ctx:
-        if not ctx.viewer.signed_in:
-            return Redirect("/login", status_code=303)
-        game = table_replay(ctx, own_table(ctx, table_id))
-        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views))
-
-
-ROUTES = [api_tables, api_open_table, api_table, api_table_messages, api_table_move, api_table_resign, api_table_replay,
-          tables_page, tables_form, table_page, table_replay_page]
+ROUTES = [TableApi, TablePages]
