@@ -101,6 +101,21 @@ def test_a_short_clock_still_warns_before_the_bank_runs_out(
     assert out.getvalue().endswith("; bank: 3 s left]: ")
 
 
+def test_where_two_marks_fall_together_the_banks_is_said(
+        pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _FakeTime()
+    monkeypatch.setattr(terminal, "select", SimpleNamespace(select=clock.select))
+    out = io.StringIO()
+    person = TerminalPerson(out, pipe[0], "rules", now=clock)
+    start, request = _start_and_request()
+    person.show(start, ClockReading(move_time=30, bank=60))
+    person.show(request, ClockReading(move_time=30, bank=60, deadline=clock.t + 90))
+    assert person.choose(request, clock.t + 90) is None
+    assert re.findall(r"^! (.+)$", out.getvalue(), re.MULTILINE) == [
+        "10 s of move time left, then your bank (60 s)", "move time up: your bank runs, 60 s before a timeout forfeit",
+        "30 s left before a timeout forfeit", "10 s left before a timeout forfeit"]
+
+
 def test_a_single_legal_action_is_said_plainly_and_enter_takes_it(pipe: tuple[int, int]) -> None:
     out = io.StringIO()
     person = TerminalPerson(out, pipe[0], "rules")
@@ -138,6 +153,7 @@ def test_the_start_names_the_seats_in_turn_and_draws_no_table(players: int) -> N
     person.show(request, ClockReading(move_time=60, bank=0))
     seats = re.findall(r"^  (\d):b\d", out.getvalue(), re.MULTILINE)
     assert seats == [str(s) for s in range(players)]  # every seat, the person's too, in turn order
+    assert re.search(r"^  1:b1( \(you\))?: 6 cards$", out.getvalue(), re.MULTILINE)  # not "card(s)"
     assert out.getvalue().count(RULE) == 1
 
 
@@ -183,7 +199,7 @@ def test_the_table_is_drawn_once_after_the_events_and_every_seat_has_its_number(
     names = ["0:human (you)", "1:random_bot", *(f"{s}:random_bot#{s}" for s in range(2, players))]
     assert f"seating: {' -> '.join([*names, names[0]])} (play passes to the left" in first
     drawn = first[first.index(RULE):]
-    assert [line.split(":")[0].strip() for line in drawn.splitlines() if line.startswith("  ") and " card(s)" in line] \
+    assert [line.split(":")[0].strip() for line in drawn.splitlines() if re.match(r"  \d:.*: \d+ cards?\b", line)] \
         == [str(s) for s in range(players)]
     assert session.code == 14
 

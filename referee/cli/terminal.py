@@ -111,6 +111,30 @@ class TerminalPerson:
             self._say(f"not a legal answer: {visible(answer)!r}; {how} or ?")
         return None
 
+    def resigned(self) -> str | None:
+        return self._resigned
+
+    def resign(self, why: str) -> None:
+        """Give up the game (the SIGINT handler; also the end of input)."""
+        if self._resigned is None:
+            self._resigned = why
+
+    @contextmanager
+    def ctrl_c_resigns(self) -> Iterator[None]:
+        """While in effect, Ctrl-C resigns instead of raising KeyboardInterrupt: the game ends as a forfeit and
+        is recorded; the handler that was there before comes back after."""
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            self.resign("Ctrl-C")
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    # -- the prompt and the clock ----------------------------------------------------------------------
+
     def _prompt(self, legal: Sequence[str], deadline: float) -> None:
         choices = "Enter or 1 for the only action" if len(legal) == 1 else f"1-{len(legal)}, an action"
         self.out.write(f"your move [{choices}, ? for the rules; {self._time_left(deadline)}]: ")
@@ -133,41 +157,22 @@ class TerminalPerson:
 
     def _marks(self, deadline: float) -> list[tuple[float, str]]:
         """The moments of this decision at which the person is warned, with what is said, in time order: before
-        the move time runs into the bank, as it does, and a minute, 30 and 10 s before the forfeit."""
+        the move time runs into the bank, as it does, and a minute, 30 and 10 s before the forfeit. A mark too
+        close to the prompt or to an earlier one is left out; where two fall together, the bank's is said."""
         clock = self._reading(deadline)
         now = self._now()
-        marks: list[tuple[float, str]] = []
+        marks: list[tuple[float, int, str]] = []  # (when, 0 for the bank's marks, what)
         if clock.bank > 0:
             starts = deadline - clock.bank
-            marks += [(starts - _BANK_MARK, f"{_BANK_MARK} s of move time left, then your bank ({clock.bank:.0f} s)"),
-                      (starts, f"move time up: your bank runs, {clock.bank:.0f} s before a timeout forfeit")]
-        marks += [(deadline - mark, f"{mark} s left before a timeout forfeit") for mark in _FINAL_MARKS]
+            marks += [(starts - _BANK_MARK, 0, f"{_BANK_MARK} s of move time left, then your bank "
+                                               f"({clock.bank:.0f} s)"),
+                      (starts, 0, f"move time up: your bank runs, {clock.bank:.0f} s before a timeout forfeit")]
+        marks += [(deadline - mark, 1, f"{mark} s left before a timeout forfeit") for mark in _FINAL_MARKS]
         kept: list[tuple[float, str]] = []
-        for at, text in sorted(marks):
+        for at, _, text in sorted(marks):
             if at - now >= _MARK_GAP and (not kept or at - kept[-1][0] >= _MARK_GAP):
                 kept.append((at, text))
         return kept
-    def resigned(self) -> str | None:
-        return self._resigned
-
-    def resign(self, why: str) -> None:
-        """Give up the game (the SIGINT handler; also the end of input)."""
-        if self._resigned is None:
-            self._resigned = why
-
-    @contextmanager
-    def ctrl_c_resigns(self) -> Iterator[None]:
-        """While in effect, Ctrl-C resigns instead of raising KeyboardInterrupt: the game ends as a forfeit and
-        is recorded; the handler that was there before comes back after."""
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            self.resign("Ctrl-C")
-
-        previous = signal.signal(signal.SIGINT, handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
 
     # -- drawing ---------------------------------------------------------------------------------------
 
@@ -211,7 +216,7 @@ class TerminalPerson:
         for seat, size in enumerate(view.hand_sizes):
             known = f" (known: {' '.join(self._card(c) for c in view.known[seat])})" \
                 if seat != self._seat and view.known[seat] else ""
-            self._say(f"  {self._names[seat]}: {size} card(s){known}")
+            self._say(f"  {self._names[seat]}: {size} card{'' if size == 1 else 's'}{known}")
         hand = sorted_hand(view.hand, self._trump_suit)
         self._say(self._bold("your hand: ") + (" ".join(self._card(card) for card in hand) or "empty"))
         mover = self._names[view.to_move] if view.to_move is not None else "nobody"
