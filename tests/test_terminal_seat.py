@@ -205,14 +205,16 @@ def test_the_table_is_drawn_once_after_the_events_and_every_seat_has_its_number(
 
 
 def test_the_prompt_counts_down_and_warns_before_the_bank_runs_out() -> None:
-    """Issue 38: with --human-time 2 --human-bank 3 the forfeit came with no warning (here 1.2 s and 1 s)."""
-    session = play_human(["--human", "0", RANDOM_BOT, "--seed", "3", "--sandbox", "none", "--human-time", "1.2",
+    """Issue 38: with --human-time 2 --human-bank 3 the forfeit came with no warning (here 2 s and 1 s)."""
+    session = play_human(["--human", "0", RANDOM_BOT, "--seed", "3", "--sandbox", "none", "--human-time", "2",
                           "--human-bank", "1"], lambda index, choices: None, timeout=30)
     text = session.text()
     assert session.code == 0, text[-2000:]
-    warned = text.index("! move time up: your bank runs, 1 s before a timeout forfeit")
-    assert text.index("1 s + bank 1 s]: ") < warned < text.index("; bank: 1 s left]: ") < \
-        text.index("human (you) forfeits (timeout")
+    first = re.search(r"; \d s \+ bank 1 s\]: ", text)  # the time left as the question is asked
+    warned = re.search(r"\n! move time up: your bank runs, 1 s before a timeout forfeit\r?\n", text)
+    again = re.search(r"; bank: \d s left\]: ", text)  # the prompt again, with the bank's time
+    assert first and warned and again, text[-2000:]
+    assert first.start() < warned.start() < again.start() < text.index("human (you) forfeits (timeout")
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
