@@ -32,7 +32,7 @@ def parse_bot_arg(text: str) -> tuple[str | None, list[str]]:
     return name, expand_words(argv)
 
 
-#: File stems that name no bot (``sample_bots/js/bot.js``, ``go/main.go``'s ``bot``): the folder's name is the bot's.
+#: File stems that name no bot (``sample_bots/js/bot.js``, the Go bot's ``go/bot``): the folder's name is the bot's.
 _GENERIC_STEMS = frozenset({"bot", "main", "index", "run", "__main__"})
 
 

@@ -72,10 +72,6 @@ class ClockReading:
         left = self.left(now)
         return max(0.0, left - self.bank), min(self.bank, left)
 
-    def bank_starts(self) -> float | None:
-        """When the pending decision's move time is up and the bank starts to run (None: nothing pending)."""
-        return None if self.deadline is None else self.deadline - self.bank
-
 
 class Person(Protocol):
     """Someone at the table, wherever they sit (terminal, browser); it knows nothing of the rules or the clock's
