@@ -23,7 +23,10 @@ from referee.results.league_store import GroupRow, VersionRow
 from referee.web.app import create_app
 from referee.web.published import Published
 from referee.web.settings import WebSettings
-from tests.webdb import WebDb, build, game, stored
+from tests.webdb import WebDb, game, stored
+from tests.webkit import base, db
+
+FIXTURES = (base, db)  # the tests take them by name
 
 #: Every route a crowd reads, as a visitor asks for it (``{game}``: a game of a complete group).
 #: Tries a route gets to find no mark moving between its two answers before the writer is held for it.
@@ -32,11 +35,6 @@ ROUTES = ("/", "/api/board", "/bots/alpha", "/api/bots/beta", "/games", "/api/ga
           "/api/games?verdict=any&players=2", "/games?bot=alpha", "/api/games?page=2", "/games/{game}",
           "/api/games/{game}", "/authors/alice", "/api/authors/bob")
 SETTINGS = WebSettings(rate_burst=10**9, rate_per_second=10**6)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> WebDb:
-    return build(tmp_path)
 
 
 def marks(path: Path) -> dict[str, int]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from referee.results.league_store import VersionRow
 from referee.web import auth
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb, built
 
 #: Tables that grow with the games stored (or with time: rating points, a table's messages and moves): a query
 #: may read them only by an index's seek or range.
@@ -48,13 +47,16 @@ _KEYWORDS = {"WHERE", "JOIN", "LEFT", "INNER", "CROSS", "ON", "ORDER", "GROUP", 
 def traced() -> Iterator[tuple[WebDb, Litestar, list[str]]]:
     """The web tests' league (with a second version of alpha: a bot of two versions) and its app, every statement
     of the web's connections captured."""
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-plans-"))
-    db = build(folder, extra_bots={"gamma": "bob"})
+    for db in built("durak-test-plans-", extra_bots={"gamma": "bob"}):  # removed after the module's tests
+        yield from _traced(db)
+
+
+def _traced(db: WebDb) -> Iterator[tuple[WebDb, Litestar, list[str]]]:
     with ArenaStore(db.path) as store:
         league = store.league()
         assert league is not None
         store.add_version(league.id, VersionRow(name="alpha@2", bot="alpha", number=2, author="alice", command=["x"],
-                                                env={}, dir=str(folder), sha256="alpha2"))
+                                                env={}, dir=str(db.path.parent), sha256="alpha2"))
     statements: list[str] = []
     opened = web_queries.open_shared
 

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import re
-import socket
 import tarfile
 import threading
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 
 from referee.cli.submit import pack_folder
 from tests.clirun import invoke
+from tests.webkit import free_port
 
 MANIFEST = 'name = "mybot"\ncommand = "python3 bot.py"\n'
 TOKEN = "durak_1_" + "a" * 43
@@ -31,12 +31,6 @@ def folder(tmp_path: Path) -> Path:
     (bot / "lib" / "helper.py").write_text("X = 1\n")
     (bot / "bot.py").chmod(0o755)
     return bot
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_a_folder_is_packed_with_its_files_only(folder: Path) -> None:

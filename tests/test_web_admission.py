@@ -8,8 +8,6 @@ from __future__ import annotations
 import socket
 import sqlite3
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,24 +26,16 @@ from referee.web.settings import MIB, WebSettings
 from tests.liveserver import served
 from tests.old_schemas import drop_schema_8
 from tests.test_web_auth import csrf_of, log_in
-from tests.webdb import WebDb, built, league_copy
+from tests.webdb import WebDb
+from tests.webkit import base, db
+
+FIXTURES = (base, db)  # the tests take them by name
 
 Client = TestClient  # type: ignore[type-arg]
 #: The attack's declared body: 60 MiB, of which the client sends only the first bytes.
 HUGE = 60 * MIB
 #: What the server may take to answer a write it refuses, its body unread (generous for a loaded CI machine).
 AT_ONCE = 3.0
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[WebDb]:
-    yield from built("durak-test-web-admission-")
-
-
-@pytest.fixture
-def db(base: WebDb, tmp_path: Path) -> WebDb:
-    """A copy of the module's league for one test."""
-    return league_copy(base, tmp_path)
 
 
 def app_for(db: WebDb, **settings: Any) -> Litestar:

@@ -6,34 +6,18 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from litestar.testing import TestClient
 
 from referee.results.arena_store import ArenaStore
-from referee.web.app import create_app
 from referee.web.auth import SESSION_COOKIE, sign_session
-from referee.web.settings import WebSettings
-from tests.webdb import WebDb, built, league_copy
+from tests.webdb import WebDb
+from tests.webkit import base, client_for, db
+
+FIXTURES = (base, db)  # the tests take them by name
 
 Client = TestClient  # type: ignore[type-arg]
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[WebDb]:
-    yield from built("durak-test-web-auth-")
-
-
-@pytest.fixture
-def db(base: WebDb, tmp_path: Path) -> WebDb:
-    """A copy of the module's league for one test."""
-    return league_copy(base, tmp_path)
-
-
-def client_for(db: WebDb, **settings: object) -> Client:
-    return TestClient(create_app(db.path, WebSettings(**settings)))  # type: ignore[arg-type]
 
 
 def csrf_of(page: str) -> str:

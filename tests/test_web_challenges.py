@@ -9,8 +9,6 @@ import re
 import sqlite3
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -19,9 +17,10 @@ from litestar.testing import TestClient
 from referee.results.arena_store import ArenaStore
 from referee.results.replay import replay_lines
 from referee.results.rows import StoredGame
-from referee.web.app import create_app
-from referee.web.settings import WebSettings
-from tests.webdb import WebDb, built, game, league_copy
+from tests.webdb import WebDb, built, game
+from tests.webkit import bearer, client_for, db
+
+FIXTURES = (db,)  # the tests take them by name
 
 Client = TestClient  # type: ignore[type-arg]
 #: gamma is alice's second bot (active); beta is bob's (active); alpha, alice's first, is quarantined.
@@ -30,21 +29,14 @@ GOOD = {"bot": "gamma", "opponents": ["beta"], "games": 4}
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[WebDb]:
-    yield from built("durak-test-web-challenges-", extra_bots={"gamma": "alice", "delta": "bob"})
-
-
-@pytest.fixture
-def db(base: WebDb, tmp_path: Path) -> WebDb:
-    """A copy of the module's league for one test."""
-    return league_copy(base, tmp_path)
-
-
-def client_for(db: WebDb, **settings: Any) -> Client:
-    return TestClient(create_app(db.path, WebSettings(rate_burst=10_000, **settings)))
-
-
-def bearer(db: WebDb, name: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {db.tokens[name]}"}
+    """The web tests' league with gamma and delta, rated on the board (a version entered since the last fit is
+    listed unrated, and plays no finals)."""
+    for league in built("durak-test-web-challenges-", extra_bots={"gamma": "alice", "delta": "bob"}):
+        con = sqlite3.connect(league.path)
+        with con:
+            con.execute("UPDATE league_board SET games = 2, sd = 50.0 WHERE games = 0")
+        con.close()  # the last connection: its write-ahead log checkpointed, so a copy of the file holds it
+        yield league
 
 
 def sides(db: WebDb) -> list[tuple[str, str, int]]:

@@ -4,9 +4,7 @@ and viewer: the counts come from the read side kept as games are stored, less th
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +12,7 @@ from litestar.testing import TestClient
 
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb, built
 
 FILTERS = ("", "bot=alpha", "verdict=crash", "verdict=any", "players=2", "verdict=any&players=2",
            "bot=alpha&verdict=any", "bot=gamma", "verdict=timeout")
@@ -22,9 +20,9 @@ FILTERS = ("", "bot=alpha", "verdict=crash", "verdict=any", "players=2", "verdic
 
 @pytest.fixture(scope="module")
 def web() -> Iterator[tuple[WebDb, TestClient[Any]]]:
-    db = build(Path(tempfile.mkdtemp(prefix="durak-test-pages-")), extra_bots={"gamma": "bob", "delta": "alice"})
-    with TestClient(create_app(db.path, WebSettings(rate_burst=100_000, games_per_page=1))) as client:
-        yield db, client
+    for db in built("durak-test-pages-", extra_bots={"gamma": "bob", "delta": "alice"}):  # removed after
+        with TestClient(create_app(db.path, WebSettings(rate_burst=100_000, games_per_page=1))) as client:
+            yield db, client
 
 
 def numbers(page: dict[str, Any]) -> list[int]:

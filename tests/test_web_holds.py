@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 import sqlite3
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,28 +26,12 @@ from referee.web.serving import (
 )
 from referee.web.settings import WebSettings
 from tests.liveserver import served
-from tests.webdb import WebDb, built, league_copy
+from tests.webdb import WebDb
+from tests.webkit import base, bearer, client_for, db
+
+FIXTURES = (base, db)  # the tests take them by name
 
 Client = TestClient  # type: ignore[type-arg]
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[WebDb]:
-    yield from built("durak-test-web-holds-")
-
-
-@pytest.fixture
-def db(base: WebDb, tmp_path: Path) -> WebDb:
-    """A copy of the module's league for one test."""
-    return league_copy(base, tmp_path)
-
-
-def client_for(db: WebDb, **settings: Any) -> Client:
-    return TestClient(create_app(db.path, WebSettings(**{"rate_burst": 10_000, **settings})))
-
-
-def bearer(db: WebDb, name: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {db.tokens[name]}"}
 
 
 def test_only_the_api_document_is_served(db: WebDb) -> None:

@@ -5,12 +5,9 @@ of range 400 in one line, nothing 5xx."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 import pytest
@@ -22,7 +19,10 @@ from litestar.testing import TestClient
 
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb
+from tests.webkit import base
+
+FIXTURES = (base,)  # the tests take it by name
 
 Client = TestClient  # type: ignore[type-arg]
 INT64 = (-(2**63), 2**63 - 1)
@@ -85,10 +85,9 @@ def targets(app: Litestar) -> list[Target]:
 
 
 @pytest.fixture(scope="module")
-def db() -> Iterator[WebDb]:
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-web-numbers-"))
-    yield build(folder)
-    shutil.rmtree(folder)
+def db(base: WebDb) -> WebDb:
+    """The module's league itself: these tests write nothing that matters."""
+    return base
 
 
 @pytest.fixture(scope="module")

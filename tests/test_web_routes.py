@@ -6,11 +6,9 @@ admin's context. So a route added without its check, or without its row in the m
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from litestar import Litestar, get, post
 from litestar.testing import TestClient
 
@@ -21,7 +19,10 @@ from referee.web.context import ADMIN_DEPENDENCIES, ADMIN_PAGE_DEPENDENCIES, SIG
 from referee.web.settings import WebSettings
 from tests.test_web_visibility import VIEWERS, fetch
 from tests.test_web_visibility import routes as visibility_matrix
-from tests.webdb import A_TABLE, WebDb, built, game, league_copy, stored
+from tests.webdb import A_TABLE, WebDb, game, league_copy, stored
+from tests.webkit import base
+
+FIXTURES = (base,)  # the tests take it by name
 
 #: What the app serves that shows no one's data, and why it is not in the matrix.
 NOT_SHOWN = {
@@ -38,11 +39,6 @@ CHECKED_ELSEWHERE = {
 }
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 ADMIN_CONTEXTS = (ADMIN_DEPENDENCIES["ctx"].dependency, ADMIN_PAGE_DEPENDENCIES["ctx"].dependency)
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[WebDb]:
-    yield from built("durak-test-web-routes-")
 
 
 def pattern(path: str) -> re.Pattern[str]:

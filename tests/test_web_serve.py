@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 from referee.cli.serve import SHUTDOWN_GRACE_SECONDS
 from referee.results.arena_store import ArenaStore
 from tests.webdb import WebDb, build, why_nobody_cannot_serve
+from tests.webkit import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,13 +31,6 @@ def durak(*args: str, cwd: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-m", "referee", *args], cwd=cwd, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def free_port() -> int:
-    with closing(socket.socket()) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def get(url: str, token: str | None = None) -> tuple[int, bytes]:

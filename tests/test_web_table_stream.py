@@ -5,13 +5,10 @@ revoked mid-stream ending it. The stream during a game, its bytes and its resump
 
 from __future__ import annotations
 
-import tempfile
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
 import httpx
-import pytest
 from litestar.testing import TestClient
 
 from referee.results.arena_store import ArenaStore
@@ -20,16 +17,10 @@ from referee.web.app import create_app
 from referee.web.limits import StreamLease, StreamSlots
 from referee.web.settings import WebSettings
 from tests.liveserver import served
-from tests.webdb import WebDb, build
+from tests.webdb import WebDb
+from tests.webkit import base, bearer, db
 
-
-@pytest.fixture
-def db() -> WebDb:
-    return build(Path(tempfile.mkdtemp(prefix="durak-test-table-stream-")))
-
-
-def bearer(db: WebDb, who: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {db.tokens[who]}"}
+FIXTURES = (base, db)  # the tests take them by name
 
 
 def open_waiting_table(db: WebDb, author: str) -> int:

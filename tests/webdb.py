@@ -168,8 +168,10 @@ def _games(store: ArenaStore, league_id: int, seats: tuple[str, str]) -> dict[st
 def built(prefix: str, *, extra_bots: dict[str, str] | None = None) -> Iterator[WebDb]:
     """A module's league (:func:`build`) in a folder of its own, removed afterwards: a module fixture's body."""
     folder = Path(tempfile.mkdtemp(prefix=prefix))
-    yield build(folder, extra_bots=extra_bots)
-    shutil.rmtree(folder)
+    try:
+        yield build(folder, extra_bots=extra_bots)
+    finally:  # a build that failed, or a module whose tests did, leaves nothing behind either
+        shutil.rmtree(folder)
 
 
 def league_copy(base: WebDb, folder: Path) -> WebDb:
