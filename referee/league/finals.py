@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -120,6 +121,24 @@ class FinalsCourse:
         return Job(slot=slot, disqualified=dict(disqualified), bots=specs)
 
 
+#: The fewest finalists a finals is played by.
+FEWEST_FINALISTS = 2
+
+
+def finalists(rated: Iterable[str], versions: Mapping[str, VersionRow], top: int) -> list[VersionRow]:
+    """Who plays the finals: the first ``top`` of the ``rated`` versions (best first: a fit's, never a version
+    listed unrated) that are still active. The one rule, for the finals themselves (a fresh fit) and for the web,
+    which refuses the admin's request when it cannot begin (the board as last fitted)."""
+    return [versions[name] for name in rated if name in versions and versions[name].active][:top]
+
+
+def finals_problem(chosen: list[VersionRow]) -> str | None:
+    """Why finals of ``chosen`` cannot begin (None: they can)."""
+    if len(chosen) < FEWEST_FINALISTS:
+        return f"the board has {len(chosen)} active rated version(s): finals need two or more"
+    return None
+
+
 def run_finals(request: FinalsRequest, progress_stream: TextIO | None = None) -> str:
     """Play (or resume) the league's finals; the final board's text.
 
@@ -186,10 +205,10 @@ def _finals_of(store: LeagueStore, league: TournamentRow, top: int,
         finals = private.with_seed(earlier[-1])
         return finals, [versions[name] for name in json.loads(finals.config)["finalists"]]
     board = refit(store, league.id)
-    ranked = [bot.name for bot in board.table.bots] if board.table is not None else []
-    finalists = [versions[name] for name in ranked if name in versions and versions[name].active][:top]
-    if len(finalists) < 2:
-        raise TournamentError(f"the board has {len(finalists)} active rated version(s): finals need two or more")
+    chosen = finalists([bot.name for bot in board.table.bots] if board.table is not None else [], versions, top)
+    problem = finals_problem(chosen)
+    if problem is not None:
+        raise TournamentError(problem)
     finals = store.create_finals(league, f"{league.name}: finals", 0,
-                                 json.dumps({"finalists": [v.name for v in finalists]}))
-    return private.keep_new_seed(finals), finalists
+                                 json.dumps({"finalists": [v.name for v in chosen]}))
+    return private.keep_new_seed(finals), chosen

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from litestar.exceptions import NotFoundException
 
+from referee.league.finals import finalists, finals_problem
 from referee.league.names import name_problem
 from referee.results.requests import AskFinals, Payload, QuarantineBot, ReinstateBot, RetireBot
 from referee.results.web_queries import WebStore
@@ -24,16 +25,18 @@ ARCHIVE_CEILING = 256 * 1024 * 1024
 
 
 def queue_finals(store: WebStore, answers: Answers, asked: models.FinalsIn) -> models.RequestQueued:
-    """A ``finals`` request, if the finals can begin (else 409)."""
+    """A ``finals`` request, if the finals can begin (else 409, in the finals' own words)."""
     if store.finals(answers.league):
         raise Refused(409, "the finals have begun already")
     earlier = store.latest_request(answers.league.id, "finals")
     if earlier is not None and earlier.status == "pending":
         raise Refused(409, f"the finals were asked for already (request {earlier.id}, pending)")
-    rated = [row.version for row in store.board(answers.league.id)
-             if (v := answers.versions.get(row.version)) is not None and v.active]
-    if len(rated) < 2:
-        raise Refused(409, f"the board has {len(rated)} active rated version(s): finals need two or more")
+    # The board as the daemon last fitted it: its rated lines only (an entered version is listed unrated, at the
+    # pool's mean, until its first complete group; the finals' fit would not hold it).
+    rated = [row.version for row in store.board(answers.league.id) if row.games > 0]
+    problem = finals_problem(finalists(rated, answers.versions, asked.top))
+    if problem is not None:
+        raise Refused(409, problem)
     request_id = store.add_request(answers.league.id, "", AskFinals(top=asked.top, max_games=asked.max_games,
                                                                     by="web"))
     return models.RequestQueued(request=request_id, kind="finals", bot="")
