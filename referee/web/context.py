@@ -109,7 +109,7 @@ def viewer_now(request: Request[Any, Any, Any], store: WebStore, web: WebState) 
     """Who the request's credentials name now (a long-lived stream asks again: a session revoked, an author's
     epoch moved on or a token replaced since it began make it anonymous); no rate limit taken."""
     try:
-        session, _ = _who(request, store, web)
+        session, _ = _look_up(request, store, web)  # never what the guard found when the stream began
     except NotAuthorizedException:
         return ANONYMOUS
     return auth.viewer_of(session.author) if session is not None else ANONYMOUS
