@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -30,6 +29,7 @@ from referee.results.arena_store import ArenaStore
 from referee.results.league_store import SUMMARIES_SCHEMA, LeagueStore, RequestRow, VersionRow
 from referee.results.record import GameRecord
 from referee.results.rows import TournamentRow
+from referee.results.stamps import stamp
 from referee.results.store import Store
 from referee.tournament.course import TournamentKey
 from referee.tournament.progress import Progress
@@ -211,8 +211,7 @@ class LeagueCourse:
         saved = (self.board.n_games, frozenset(self.versions))
         if saved != self._saved:
             self._saved = saved
-            fitted = datetime.now(UTC).isoformat(timespec="seconds")
-            self.store.save_board(self.league.id, board_rows(self.board, fitted, list(self.versions)))
+            self.store.save_board(self.league.id, board_rows(self.board, stamp(), list(self.versions)))
 
     def _count_active(self) -> None:
         if self.progress is not None:

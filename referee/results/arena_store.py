@@ -12,13 +12,13 @@ import math
 import secrets
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Literal
 
 import msgspec
 
 from referee.results.requests import CarryOutUpload, encode_payload
 from referee.results.side_store import SideStore
+from referee.results.stamps import stamp
 from referee.results.store import StoreError
 from referee.results.table_store import TABLE_OPEN, TableStore
 
@@ -128,7 +128,7 @@ class ArenaStore(SideStore, TableStore):
         try:
             with self._transaction():
                 self._db.execute("INSERT INTO arena_authors (name, token_sha256, admin, created) VALUES (?, ?, ?, ?)",
-                                 (name, token_sha256, int(admin), _now()))
+                                 (name, token_sha256, int(admin), stamp()))
         except StoreError as exc:
             raise StoreError(f"cannot add author {name!r}: {exc}") from None
         author = self.author(name)
@@ -157,12 +157,12 @@ class ArenaStore(SideStore, TableStore):
         author."""
         with self._transaction():
             cursor = self._db.execute("UPDATE arena_authors SET revoked = COALESCE(revoked, ?), epoch = epoch + 1 "
-                                      "WHERE name = ?", (_now(), name))
+                                      "WHERE name = ?", (stamp(), name))
             self._db.execute("DELETE FROM web_sessions WHERE author_id IN (SELECT id FROM arena_authors WHERE "
                              "name = ?)", (name,))
             self._db.execute(f"UPDATE human_tables SET resigned = 1, status = 'over', deadline = NULL, reason = ?, "
                              f"finished = ? WHERE author = ? AND status IN ({_OPEN_TABLES})",
-                             (REVOKED_TABLE, _now(), name))
+                             (REVOKED_TABLE, stamp(), name))
         if cursor.rowcount != 1:
             raise StoreError(f"no author {name!r} in {str(self.path)!r}")
         author = self.author(name)
@@ -215,13 +215,13 @@ class ArenaStore(SideStore, TableStore):
         with self._transaction():
             cursor = self._db.execute(
                 "INSERT INTO arena_uploads (tournament_id, author, bot, created, size, sha256, archive) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (league_id, author, bot, _now(), len(archive), sha256, archive))
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (league_id, author, bot, stamp(), len(archive), sha256, archive))
             upload_id = cursor.lastrowid
             assert upload_id is not None
             request = self._db.execute(
                 "INSERT INTO league_requests (tournament_id, kind, bot, payload, created) "
                 "VALUES (?, 'upload', ?, ?, ?)",
-                (league_id, bot, encode_payload(CarryOutUpload(upload=upload_id, author=author)), _now()))
+                (league_id, bot, encode_payload(CarryOutUpload(upload=upload_id, author=author)), stamp()))
             self._db.execute("UPDATE arena_uploads SET request_id = ? WHERE id = ?", (request.lastrowid, upload_id))
         assert upload_id is not None
         return self.upload(upload_id)
@@ -268,7 +268,7 @@ class ArenaStore(SideStore, TableStore):
                 "gate_log = COALESCE(?, gate_log), version = COALESCE(?, version), finished = ?, "
                 "archive = CASE WHEN ? THEN NULL ELSE archive END WHERE id = ?",
                 (status, msgspec.json.encode(steps).decode(), build_log, gate_log, version,
-                 _now() if done else None, done, upload_id))
+                 stamp() if done else None, done, upload_id))
 
     # -- the board ----------------------------------------------------------------------
 
@@ -308,6 +308,3 @@ class ArenaStore(SideStore, TableStore):
 def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")

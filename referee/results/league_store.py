@@ -14,7 +14,6 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -23,6 +22,7 @@ import msgspec
 from referee.rating.summaries import encode_summary, summarize
 from referee.results.requests import Payload, PayloadProblem, RequestKind, decode_payload, encode_payload
 from referee.results.rows import TournamentRow
+from referee.results.stamps import stamp
 from referee.results.store import Store, StoreError
 
 GroupStatus = Literal["open", "complete", "void"]
@@ -208,7 +208,7 @@ class LeagueStore(Store):
                 self._db.execute("UPDATE tournaments SET active = 0")
             cursor = self._db.execute(
                 "INSERT INTO tournaments (name, config_path, config, fingerprint, seed, created, kind, parent, "
-                "active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, _now(), kind, parent, int(kind == "league")))
+                "active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, stamp(), kind, parent, int(kind == "league")))
         assert cursor.lastrowid is not None
         return self.tournament(cursor.lastrowid)
 
@@ -223,7 +223,7 @@ class LeagueStore(Store):
 
     def add_version(self, league_id: int, version: VersionRow) -> VersionRow:
         """Store a new version (added now); StoreError if its name is taken."""
-        added = _now()
+        added = stamp()
         try:
             with self._transaction():
                 self._db.execute(
@@ -243,7 +243,7 @@ class LeagueStore(Store):
         with self._transaction():
             if retired is not None:
                 self._db.execute("UPDATE league_versions SET retired = ? WHERE tournament_id = ? AND name = ?",
-                                 (_now() if retired else None, league_id, name))
+                                 (stamp() if retired else None, league_id, name))
             if quarantined is not False:
                 self._db.execute("UPDATE league_versions SET quarantined = ? WHERE tournament_id = ? AND name = ?",
                                  (quarantined, league_id, name))
@@ -264,14 +264,14 @@ class LeagueStore(Store):
                 "INSERT INTO league_groups (tournament_id, number, deal_key, deal_seed, seats, anchor, issued) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (league_id, group.number, group.deal_key, group.deal_seed,
                                                  msgspec.json.encode(list(group.seats)).decode(), group.anchor,
-                                                 _now()))
+                                                 stamp()))
 
     def close_group(self, league_id: int, number: int, status: Literal["complete", "void"], reason: str = "") -> None:
         """Close an open group; a complete one's summary (what the board's fit reads of it) is stored with it."""
         with self._transaction():
             cursor = self._db.execute("UPDATE league_groups SET status = ?, reason = ?, finished = ? WHERE "
                                       "tournament_id = ? AND number = ? AND status = 'open'",
-                                      (status, reason, _now(), league_id, number))
+                                      (status, reason, stamp(), league_id, number))
             if status == "complete" and cursor.rowcount and self.schema_version >= SUMMARIES_SCHEMA:
                 self._store_summaries(league_id, [number])
 
@@ -360,7 +360,7 @@ class LeagueStore(Store):
         with self._transaction():
             cursor = self._db.execute(
                 "INSERT INTO league_requests (tournament_id, kind, bot, payload, created) VALUES (?, ?, ?, ?, ?)",
-                (league_id, payload.kind, bot, encode_payload(payload), _now()))
+                (league_id, payload.kind, bot, encode_payload(payload), stamp()))
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
@@ -401,8 +401,5 @@ class LeagueStore(Store):
     def finish_request(self, request_id: int, status: Literal["done", "refused", "failed"], result: str) -> None:
         with self._transaction():
             self._db.execute("UPDATE league_requests SET status = ?, result = ?, done = ? WHERE id = ?",
-                             (status, result, _now(), request_id))
+                             (status, result, stamp(), request_id))
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")

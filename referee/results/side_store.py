@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 
 import msgspec
 
 from referee.results.league_store import LeagueStore
 from referee.results.rows import StoredGameRow, StoredReplay, TournamentRow, decode_move_us
+from referee.results.stamps import stamp
 from referee.results.store import StoreError
 
 SideKind = Literal["challenge"]
@@ -67,7 +67,7 @@ class SideStore(LeagueStore):
         with self._transaction():
             cursor = self._db.execute(
                 "INSERT INTO side_requests (league_id, kind, author, seats, games, created) VALUES (?, ?, ?, ?, ?, ?)",
-                (league_id, kind, author, msgspec.json.encode(list(seats)).decode(), games, _now()))
+                (league_id, kind, author, msgspec.json.encode(list(seats)).decode(), games, stamp()))
         assert cursor.lastrowid is not None
         return self.side(cursor.lastrowid)
 
@@ -109,7 +109,7 @@ class SideStore(LeagueStore):
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
                 (f"{league.name}: {side.kind} {side.id}", league.config_path,
                  msgspec.json.encode({"side": side.id, "seats": list(side.seats)}).decode(), league.fingerprint, seed,
-                 _now(), SIDE_ROW_KIND, league.id))
+                 stamp(), SIDE_ROW_KIND, league.id))
             self._db.execute("UPDATE side_requests SET status = 'playing', tournament_id = ? WHERE id = ?",
                              (cursor.lastrowid, side.id))
         return self.side(side.id)
@@ -117,7 +117,7 @@ class SideStore(LeagueStore):
     def finish_side(self, side_id: int, status: Literal["done", "void"], result: str) -> None:
         with self._transaction():
             self._db.execute("UPDATE side_requests SET status = ?, result = ?, finished = ? WHERE id = ?",
-                             (status, result, _now(), side_id))
+                             (status, result, stamp(), side_id))
 
     def side_usage(self, author: str, since: str) -> tuple[int, float]:
         """What ``author`` used since ``since`` (an ISO time): the games they asked for (every request, whatever
@@ -162,6 +162,3 @@ class SideStore(LeagueStore):
                               (side.tournament_id, number))
         return None if row is None else next(self.replays_by_id([row["id"]]), None)
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")

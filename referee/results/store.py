@@ -9,7 +9,6 @@ import contextlib
 import dataclasses
 import sqlite3
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Self
 
@@ -37,6 +36,7 @@ from referee.results.schema import (
     open_writer,
     schema_version,
 )
+from referee.results.stamps import stamp
 
 #: The columns :meth:`StoredReplay.from_row` reads besides ``move_us`` and ``number``.
 _REPLAY_COLUMNS = "id, replay, stderr, record, deal_seed, rotation, game_index"
@@ -143,7 +143,7 @@ class Store:
             self._db.execute("UPDATE tournaments SET active = 0")
             cursor = self._db.execute(
                 "INSERT INTO tournaments (name, created, config_path, config, fingerprint, seed) "
-                "VALUES (?, ?, ?, ?, ?, ?)", (name, _now(), config_path, config_text, fingerprint, seed))
+                "VALUES (?, ?, ?, ?, ?, ?)", (name, stamp(), config_path, config_text, fingerprint, seed))
         assert cursor.lastrowid is not None
         return self.tournament(cursor.lastrowid)
 
@@ -212,7 +212,7 @@ class Store:
         """Store several slots' games (each slot's games have one ``slot_key``) in one transaction, all or none;
         per slot, whether it was stored (False: it was stored already, and is left as it is). One commit for a
         batch of slots keeps the single writer ahead of a cluster."""
-        finished = _now()
+        finished = stamp()
         rows = [[game.to_values(tournament_id, finished) for game in games] for games in slots]
         marks = ", ".join("?" * len(GAME_COLUMNS.split(", ")))
         saved = []
@@ -422,6 +422,3 @@ def _why(exc: BaseException) -> str:
         return exc.strerror
     return str(exc) or type(exc).__name__
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 
 import msgspec
 
 from referee.results.league_store import LeagueStore
 from referee.results.rows import GAME_COLUMNS, StoredGame
+from referee.results.stamps import stamp
 from referee.results.store import StoreError
 
 TableStatus = Literal["waiting", "playing", "over"]
@@ -104,7 +104,7 @@ class TableStore(LeagueStore):
                 "INSERT INTO human_tables (tournament_id, author, variant, players, seat, bots, created) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (league_id, new.author, new.variant, len(new.bots) + 1, new.seat,
-                 msgspec.json.encode(new.bots).decode(), _now()))
+                 msgspec.json.encode(new.bots).decode(), stamp()))
         assert cursor.lastrowid is not None
         found = self.table(cursor.lastrowid)
         assert found is not None
@@ -121,7 +121,7 @@ class TableStore(LeagueStore):
         """The person's answer to ``request`` (False: it was answered already; the first answer stands)."""
         with self._transaction():
             cursor = self._db.execute("INSERT OR IGNORE INTO human_moves VALUES (?, ?, ?, ?)",
-                                      (table_id, request, action, _now()))
+                                      (table_id, request, action, stamp()))
         return cursor.rowcount == 1
 
     # -- reads --------------------------------------------------------------------------------
@@ -186,10 +186,10 @@ class TableStore(LeagueStore):
                 tables = self._tables_row(league_id)
                 marks = ", ".join("?" * len(GAME_COLUMNS.split(", ")))
                 cursor = self._db.execute(f"INSERT INTO games ({GAME_COLUMNS}, number) VALUES ({marks}, ?)",
-                                          (*game.to_values(tables, _now()), self._last_number(tables) + 1))
+                                          (*game.to_values(tables, stamp()), self._last_number(tables) + 1))
                 game_id = cursor.lastrowid
             self._db.execute("UPDATE human_tables SET status = 'over', deadline = NULL, game_id = ?, reason = ?, "
-                             "finished = ? WHERE id = ?", (game_id, reason, _now(), table_id))
+                             "finished = ? WHERE id = ?", (game_id, reason, stamp(), table_id))
 
     def _tables_row(self, league_id: int) -> int:
         """The id of the league's ``tables`` tournament row, made on first use (inside the caller's transaction)."""
@@ -201,11 +201,8 @@ class TableStore(LeagueStore):
                                   (league_id,)).fetchone()
         cursor = self._db.execute(
             "INSERT INTO tournaments (name, config_path, config, fingerprint, seed, created, kind, parent, active) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)", (f"{league[0]} tables", *tuple(league)[1:], _now(), TABLES_KIND,
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)", (f"{league[0]} tables", *tuple(league)[1:], stamp(), TABLES_KIND,
                                                    league_id))
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

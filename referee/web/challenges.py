@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from referee.results.league_store import VersionRow
 from referee.results.side_store import SideRow
+from referee.results.stamps import stamp
 from referee.results.web_queries import WebStore
 from referee.web.limits import retry_after
 from referee.web.models import SideIn
@@ -38,7 +39,7 @@ def take_challenge(store: WebStore, author: str, asked: SideIn, settings: WebSet
     if not 1 <= asked.games <= settings.side_games_per_hour:
         raise Refused(400, f"games: ask for 1 to {settings.side_games_per_hour}")
     now = datetime.now(UTC)
-    asked_before, played = store.side_usage_times(author, (now - HOUR).isoformat())
+    asked_before, played = store.side_usage_times(author, stamp(now - HOUR))
     asked_games, cpu = sum(games for _, games in asked_before), sum(seconds for _, seconds in played)
     if asked_games + asked.games > settings.side_games_per_hour:
         wait = _frees(asked_before, asked_games + asked.games - settings.side_games_per_hour, now)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from referee.league.names import name_problem
 from referee.results.arena_store import UploadRow
+from referee.results.stamps import stamp
 from referee.results.web_queries import WebStore
 from referee.web.refusals import Refused
 from referee.web.settings import WebSettings
@@ -21,7 +22,7 @@ def take_upload(store: WebStore, author: str, bot: str, archive: bytes, settings
         raise Refused(400, "an empty archive")
     league = store.the_league()
     _check_bot_name(store, league.id, author, bot, settings.max_bots)
-    recent, kept = store.upload_usage(author, (datetime.now(UTC) - timedelta(hours=1)).isoformat())
+    recent, kept = store.upload_usage(author, stamp(datetime.now(UTC) - timedelta(hours=1)))
     if recent >= settings.uploads_per_hour:
         raise Refused(429, f"upload quota: {settings.uploads_per_hour} uploads per hour, try again later")
     if kept + len(archive) > settings.stored_bytes:
