@@ -25,22 +25,47 @@ from protocol.events import (
 from protocol.views import GameResult
 from referee.text import visible
 
-_VERBS = {
-    "attack": "attacks with", "throw": "throws in", "transfer": "transfers with", "lead": "leads",
-    "beat-top": "beats the top card with",
+#: How each event reads, in one home: the replay's narration here (``durak replay``, the terminal seat, the
+#: replay viewer) and the web's card table log (table.js, given these as JSON by its page). Keys are the wire
+#: event's ``type`` (an action's and an outcome's after a dot); ``{field}``s are filled from the event: seats by
+#: their names, cards as they are written (the card table draws them), ``seats`` joined by "and".
+PHRASES: dict[str, str] = {
+    "bout": "{attacker} attacks {defender}",
+    "action.beat": "{seat} beats {target} with {card}",
+    "action.take": "{seat} takes",
+    "action.pass": "{seat} passes",
+    "action.attack": "{seat} attacks with {cards}",
+    "action.throw": "{seat} throws in {cards}",
+    "action.transfer": "{seat} transfers with {cards}",
+    "action.lead": "{seat} leads {cards}",
+    "action.beat-top": "{seat} beats the top card with {cards}",
+    "draw": "{seat} draws {count}",
+    "draw.seen": "{seat} draws {count}: {cards}",
+    "draw.trump": "{seat} draws {count}, the last the face-up trump card {shown}",
+    "bout_end.taken": "{defender} picks up {cards}",
+    "bout_end.beaten": "discarded: {cards}",
+    "out": "{seats} out, place {place}",
+    "ladder": "ladder: face up {piles}; {starter} draws first",
+    "place": "{seat} lays {card} on {onto}'s pile",
+    "keep": "{seat} keeps {card}",
+    "keep.hidden": "{seat} keeps a card",
+    "ladder_end": "chain: hands {hand_sizes}",
+    "pile_take": "{seat} cannot beat and takes {card}",
+    "pile_discard": "pile discarded: {cards}",
 }
+
+
+def _said(key: str, **fields: object) -> str:
+    return PHRASES[key].format(**{name: " ".join(value) if isinstance(value, list) else value
+                                  for name, value in fields.items()})
 
 
 def describe_action(who: str, action: str) -> str:
     kind, _, cards = action.partition(" ")
     if kind == "beat":
         target, card = cards.split()
-        return f"{who} beats {target} with {card}"
-    if kind == "take":
-        return f"{who} takes"
-    if kind == "pass":
-        return f"{who} passes"
-    return f"{who} {_VERBS[kind]} {cards}"
+        return _said("action.beat", seat=who, target=target, card=card)
+    return _said(f"action.{kind}", seat=who, cards=cards)
 
 
 def describe_event(event: Event, names: Sequence[str]) -> str | None:
@@ -52,20 +77,19 @@ def _describe_bout_event(event: Event, names: Sequence[str]) -> str | None:
     """The bouts of every variant: who attacks whom, the moves, draws, pick-ups, discards, players out."""
     match event:
         case BoutStarted(attacker=a, defender=d):
-            return f"-- {names[a]} attacks {names[d]}"
+            return "-- " + _said("bout", attacker=names[a], defender=names[d])
         case ActionTaken(seat=seat, action=action):
             return "   " + describe_action(names[seat], action)
         case CardsDrawn(seat=seat, count=count, cards=cards, shown=face_up):
             if cards is not None:
-                return f"   {names[seat]} draws {count}: {' '.join(cards)}"
-            seen = f", the last the face-up trump card {' '.join(face_up)}" if face_up else ""
-            return f"   {names[seat]} draws {count}{seen}"
+                return "   " + _said("draw.seen", seat=names[seat], count=count, cards=cards)
+            return "   " + _said("draw.trump" if face_up else "draw", seat=names[seat], count=count, shown=face_up)
         case BoutEnded(outcome="taken", defender=d, cards=cards):
-            return f"   {names[d]} picks up {' '.join(cards)}"
+            return "   " + _said("bout_end.taken", defender=names[d], cards=cards)
         case BoutEnded(cards=cards):
-            return f"   discarded: {' '.join(cards)}"
+            return "   " + _said("bout_end.beaten", cards=cards)
         case PlayersOut(seats=seats, place=place):
-            return f"   {' and '.join(names[s] for s in seats)} out, place {place}"
+            return "   " + _said("out", seats=" and ".join(names[s] for s in seats), place=place)
     return None
 
 
@@ -74,17 +98,17 @@ def _describe_ladder_event(event: Event, names: Sequence[str]) -> str | None:
     match event:
         case LadderStarted(piles=piles, starter=starter):
             faces = ", ".join(f"{names[s]} {card}" for s, card in enumerate(piles))
-            return f"-- ladder: face up {faces}; {names[starter]} draws first"
+            return "-- " + _said("ladder", piles=faces, starter=names[starter])
         case CardPlaced(seat=seat, card=card, onto=onto):
-            return f"   {names[seat]} lays {card} on {names[onto]}'s pile"
+            return "   " + _said("place", seat=names[seat], card=card, onto=names[onto])
         case CardKept(seat=seat, card=card):
-            return f"   {names[seat]} keeps {card or 'a card'}"
+            return "   " + _said("keep" if card else "keep.hidden", seat=names[seat], card=card)
         case LadderEnded(hand_sizes=sizes):
-            return "-- chain: hands " + ", ".join(f"{names[s]} {n}" for s, n in enumerate(sizes))
+            return "-- " + _said("ladder_end", hand_sizes=", ".join(f"{names[s]} {n}" for s, n in enumerate(sizes)))
         case PileTaken(seat=seat, card=card):
-            return f"   {names[seat]} cannot beat and takes {card}"
+            return "   " + _said("pile_take", seat=names[seat], card=card)
         case PileDiscarded(cards=cards):
-            return f"   pile discarded: {' '.join(cards)}"
+            return "   " + _said("pile_discard", cards=cards)
     return None
 
 
