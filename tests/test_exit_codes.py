@@ -48,6 +48,7 @@ INTERNAL = {
                                                 "(report/steps.py catches it in a replay)",
     "referee.engine.errors.GameOverError": "the referee stops at the game's end: reaching the CLI is a bug",
     "referee.rating.bradley_terry.ConvergenceError": "a fit that does not converge is a bug to report",
+    "referee.analysis.exact.BudgetExceeded": "caught in analysis/evaluate.py _exact: the decision is estimated",
     "referee.tournament.executors.dask.WorkerCheckError": "becomes ClusterUnavailable or WorkerFailed in "
                                                    "tournament/executors/dask.py",
     "referee.tournament.errors.Interrupted": "exits 130/143 by its signal in cli/errors.py reported_errors",
