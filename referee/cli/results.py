@@ -216,20 +216,9 @@ def replay(
     stderr, never another hand; all-seeing, bots' stderr only with --stderr.
     """
     with reported_errors():
-        check_database(source, what="database or log file")
         if html is not None:
             check_writable(html, "the page")
-        stored = None
-        if is_database(source):
-            if game is None:
-                raise UsageError("name the game to replay: its id or number (durak games DB lists them)")
-            with reading(source) as store:
-                stored = store.replay(game, store.tournament(tournament_id).id)
-            data = stored.replay
-        else:
-            if tournament_id is not None:
-                raise UsageError("--tournament chooses a tournament of a database; a log file has none")
-            data = _logged_game(source, game)
+        data, stored = load_game(source, game, tournament_id)
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
         if html is not None:
@@ -247,6 +236,21 @@ def replay(
             told.insert(1, _deal_line(data, stored))
         for line in told:
             typer.echo(line)
+
+
+def load_game(source: str, game: str | None, tournament_id: int | None) -> tuple[bytes, StoredReplay | None]:
+    """One game of a database or a ``durak play --log`` file, as ``durak replay`` names it: its replay, and what a
+    database keeps beside it (None for a log file). ``durak analyze`` reads its games this way too."""
+    check_database(source, what="database or log file")
+    if is_database(source):
+        if game is None:
+            raise UsageError("name the game: its id or number (durak games DB lists them)")
+        with reading(source) as store:
+            stored = store.replay(game, store.tournament(tournament_id).id)
+        return stored.replay, stored
+    if tournament_id is not None:
+        raise UsageError("--tournament chooses a tournament of a database; a log file has none")
+    return _logged_game(source, game), None
 
 
 def _deal_line(data: bytes, stored: StoredReplay | None) -> str:
