@@ -18,6 +18,27 @@ const DurakViewer = (() => {
     return node;
   }
 
+  // durak analyze --html: a judged decision (referee/cli/analyze.py with_marks) as chess annotates one.
+  const MARK_SIGNS = { blunder: "??", mistake: "?", inaccuracy: "?!" };
+
+  function markBadge(mark) {
+    const node = el("span", "mark mark-" + mark, MARK_SIGNS[mark] + " " + mark);
+    node.dataset.mark = mark;
+    return node;
+  }
+
+  function judgement(j) {
+    const node = el("span", "judged");
+    node.dataset.mark = j.m || "";
+    const loss = j.k === "exact" ? j.l.toFixed(2) + " exact" : j.l.toFixed(2) + " \u00b1 " + j.e.toFixed(2);
+    node.append(el("span", "", "; "));
+    if (j.m) node.append(markBadge(j.m), el("span", "", ": "));
+    if (j.k === "forced") node.append(el("span", "", "forced"));
+    else if (j.l > 0) node.append(el("span", "", "loss " + loss + ", best "), el("code", "best", j.b));
+    else node.append(el("span", "", "the best move" + (j.k === "exact" ? " (exact)" : "")));
+    return node;
+  }
+
   class Viewer {
     constructor(root, game, options) {
       this.root = root;
@@ -147,6 +168,7 @@ const DurakViewer = (() => {
       if (step.w !== undefined) {
         this.now.append(el("strong", "", g.names[step.w]), el("span", "", " chose "), el("code", "chosen", step.a));
         if (step.u !== undefined) this.now.append(el("span", "", " in "), timeSpan(step.u));
+        if (step.j !== undefined) this.now.append(judgement(step.j));
       } else {
         this.now.append(el("span", "", this.step === 0 ? "the deal" : "automatic"));
       }
@@ -233,6 +255,7 @@ const DurakViewer = (() => {
           const item = el("li", i === this.step ? "current" : "", line);
           item.dataset.step = String(i);
           if (j === 0 && g.steps[i].u !== undefined) item.append(el("span", "", " "), timeSpan(g.steps[i].u));
+          if (j === 0 && g.steps[i].j && g.steps[i].j.m) item.append(el("span", "", " "), markBadge(g.steps[i].j.m));
           item.addEventListener("click", () => this.go(i));
           this.log.append(item);
           if (i === this.step) current = current || item;
