@@ -111,6 +111,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "test_seccomp.py::test_sample_bots_run_unchanged": ("sandbox",),
     "test_report_browser.py": ("browser",),
     "test_web_browser.py": ("browser",),
+    "test_web_board_browser.py": ("browser",),
     "test_hostile_pages.py::test_chromium": ("browser",),
     "test_named_paths.py": ("sandbox",),
     "test_named_programs.py": ("sandbox",),

@@ -55,7 +55,7 @@ ENTRANT = {
     "author.html": {"author.name", "bot", "c.result", "c.seats|join", "challenge_error", "idle|join", "s.detail",
                     "u.bot", "u.build_log", "u.gate_log", "u.version"},
     "base.html": {"viewer.author"},
-    "board.html": {"board.league", "line.author", "line.version"},
+    "board.html": {"board.league", "line.author", "line.bot", "line.version", "s.version"},
     "bot.html": {"bot.author", "bot.name", "h.opponent", "p.version", "v.name", "v.quarantine_reason"},
     "game.html": {"title"},  # the viewer data's title: the players' names
     "challenge.html": {"challenge.author", "challenge.result", "challenge.seats|join", "g.fools|join",
@@ -68,35 +68,39 @@ ENTRANT = {
     "tables.html": {"b", "error", "t.bots", "t.reason", "v"},
     "upload.html": {"error"},
 }
-#: What the referee writes itself: numbers, ids, states, dates, URLs (and names made URLs), CSRF tokens, constants.
+#: What the referee writes itself: numbers, ids, states, dates, URLs (and names made URLs: ``urls.*``, whose
+#: arguments are listed above where they carry entrant text), CSRF tokens, constants and the Python's own facts.
 OURS = {
-    "admin.html": {"Const", "a.created", "a.name|urlencode", "a.revoked", "action", "c.games", "c.id",
-                   "c.played|length", "c.status", "c.url", "csrf", "f.games", "f.request", "v.state"},
-    "author.html": {"Const", "Const|format", "author.name|urlencode", "bot|urlencode", "c.games", "c.id",
-                    "c.played|length", "c.status", "c.url", "csrf", "s.step", "sizes|join", "u.created", "u.id",
-                    "u.size", "u.status"},
-    "base.html": {"csrf", "viewer.author|urlencode"},
-    "board.html": {"Const", "Const|format", "board.fitted", "line.author|urlencode", "line.bot|urlencode",
-                   "line.games", "line.rank", "line.state", "poll"},
-    "bot.html": {"Const", "Const|format", "bot.author|urlencode", "bot.name|urlencode", "chart.height",
-                 "chart.width", "ci_legend", "count", "h.fool", "h.games", "h.opponent_fool", "h.opponent|urlencode",
-                 "kind",
-                 "p.fitted", "p.games", "s.band", "s.line", "v.added", "v.state"},
-    "challenge.html": {"Const", "challenge.author|urlencode", "challenge.created", "challenge.games",
-                       "challenge.id", "challenge.status", "g.end", "g.number", "g.url", "v.kind"},
+    "admin.html": {"Const", "a.created", "a.revoked", "action", "c.games", "c.id", "c.played|length", "c.status",
+                   "c.url", "csrf", "f.games", "f.request", "finals_budget", "finals_top", "urls.ADMIN_FINALS",
+                   "urls.admin_action", "urls.author", "v.state"},
+    "author.html": {"Const", "Const|format", "c.games", "c.id", "c.played|length", "c.status", "c.url", "csrf",
+                    "s.step", "sizes|join", "u.created", "u.id", "u.size", "u.status", "urls.CHALLENGES",
+                    "urls.UPLOAD", "urls.author", "urls.bot"},
+    "base.html": {"Const", "csrf", "urls.ADMIN", "urls.LOGIN", "urls.LOGOUT", "urls.TABLES", "urls.UPLOAD",
+                  "urls.author", "urls.board", "urls.games", "urls.static"},
+    "board.html": {"Const", "Const|format", "board.fitted", "board.live", "chart.first", "chart.height",
+                   "chart.last", "chart.width", "line.added", "line.games", "line.rank", "line.state", "poll",
+                   "s.last", "s.line", "s.slot", "urls.author", "urls.bot", "urls.static"},
+    "bot.html": {"Const", "Const|format", "chart.height", "chart.width", "ci_legend", "count", "h.fool", "h.games",
+                 "h.opponent_fool", "kind", "p.fitted", "p.games", "s.band", "s.line", "urls.author", "urls.bot",
+                 "urls.games", "v.added", "v.state"},
+    "challenge.html": {"Const", "challenge.created", "challenge.games", "challenge.id", "challenge.status",
+                       "g.end", "g.number", "g.url", "urls.author", "v.kind"},
+    "done.html": {"urls.ADMIN"},
     "error.html": {"status"},
-    "game.html": {"body|safe", "game.status", "side"},
-    "games.html": {"Const", "Const|urlencode", "found.after", "found.before", "found.page", "found.pages",
-                   "found.total", "kind", "n", "wanted.players"},
+    "game.html": {"Const", "body|safe", "game.status", "side", "urls.challenge", "urls.static"},
+    "games.html": {"Const", "found.after", "found.before", "found.page", "found.pages", "found.total", "kind", "n",
+                   "urls.games", "wanted.players"},
     "games_table.html": {"Const", "game.end", "game.number", "game.status", "game.url", "v.kind"},
-    "login.html": {"login_csrf"},
-    "table.html": {"table.id"},
+    "login.html": {"login_csrf", "urls.LOGIN"},
+    "table.html": {"Const", "table.id", "urls.static"},
     "tables.html": {"Const", "choices.max_players", "choices.min_players", "csrf", "k", "s", "t.id", "t.players",
-                    "t.replay", "t.status", "t.url", "t.variant"},
-    "upload.html": {"csrf"},
+                    "t.replay", "t.status", "t.url", "t.variant", "urls.TABLES"},
+    "upload.html": {"bot_name_pattern", "csrf", "urls.UPLOAD"},
 }
 #: JSON in a ``<script type="application/json">``: built escaped (:func:`visible_data`), written as it is.
-BUILT_ESCAPED = {"game.html": {"data|safe"}, "table.html": {"data|safe"}}
+BUILT_ESCAPED = {"game.html": {"data|safe"}, "table.html": {"data|safe", "narration|safe"}}
 #: The viewer's data fields that carry entrant text (the rest are cards, numbers and the referee's words).
 VIEWER_FIELDS = ("names", "stderr[].[].text", "verdicts[].reason", "result.reason", "told", "steps[].l")
 

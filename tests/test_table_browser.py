@@ -13,15 +13,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from protocol.cards import SUIT_SYMBOLS
-from protocol.events import event_for_seat
+from protocol.events import AnyEvent, event_for_seat
 from protocol.messages import GameOver, GameStart, Message, Request, encoder
 from protocol.rules import VARIANTS, Rules
 from protocol.views import PlayerView
 from referee.engine import Game, SeededRng, new_game
 from referee.hand_order import hand_order_key, sorted_hand
+from referee.results.narrate import PHRASES, describe_event
 from tests.browser import browser, console_errors, open_page, wait_for
 
 __all__ = ["browser"]  # the fixture, used by name
@@ -32,7 +34,7 @@ HARNESS = """<!doctype html><html><head><meta charset="utf-8"><link rel="stylesh
 SCRIPT = """window.sent = [];
 window.table = new DurakTable.Table(document.getElementById("table"), {
   send: (text, id) => { window.sent.push([id, text]); return Promise.resolve(); }, replay: "/replay",
-  handOrder: HAND_ORDER});
+  handOrder: HAND_ORDER, phrases: PHRASES});
 document.body.dataset.ready = "1";"""
 
 
@@ -42,7 +44,8 @@ def page() -> Iterator[Path]:
     for package, name in (("referee.report", "assets/cards.js"), ("referee.report", "assets/style.css"),
                           ("referee.web", "static/table.js"), ("referee.web", "static/web.css")):
         (folder / name.split("/")[1]).write_bytes(resources.files(package).joinpath(name).read_bytes())
-    (folder / "harness.js").write_text(SCRIPT.replace("HAND_ORDER", json.dumps(hand_order_key())))  # as the page's
+    (folder / "harness.js").write_text(SCRIPT.replace("HAND_ORDER", json.dumps(hand_order_key()))  # as the page's
+                                       .replace("PHRASES", json.dumps(PHRASES)))
     (folder / "table.html").write_text(HARNESS)
     yield folder / "table.html"
     shutil.rmtree(folder)
@@ -251,3 +254,22 @@ def test_the_trump_card_lies_sideways_with_its_rank_upright(browser: Any, page: 
     assert turned["sideways"] and turned["card"] == game.view(0).trump
     identity = [1.0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
     assert turned["net"] == pytest.approx(identity, abs=1e-6)  # the card turned, its rank turned back
+
+
+@pytest.mark.parametrize("variant", ["perevodnoy", "fools_fool"])
+def test_the_log_tells_each_event_in_the_replays_words(browser: Any, page: Path, variant: str) -> None:
+    """The log's lines are the replay's narration (referee/results/narrate.py) of the seat's events, its cards
+    as drawn: one set of words (the table said "beat off" where the replay says "discarded")."""
+    over, _ = play_at_table(browser, page, variant, 3, seed=7)
+    names = ["me", "bot1", "bot2"]  # as play_at_table names the seats
+    shown = browser.execute_script("return [...document.querySelectorAll('.log li')].map(li => li.textContent)")
+    events = msgspec.convert(browser.execute_script("return window.table.events"), list[AnyEvent])
+    expected = [line.strip().removeprefix("-- ") for e in events if (line := describe_event(e, names))]
+    assert len(expected) > 20
+    assert shown == [PROTOCOL_CARD.sub(lambda m: drawn_name(m.group()), line) for line in expected]
+    assert any(("discarded: " if variant == "perevodnoy" else "pile discarded: ") in line for line in shown)
+    assert over.result is not None and console_errors(browser) == []
+
+
+def drawn_name(code: str) -> str:
+    return ("10" if code[0] == "T" else code[0]) + SUITS[code[1]]

@@ -11,11 +11,13 @@ import hmac
 import re
 import secrets
 
+from referee.league.names import BOT_NAME
 from referee.results.arena_store import ArenaStore, AuthorRow
 
 _TOKEN = re.compile(r"durak_([0-9]{1,12})_([A-Za-z0-9_-]{43})")
-#: An author's name: what the bot names allow, and never a token's look.
-AUTHOR_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+#: An author's name: the bot names' rule (a name is a path segment of the web's addresses, where ``.`` and ``..``
+#: name no page), exported as one pattern for the CLI, the web's forms and this check.
+AUTHOR_NAME = BOT_NAME
 
 
 def token_sha256(token: str) -> str:
@@ -28,7 +30,7 @@ def new_author(store: ArenaStore, name: str, *, admin: bool = False) -> tuple[Au
     :raises ValueError: a name the arena does not allow. :raises StoreError: the name is taken.
     """
     if not AUTHOR_NAME.fullmatch(name):
-        raise ValueError(f"bad author name {name!r}: 1-64 letters, digits and _ . + -")
+        raise ValueError(f"bad author name {name!r}: 1-64 letters, digits and _ . + -, not starting with a dot")
     # The row's id is in the token, so the row is made first with a hash nothing matches, then given the real one.
     author = store.add_author(name, "!", admin=admin)
     token = f"durak_{author.id}_{secrets.token_urlsafe(32)}"

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import msgspec
+
 from protocol.records import ResultRecord
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import GroupStatus
@@ -365,6 +367,65 @@ class WebStore(ArenaStore):
                                (league_id, *versions)):
             counts[row["kind"]] = counts.get(row["kind"], 0) + 1
         return dict(sorted(counts.items()))
+
+    # -- the board's live facts: each a seek, or a range no wider than an hour's games -----------------------
+
+    def rating_at(self, league_id: int, version: str, fitted: str) -> float | None:
+        """``version``'s rating at its latest history point fitted at or before ``fitted`` (None: it has none that
+        old): one seek down the history's primary key."""
+        row = self._query_one("SELECT elo FROM league_rating_history WHERE tournament_id = ? AND version = ? AND "
+                              "fitted <= ? ORDER BY fitted DESC LIMIT 1", (league_id, version, fitted))
+        return None if row is None else float(row["elo"])
+
+    def last_game(self, league_id: int, version: str, *, with_open: bool) -> tuple[int, str] | None:
+        """The number and end time of ``version``'s latest game the viewer may see (open groups' only
+        ``with_open``): down the seats' primary key from the newest, past the few games of groups in flight."""
+        row = self._query_one(f"SELECT g.number AS number, g.finished AS finished FROM league_seats s JOIN games g ON "
+                              f"g.id = s.game_id {_group_of('s')} WHERE s.tournament_id = ? AND s.version = ?"
+                              f"{'' if with_open else _SHOWN} ORDER BY s.game_id DESC LIMIT 1", (league_id, version))
+        return None if row is None else (int(row["number"]), str(row["finished"]))
+
+    def games_since(self, league_id: int, since: str, *, with_open: bool) -> int:
+        """How many of the league's games the viewer may see were stored at or after ``since`` (a time stamp as
+        the store writes them). A league's games are numbered as they are stored, so their times rise with their
+        numbers: the first game at or after ``since`` is found by bisecting the numbers (a seek each), and the games
+        from it on are counted along the numbers' index, less those of the groups in flight."""
+        first = self._first_game_since(league_id, since)
+        if first is None:
+            return 0
+        row = self._query_one("SELECT COUNT(*) AS games FROM games WHERE tournament_id = ? AND number >= ?",
+                              (league_id, first))
+        total = int(row["games"]) if row else 0
+        if with_open:
+            return total
+        hidden = self._query_one(f"SELECT COUNT(*) AS games {_OPEN_GAMES} AND g.number >= ?", (league_id, first))
+        return total - (int(hidden["games"]) if hidden else 0)
+
+    def _first_game_since(self, league_id: int, since: str) -> int | None:
+        """The number of the league's first game stored at or after ``since`` (None: none is)."""
+        def at_or_after(number: int) -> sqlite3.Row | None:
+            return self._query_one("SELECT number, finished FROM games WHERE tournament_id = ? AND number >= ? "
+                                   "ORDER BY number LIMIT 1", (league_id, number))
+        newest = self._query_one("SELECT number, finished FROM games WHERE tournament_id = ? ORDER BY number DESC "
+                                 "LIMIT 1", (league_id,))
+        if newest is None or newest["finished"] < since:
+            return None
+        # The least number whose first game at or after it is recent: the answer is that game (numbers may skip).
+        low, high = 1, int(newest["number"])
+        while low < high:
+            middle = (low + high) // 2
+            found = at_or_after(middle)
+            if found is not None and found["finished"] >= since:
+                high = middle
+            else:
+                low = middle + 1
+        first = at_or_after(low)
+        return None if first is None else int(first["number"])
+
+    def playing(self, league_id: int) -> list[tuple[str, ...]]:
+        """The seats of each deal group in flight (through the groups' index by status: few)."""
+        return [tuple(msgspec.json.decode(row["seats"], type=list[str])) for row in self._query(
+            "SELECT seats FROM league_groups WHERE tournament_id = ? AND status = 'open'", (league_id,))]
 
     def league_game(self, league_id: int, number: int) -> tuple[LeagueGame, StoredReplay] | None:
         """A game of the league by number, whatever its group's status, with its stored replay."""

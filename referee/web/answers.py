@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -16,7 +17,7 @@ from referee.results.rows import StoredReplay
 from referee.results.side_store import SideRow
 from referee.results.store import StoreError
 from referee.results.web_queries import GameQuery, LeagueGame, WebStore
-from referee.web import models
+from referee.web import models, urls
 from referee.web.published import LeagueFacts
 from referee.web.visibility import (
     AdminSubject,
@@ -30,6 +31,12 @@ from referee.web.visibility import (
     reason_shown,
     sight,
 )
+
+#: A side request's statuses once nothing more of it will be played.
+SIDE_OVER = ("done", "void")
+#: How many of the board's top active versions its chart draws.
+LEADERS = 5
+replace_struct = msgspec.structs.replace
 
 
 @dataclass(frozen=True)
@@ -54,10 +61,41 @@ class Answers:
     # -- the board and bots ---------------------------------------------------------------
 
     def board(self) -> models.Board:
-        rows = self.store.board(self.league.id)
-        lines = [self._board_line(row.rank, row.version, row.elo, row.sd, row.games) for row in rows
-                 if row.version in self.versions]
-        return models.Board(league=self.league.name, fitted=rows[0].fitted if rows else None, lines=lines)
+        """The board as last fitted (each line with its change over a day), the versions entered since, and the
+        rating history of the top :data:`LEADERS` active versions."""
+        rows = [row for row in self.store.board(self.league.id) if row.version in self.versions]
+        fitted = rows[0].fitted if rows else None
+        day_before = _day_before(fitted)
+        lines = []
+        for row in rows:
+            then = None if day_before is None else self.store.rating_at(self.league.id, row.version, day_before)
+            line = self._board_line(row.rank, row.version, row.elo, row.sd, row.games)
+            lines.append(replace_struct(line, change=None if then is None else row.elo - then))
+        rated = {row.version for row in rows}
+        entered = [models.EnteredLine(version=v.name, bot=v.bot, author=v.author, added=v.added, state=_state(v))
+                   for v in self.versions.values() if v.name not in rated and v.retired is None]
+        leaders = [line.version for line in lines if line.state == "active" and line.games][:LEADERS]
+        history = [models.RatingPointOut(version=p.version, fitted=p.fitted, elo=p.elo, sd=p.sd, games=p.games)
+                   for p in self.store.rating_history(self.league.id, leaders)]
+        return models.Board(league=self.league.name, fitted=fitted, lines=lines, entered=entered, leaders=leaders,
+                            history=history, live=urls.BOARD_LIVE_API())
+
+    def live(self, now: datetime) -> models.BoardLive:
+        """The board's live part at ``now``: what the viewer may see of the games stored in the hour before, each
+        version's latest game, and the groups in flight (only that they are, and who sits in one: nothing of
+        their games)."""
+        with_open = self._query(None).with_open
+        groups = self.store.playing(self.league.id)
+        playing = {version for seats in groups for version in seats}
+        lines = []
+        for name in self.versions:
+            last = self.store.last_game(self.league.id, name, with_open=with_open)
+            lines.append(models.LiveLine(version=name, playing=name in playing,
+                                         last_game=last[0] if last else None, last_played=last[1] if last else None,
+                                         last_url=urls.game(last[0]) if last else None))
+        since = (now - timedelta(hours=1)).isoformat(timespec="seconds")
+        return models.BoardLive(now=now.isoformat(timespec="seconds"), lines=lines, groups_playing=len(groups),
+                                games_last_hour=self.store.games_since(self.league.id, since, with_open=with_open))
 
     def _board_line(self, rank: int, name: str, elo: float, sd: float | None, games: int) -> models.BoardLine:
         version = self.versions[name]
@@ -151,7 +189,7 @@ class Answers:
                                       reason=v.reason if reason_shown(seen, v.seat, mine) else None)
                     for v in record.verdicts]
         return models.GameLine(number=game.number, game=record.game, status=game.status, players=record.players,
-                               fools=record.fools, end=record.end, verdicts=verdicts, url=f"/games/{game.number}")
+                               fools=record.fools, end=record.end, verdicts=verdicts, url=urls.game(game.number))
 
     def _authors_of(self, game: LeagueGame) -> tuple[str, ...]:
         # A player that is no version of the league belongs to nobody (no author sees it as theirs).
@@ -225,12 +263,12 @@ class Answers:
     def _deal_over(self, row: SideRow, deal: str, seen: Sight) -> bool:
         """As a league game's group: a side game is shown (but to the admin) once every rotation of its deal is
         stored, or its request is over."""
-        if seen is Sight.ALL or row.status in ("done", "void"):
+        if seen is Sight.ALL or _is_over(row):
             return True
         return sum(g.record.deal == deal for g in self.store.side_games(row)) >= len(row.seats)
 
     def _side_out(self, row: SideRow, seen: Sight) -> models.SideOut:
-        url = f"/challenges/{row.id}"
+        url = urls.challenge(row.id)
         played = []
         for game in self.store.side_games(row):
             record = game.record
@@ -241,10 +279,11 @@ class Answers:
                                           reason=v.reason if reason_shown(seen, v.seat, mine) else None)
                         for v in record.verdicts]
             played.append(models.SideGameLine(number=game.number, players=record.players, fools=record.fools,
-                                              end=record.end, verdicts=verdicts, url=f"{url}/games/{game.number}"))
+                                              end=record.end, verdicts=verdicts,
+                                              url=urls.challenge_game(row.id, game.number)))
         return models.SideOut(id=row.id, kind=row.kind, author=row.author, seats=list(row.seats), games=row.games,
                               created=row.created, status=row.status, result=row.result, finished=row.finished,
-                              played=played, url=url)
+                              played=played, url=url, over=_is_over(row))
 
     def _authors(self, players: list[str]) -> tuple[str, ...]:
         return tuple(self.versions[p].author if p in self.versions else "" for p in players)
@@ -282,3 +321,19 @@ def upload_out(row: UploadRow) -> models.UploadOut:
 
 def _state(version: VersionRow) -> str:
     return version.state(why=False)
+
+
+def _is_over(row: SideRow) -> bool:
+    """Whether a side request is over: nothing more of it will be played."""
+    return row.status in SIDE_OVER
+
+
+def _day_before(fitted: str | None) -> str | None:
+    """The time stamp a day before ``fitted``, written as the store writes ``fitted`` (so that they compare as
+    strings), or None."""
+    if fitted is None:
+        return None
+    try:
+        return (datetime.fromisoformat(fitted) - timedelta(days=1)).isoformat(timespec="seconds")
+    except ValueError:
+        return None

@@ -21,10 +21,11 @@ from litestar.types import Message, Scope
 from referee import __version__
 from referee.results.web_queries import WebStore
 from referee.text import visible_value
-from referee.web import api, auth, pages, table_events, tables
+from referee.web import api, auth, live, pages, table_events, tables
 from referee.web.admission import admit
 from referee.web.context import WebState
 from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
+from referee.web.page_values import template_globals
 from referee.web.published import Published
 from referee.web.refusals import DOMAIN, Refused, refusal
 from referee.web.settings import WebSettings
@@ -49,6 +50,7 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
     templates = Environment(loader=PackageLoader("referee.web", "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True),
                             finalize=visible_value)  # every {{ ... }}: entrant text with its controls escaped
+    templates.globals.update(template_globals())  # what templates are told by the Python that owns it
     state = WebState(db_path=Path(db_path), settings=settings, key=key,
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
@@ -56,7 +58,8 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                      table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total),
                      published=Published(Path(db_path), settings.kept_bytes))
     return Litestar(
-        route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, static_file, favicon],
+        route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, *live.ROUTES, static_file,
+                        favicon],
         state=_state(state),
         guards=[admit],
         middleware=[give_back_leases],

@@ -11,6 +11,14 @@ from protocol.views import PlayerView
 from referee.results.requests import FinalsBudget, FinalsTop
 
 
+class RatingPointOut(msgspec.Struct, frozen=True):
+    version: str
+    fitted: str
+    elo: float
+    sd: float | None
+    games: int
+
+
 class BoardLine(msgspec.Struct, frozen=True):
     rank: int
     version: str
@@ -20,12 +28,51 @@ class BoardLine(msgspec.Struct, frozen=True):
     sd: float | None  # None until the fit pins it
     games: int
     state: str  # active, retired or quarantined
+    change: float | None = None  # Elo since the last fit a day or more before this one (None: none that old)
+
+
+class EnteredLine(msgspec.Struct, frozen=True):
+    """A version entered and not yet on the board (the daemon has not refitted since it was added)."""
+
+    version: str
+    bot: str
+    author: str
+    added: str
+    state: str
 
 
 class Board(msgspec.Struct, frozen=True):
+    """The board as the daemon last fitted it, and the versions entered since (all kept until the next refit or
+    version change). ``history``: the rating points of ``leaders`` (the top active versions), for the chart.
+    What changes as games are played (each version's last game, the last hour's games, what plays now) is
+    :class:`BoardLive`, fetched by the page's script."""
+
     league: str
     fitted: str | None  # when the daemon last refitted (None before its first fit)
     lines: list[BoardLine]
+    entered: list[EnteredLine] = []
+    leaders: list[str] = []
+    history: list[RatingPointOut] = []
+    live: str = ""  # the address of its live part (:class:`BoardLive`)
+
+
+class LiveLine(msgspec.Struct, frozen=True):
+    version: str
+    playing: bool  # it sits in a deal group in flight (which games, with whom, is not shown until it ends)
+    last_game: int | None = None  # its latest game the viewer may see
+    last_played: str | None = None  # when that game ended
+    last_url: str | None = None
+
+
+class BoardLive(msgspec.Struct, frozen=True):
+    """The board's live part, read afresh at each request: games shown in the hour before ``now`` (a group's
+    games once it is complete or void, as everywhere), how many deal groups are in flight, and per version its
+    latest game and whether it is playing."""
+
+    now: str
+    games_last_hour: int
+    groups_playing: int
+    lines: list[LiveLine]
 
 
 class VersionOut(msgspec.Struct, frozen=True):
@@ -34,14 +81,6 @@ class VersionOut(msgspec.Struct, frozen=True):
     added: str
     state: str
     quarantine_reason: str | None = None  # the owner's and the admin's only
-
-
-class RatingPointOut(msgspec.Struct, frozen=True):
-    version: str
-    fitted: str
-    elo: float
-    sd: float | None
-    games: int
 
 
 class HeadToHead(msgspec.Struct, frozen=True):
@@ -161,6 +200,7 @@ class SideOut(msgspec.Struct, frozen=True):
     finished: str | None
     played: list[SideGameLine]
     url: str
+    over: bool = False  # done or void: nothing more will be played (its page stops reloading)
 
 
 class SideQueued(msgspec.Struct, frozen=True):

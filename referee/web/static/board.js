@@ -1,53 +1,91 @@
-// The live board: polls /api/board and rewrites the table's cells as text (never markup).
+// The live board. Its rows are drawn once, by the server (board.html): every few seconds this fetches the page
+// again (revalidated by its ETag: a 304 while nothing changed) and puts the new #board in place of the old, and
+// fills the live cells (each version's last game, whether it plays now, the last hour's games) from the JSON at
+// #board's data-live, as text. Addresses come from the server (data-live, each line's last_url), never built here.
 "use strict";
 
 (() => {
-  const table = document.getElementById("board-body");
-  const fitted = document.getElementById("board-fitted");
   const seconds = Number(document.body.dataset.poll || "5");
+  let live = null; // the latest live answer, put in again when the board is replaced
 
-  function cell(row, text) {
-    const td = document.createElement("td");
-    td.textContent = text;
-    row.append(td);
-    return td;
+  function count(name) {
+    document.body.dataset[name] = String(Number(document.body.dataset[name] || "0") + 1);
   }
 
-  function link(row, href, text) {
-    const td = document.createElement("td");
+  function ago(now, then) {
+    const minutes = Math.max(0, Math.round((Date.parse(now) - Date.parse(then)) / 60000));
+    if (Number.isNaN(minutes)) return then;
+    if (minutes < 60) return minutes + " min ago";
+    const hours = Math.round(minutes / 60);
+    return hours < 48 ? hours + " h ago" : Math.round(hours / 24) + " days ago";
+  }
+
+  function lastGame(cell, line, now) {
+    if (line.last_game === null || line.last_url === null) {
+      cell.textContent = "none yet";
+      return;
+    }
     const a = document.createElement("a");
-    a.href = href;
-    a.textContent = text;
-    td.append(a);
-    row.append(td);
+    a.href = line.last_url;
+    a.textContent = "#" + line.last_game;
+    a.title = line.last_played || "";
+    cell.replaceChildren(a, document.createTextNode(" " + (line.last_played ? ago(now, line.last_played) : "")));
   }
 
-  function draw(board) {
-    const rows = board.lines.map((line) => {
-      const row = document.createElement("tr");
-      cell(row, String(line.rank));
-      link(row, "/bots/" + encodeURIComponent(line.bot), line.version);
-      link(row, "/authors/" + encodeURIComponent(line.author), line.author);
-      cell(row, line.elo.toFixed(1));
-      cell(row, line.sd === null ? "-" : line.sd.toFixed(1));
-      cell(row, String(line.games));
-      cell(row, line.state);
-      return row;
-    });
-    table.replaceChildren(...rows);
-    fitted.textContent = board.fitted || "not yet";
-    document.body.dataset.polled = String(Number(document.body.dataset.polled || "0") + 1);
+  function fill() {
+    const board = document.getElementById("board");
+    if (live === null || board === null) return;
+    document.getElementById("live-hour").textContent = String(live.games_last_hour);
+    document.getElementById("live-groups").textContent = String(live.groups_playing);
+    const lines = new Map(live.lines.map((line) => [line.version, line]));
+    for (const row of board.querySelectorAll("tr[data-version]")) {
+      const line = lines.get(row.dataset.version);
+      if (line === undefined) continue;
+      lastGame(row.querySelector(".last-game"), line, live.now);
+      const playing = row.querySelector(".playing");
+      playing.textContent = line.playing ? "playing" : "";
+      row.classList.toggle("is-playing", line.playing);
+    }
+    count("lived");
+  }
+
+  async function fetchLive() {
+    const board = document.getElementById("board");
+    const answer = await fetch(board.dataset.live, { credentials: "same-origin",
+      headers: { Accept: "application/json" } });
+    if (answer.ok) {
+      live = await answer.json();
+      fill();
+    }
+  }
+
+  async function fetchBoard() {
+    const answer = await fetch(location.pathname, { credentials: "same-origin", cache: "no-cache",
+      headers: { Accept: "text/html" } });
+    if (!answer.ok) return;
+    const fresh = new DOMParser().parseFromString(await answer.text(), "text/html").getElementById("board");
+    const board = document.getElementById("board");
+    if (fresh !== null && board !== null && fresh.innerHTML !== board.dataset.drawn) {
+      const drawn = fresh.innerHTML;
+      board.replaceWith(document.adoptNode(fresh));
+      fresh.dataset.drawn = drawn;
+      fill();
+    }
+    count("polled");
   }
 
   async function poll() {
     try {
-      const answer = await fetch("/api/board", { credentials: "same-origin", headers: { Accept: "application/json" } });
-      if (answer.ok) draw(await answer.json());
+      await Promise.all([fetchBoard(), fetchLive()]);
     } finally {
       setTimeout(poll, seconds * 1000);
     }
   }
 
-  setTimeout(poll, seconds * 1000);
-  document.body.dataset.ready = "1";
+  const board = document.getElementById("board");
+  board.dataset.drawn = board.innerHTML;
+  fetchLive().finally(() => {
+    document.body.dataset.ready = "1";
+    setTimeout(poll, seconds * 1000);
+  });
 })();

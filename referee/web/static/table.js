@@ -66,21 +66,50 @@ const DurakTable = (() => {
     }
   }
 
-  // One event as a line of the log, as parts (``who``: a seat's name as shown).
-  function eventParts(e, who) {
+  // ``phrases[key]`` with its {field}s filled, as parts: a field's value is a name or number (text), an array of
+  // card codes (drawn as cards), or {parts} (already parts).
+  function phrase(phrases, key, fields) {
+    const out = [];
+    for (const piece of phrases[key].split(/(\{\w+\})/)) {
+      const field = /^\{(\w+)\}$/.exec(piece);
+      if (field === null) {
+        if (piece) out.push(piece);
+        continue;
+      }
+      const value = fields[field[1]];
+      if (value && value.parts) out.push(...value.parts);
+      else if (Array.isArray(value)) out.push(...said([value]));
+      else out.push(String(value));
+    }
+    return out;
+  }
+
+  // One event as a line of the log, as parts, in the replay's words: ``phrases`` are the narration's
+  // (referee/results/narrate.py PHRASES, given by the page), ``who`` a seat's name as shown.
+  function eventParts(e, who, phrases) {
+    const say = (key, fields) => phrase(phrases, key, fields);
     switch (e.type) {
-      case "bout": return [who(e.attacker) + " attacks " + who(e.defender)];
-      case "action": return [who(e.seat) + ": ", ...actionParts(e.action)];
-      case "draw": return said([who(e.seat) + " draws ", e.cards ? e.cards : e.count + " card(s)",
-        ...(e.shown && e.shown.length && !e.cards ? [" (", e.shown, " shown)"] : [])]);
-      case "bout_end": return said([who(e.defender) + (e.outcome === "taken" ? " takes " : " beat off "), e.cards]);
-      case "out": return [e.seats.map(who).join(", ") + " out, place " + e.place];
-      case "ladder": return said(["ladder: piles ", e.piles, "; " + who(e.starter) + " starts"]);
-      case "place": return said([who(e.seat) + " lays ", [e.card], " on " + who(e.onto) + "'s pile"]);
-      case "keep": return said([who(e.seat) + " keeps ", e.card ? [e.card] : "a card"]);
-      case "ladder_end": return ["the stock is empty: piles and kept cards go to hand"];
-      case "pile_take": return said([who(e.seat) + " takes ", [e.card], " from the pile"]);
-      case "pile_discard": return said(["the pile is discarded: ", e.cards]);
+      case "bout": return say("bout", { attacker: who(e.attacker), defender: who(e.defender) });
+      case "action": {
+        const [kind, ...cards] = e.action.split(" ");
+        if (kind === "beat") return say("action.beat", { seat: who(e.seat), target: [cards[0]], card: [cards[1]] });
+        return say("action." + kind, { seat: who(e.seat), cards });
+      }
+      case "draw":
+        if (e.cards) return say("draw.seen", { seat: who(e.seat), count: e.count, cards: e.cards });
+        return say(e.shown && e.shown.length ? "draw.trump" : "draw", { seat: who(e.seat), count: e.count,
+          shown: e.shown || [] });
+      case "bout_end": return say(e.outcome === "taken" ? "bout_end.taken" : "bout_end.beaten",
+        { defender: who(e.defender), cards: e.cards });
+      case "out": return say("out", { seats: e.seats.map(who).join(" and "), place: e.place });
+      case "ladder": return say("ladder", { starter: who(e.starter), piles: { parts: e.piles.flatMap((code, s) =>
+        [...(s ? [", "] : []), who(s) + " ", { card: code }]) } });
+      case "place": return say("place", { seat: who(e.seat), card: [e.card], onto: who(e.onto) });
+      case "keep": return say(e.card ? "keep" : "keep.hidden", { seat: who(e.seat), card: e.card ? [e.card] : [] });
+      case "ladder_end": return say("ladder_end", { hand_sizes: e.hand_sizes.map((n, s) => who(s) + " " + n)
+        .join(", ") });
+      case "pile_take": return say("pile_take", { seat: who(e.seat), card: [e.card] });
+      case "pile_discard": return say("pile_discard", { cards: e.cards });
       default: return [e.type];
     }
   }
@@ -90,9 +119,9 @@ const DurakTable = (() => {
     return names.map((n, s) => (names.filter((m) => m === n).length > 1 ? n + " (seat " + s + ")" : n));
   }
 
-  function eventLine(e, names) {
+  function eventLine(e, names, phrases) {
     const shown = shownNames(names);
-    return plain(eventParts(e, (s) => (shown[s] === undefined ? "seat " + s : shown[s])));
+    return plain(eventParts(e, (s) => (shown[s] === undefined ? "seat " + s : shown[s]), phrases));
   }
 
   // Where each opponent sits around the table, in play order from the person (who sits at the bottom): with
@@ -104,7 +133,8 @@ const DurakTable = (() => {
 
   class Table {
     // options.send(text) -> Promise: sends a legal action string; options.replay: the replay's address;
-    // options.handOrder: the server's key to the order a hand is shown in (referee/hand_order.py).
+    // options.handOrder: the server's key to the order a hand is shown in (referee/hand_order.py);
+    // options.phrases: the narration's words for each event (referee/results/narrate.py PHRASES).
     constructor(root, options) {
       this.root = root;
       this.options = options || {};
@@ -356,7 +386,7 @@ const DurakTable = (() => {
     drawLog() {
       this.log.textContent = "";
       const who = (s) => this.who(s);
-      for (const e of this.events) this.log.append(render(el("li"), eventParts(e, who)));
+      for (const e of this.events) this.log.append(render(el("li"), eventParts(e, who, this.options.phrases)));
       const box = this.log.parentElement;
       if (box) box.scrollTop = box.scrollHeight;
     }

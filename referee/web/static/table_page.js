@@ -8,6 +8,7 @@
 
 (() => {
   const data = JSON.parse(document.getElementById("table-data").textContent);
+  const phrases = JSON.parse(document.getElementById("narration").textContent);  // the replay's words
   const root = document.getElementById("table");
   const POLL_MS = 400;  // while the bots move
   const MY_TURN_POLL_MS = 2000;  // while the person thinks, only a timeout's game over can come
@@ -66,7 +67,9 @@
 
   // The next messages (parsed) and the table's state, from either feed; true once the game is over.
   function take(messages, state) {
-    if (!table && messages.length) table = new DurakTable.Table(root, { send, replay: null, handOrder: data.hand_order });
+    if (!table && messages.length) {
+      table = new DurakTable.Table(root, { send, replay: null, handOrder: data.hand_order, phrases });
+    }
     if (table) {
       table.options.replay = state.replay;
       table.feed(messages, state.clock_ms, state.view);
