@@ -1,8 +1,8 @@
-"""Every address a page links to, in one home: each route's name and path template (what its handler is declared
-with: ``@get(urls.BOT.path, name=urls.BOT.name)``) and the builder that fills it, each value percent-encoded as one
+"""Every address a page links to, in one home: each route's name and path template (as its handler declares them:
+Litestar's ``name=``, for ``app.route_reverse``) and the builder that fills it, each value percent-encoded as one
 path segment. Templates call these builders (the Jinja global ``urls``), answers put their results in the JSON, and
 scripts take the addresses their page or its JSON gives them: nothing else spells a path.
-``tests/test_web_board.py`` holds each one to the route the app serves under its name and path."""
+``tests/test_web_board.py`` holds each one to the route the app serves under that name and path."""
 
 from __future__ import annotations
 
