@@ -134,6 +134,7 @@ def test_the_live_part_counts_the_last_hour_and_shows_nothing_of_groups_in_fligh
         lines = {line["version"]: line for line in answer["lines"]}
         assert lines["alpha@1"]["last_game"] == lines["beta@1"]["last_game"] == last, viewer
         assert lines["alpha@1"]["last_url"] == f"/games/{last}" and lines["alpha@1"]["playing"] is True
+        assert lines["alpha@1"]["games_last_hour"] == lines["beta@1"]["games_last_hour"] == hour, viewer
         assert OPEN_MARK not in live.text and "g20" not in live.text and "g1|" not in live.text
 
 
@@ -151,13 +152,15 @@ def test_the_last_hour_is_counted_from_the_games_times(db: WebDb, client: TestCl
     answer = client.get(urls.BOARD_LIVE_API()).json()
     assert answer["games_last_hour"] == 1  # game 9 (was 4; 3 is the open group's)
     lines = {line["version"]: line for line in answer["lines"]}
-    assert lines["gamma@1"] == {"version": "gamma@1", "playing": False, "last_game": None, "last_played": None,
-                                "last_url": None}
+    assert lines["gamma@1"] == {"version": "gamma@1", "playing": False, "games_last_hour": 0, "last_game": None,
+                                "last_played": None, "last_url": None}
+    assert lines["alpha@1"]["games_last_hour"] == 1
     with WebStore(db.path) as store:
         for hours, first in ((3, 1), (1, 3)):
             since = (datetime.now(UTC) - timedelta(hours=hours)).isoformat(timespec="seconds")
-            assert store._first_game_since(league_id(db), since) == first
-        assert store._first_game_since(league_id(db), "2999-01-01T00:00:00+00:00") is None
+            found = store.first_game_since(league_id(db), since)
+            assert found is not None and found[0] == first
+        assert store.first_game_since(league_id(db), "2999-01-01T00:00:00+00:00") is None
 
 
 # -- one home for each address and fact -----------------------------------------------------------------------------

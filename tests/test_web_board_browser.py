@@ -76,6 +76,7 @@ def test_the_board_shows_the_chart_the_days_change_entered_versions_and_the_live
     assert [row[:2] for row in entered] == [["epsilon@1", "bob"]] and entered[0][5] == "playing"
     # the live cells: webdb's groups (0 complete, 1 open, 2 void; then gamma's and delta's against alpha)
     live = {row[1]: (row[8], row[9]) for row in board}
+    assert {row[1]: row[10] for row in board} == {"delta@1": "1", "alpha@1": "5", "gamma@1": "1", "beta@1": "3"}
     assert live["alpha@1"][0].startswith(f"#{db.games['delta']} ") and live["alpha@1"][1] == "playing"  # group 1
     assert live["beta@1"][0].startswith(f"#{db.games['void']} ")  # its newest, the open group's, is not shown
     assert live["delta@1"][0].startswith(f"#{db.games['delta']} ") and live["delta@1"][1] == "playing"

@@ -390,9 +390,10 @@ class WebStore(ArenaStore):
         the store writes them). A league's games are numbered as they are stored, so their times rise with their
         numbers: the first game at or after ``since`` is found by bisecting the numbers (a seek each), and the games
         from it on are counted along the numbers' index, less those of the groups in flight."""
-        first = self._first_game_since(league_id, since)
-        if first is None:
+        found = self.first_game_since(league_id, since)
+        if found is None:
             return 0
+        first = found[0]
         row = self._query_one("SELECT COUNT(*) AS games FROM games WHERE tournament_id = ? AND number >= ?",
                               (league_id, first))
         total = int(row["games"]) if row else 0
@@ -401,10 +402,18 @@ class WebStore(ArenaStore):
         hidden = self._query_one(f"SELECT COUNT(*) AS games {_OPEN_GAMES} AND g.number >= ?", (league_id, first))
         return total - (int(hidden["games"]) if hidden else 0)
 
-    def _first_game_since(self, league_id: int, since: str) -> int | None:
-        """The number of the league's first game stored at or after ``since`` (None: none is)."""
+    def version_games_since(self, league_id: int, version: str, first_id: int, *, with_open: bool) -> int:
+        """How many of ``version``'s games the viewer may see are the game ``first_id`` or later (the hour's, from
+        :meth:`first_game_since`): a range of its seats' primary key no wider than that."""
+        row = self._query_one(f"SELECT COUNT(*) AS games FROM league_seats s {_group_of('s')} WHERE "
+                              f"s.tournament_id = ? AND s.version = ? AND s.game_id >= ?{'' if with_open else _SHOWN}",
+                              (league_id, version, first_id))
+        return int(row["games"]) if row else 0
+
+    def first_game_since(self, league_id: int, since: str) -> tuple[int, int] | None:
+        """The number and id of the league's first game stored at or after ``since`` (None: none is)."""
         def at_or_after(number: int) -> sqlite3.Row | None:
-            return self._query_one("SELECT number, finished FROM games WHERE tournament_id = ? AND number >= ? "
+            return self._query_one("SELECT id, number, finished FROM games WHERE tournament_id = ? AND number >= ? "
                                    "ORDER BY number LIMIT 1", (league_id, number))
         newest = self._query_one("SELECT number, finished FROM games WHERE tournament_id = ? ORDER BY number DESC "
                                  "LIMIT 1", (league_id,))
@@ -420,7 +429,7 @@ class WebStore(ArenaStore):
             else:
                 low = middle + 1
         first = at_or_after(low)
-        return None if first is None else int(first["number"])
+        return None if first is None else (int(first["number"]), int(first["id"]))
 
     def playing(self, league_id: int) -> list[tuple[str, ...]]:
         """The seats of each deal group in flight (through the groups' index by status: few)."""

@@ -81,19 +81,22 @@ class Answers:
                             history=history, live=urls.BOARD_LIVE_API())
 
     def live(self, now: datetime) -> models.BoardLive:
-        """The board's live part at ``now``: what the viewer may see of the games stored in the hour before, each
-        version's latest game, and the groups in flight (only that they are, and who sits in one: nothing of
-        their games)."""
+        """The board's live part at ``now``: what the viewer may see of the games stored in the hour before (in all
+        and each version's), each version's latest game, and the groups in flight (only that they are, and who sits
+        in one: nothing of their games)."""
         with_open = self._query(None).with_open
         groups = self.store.playing(self.league.id)
         playing = {version for seats in groups for version in seats}
+        since = (now - timedelta(hours=1)).isoformat(timespec="seconds")
+        first = self.store.first_game_since(self.league.id, since)
         lines = []
         for name in self.versions:
             last = self.store.last_game(self.league.id, name, with_open=with_open)
-            lines.append(models.LiveLine(version=name, playing=name in playing,
+            hour = 0 if first is None else self.store.version_games_since(self.league.id, name, first[1],
+                                                                           with_open=with_open)
+            lines.append(models.LiveLine(version=name, playing=name in playing, games_last_hour=hour,
                                          last_game=last[0] if last else None, last_played=last[1] if last else None,
                                          last_url=urls.game(last[0]) if last else None))
-        since = (now - timedelta(hours=1)).isoformat(timespec="seconds")
         return models.BoardLive(now=now.isoformat(timespec="seconds"), lines=lines, groups_playing=len(groups),
                                 games_last_hour=self.store.games_since(self.league.id, since, with_open=with_open))
 

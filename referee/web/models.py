@@ -59,6 +59,7 @@ class Board(msgspec.Struct, frozen=True):
 class LiveLine(msgspec.Struct, frozen=True):
     version: str
     playing: bool  # it sits in a deal group in flight (which games, with whom, is not shown until it ends)
+    games_last_hour: int = 0  # its games of the hour the viewer may see
     last_game: int | None = None  # its latest game the viewer may see
     last_played: str | None = None  # when that game ended
     last_url: str | None = None

@@ -1,7 +1,8 @@
 // The live board. Its rows are drawn once, by the server (board.html): every few seconds this fetches the page
 // again (revalidated by its ETag: a 304 while nothing changed) and puts the new #board in place of the old, and
-// fills the live cells (each version's last game, whether it plays now, the last hour's games) from the JSON at
-// #board's data-live, as text. Addresses come from the server (data-live, each line's last_url), never built here.
+// fills the live cells (each version's last game, whether it plays now, its games of the last hour, the board's)
+// from the JSON at #board's data-live, as text. Addresses come from the server (data-live, each line's last_url),
+// never built here.
 "use strict";
 
 (() => {
@@ -44,6 +45,7 @@
       lastGame(row.querySelector(".last-game"), line, live.now);
       const playing = row.querySelector(".playing");
       playing.textContent = line.playing ? "playing" : "";
+      row.querySelector(".hour-games").textContent = String(line.games_last_hour);
       row.classList.toggle("is-playing", line.playing);
     }
     count("lived");
