@@ -28,24 +28,19 @@ from referee.results.web_queries import WebStore
 from referee.web import live, urls
 from referee.web.actions import ADMIN_ACTIONS
 from referee.web.app import create_app
-from referee.web.auth import SESSION_COOKIE, sign_session
 from referee.web.page_values import bounds, html_pattern
 from referee.web.settings import WebSettings
-from tests.webdb import OPEN_MARK, WebDb, build, game, stored
+from tests.webdb import OPEN_MARK, WebDb, game, stored
+from tests.webkit import base, bearer, client_for, db, log_in
 
-SETTINGS = WebSettings(rate_burst=10_000)
+__all__ = ["base", "db"]  # the fixtures, used by name
 #: The routes a form posts to (the rest are read).
 POSTED = (urls.LOGOUT, urls.CHALLENGES, urls.ADMIN_FINALS, urls.ADMIN_ACTION)
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> WebDb:
-    return build(tmp_path)
-
-
-@pytest.fixture
 def client(db: WebDb) -> Iterator[TestClient[Litestar]]:
-    with TestClient(create_app(db.path, SETTINGS)) as client:
+    with client_for(db) as client:
         yield client
 
 
@@ -57,7 +52,7 @@ def league_id(db: WebDb) -> int:
 
 
 def as_viewer(db: WebDb, viewer: str) -> dict[str, str]:
-    return {} if viewer == "anonymous" else {"Authorization": f"Bearer {db.tokens[viewer]}"}
+    return {} if viewer == "anonymous" else bearer(db, viewer)
 
 
 # -- the board: kept with the refit and the versions ---------------------------------------------------------------
@@ -168,7 +163,7 @@ def test_the_last_hour_is_counted_from_the_games_times(db: WebDb, client: TestCl
 def test_every_address_is_a_route_of_the_app_by_its_name_and_path(db: WebDb) -> None:
     """Each :mod:`referee.web.urls` route is served at its path and under its name (``route_reverse``'s), and each
     builder's address reaches that route with the values it was given."""
-    app = create_app(db.path, SETTINGS)
+    app = create_app(db.path, WebSettings())
     served = {route.path for route in app.routes}
     named = {handler.name: handler for route in app.routes for handler in getattr(route, "route_handlers", ())
              if handler.name}
@@ -200,15 +195,8 @@ def test_the_upload_form_takes_the_bot_names_rule_and_an_author_name_is_one(db: 
         new_author(store, "carol.b")
 
 
-def signed_in(client: TestClient[Litestar], db: WebDb, name: str) -> None:
-    with ArenaStore(db.path) as store:
-        author = store.author(name)
-        assert author is not None
-        client.cookies.set(SESSION_COOKIE, sign_session(store, store.web_key(), author))
-
-
 def test_the_admin_page_offers_the_actions_and_bounds_python_has(db: WebDb, client: TestClient[Litestar]) -> None:
-    signed_in(client, db, "admin")
+    log_in(client, db, "admin")
     page = client.get("/admin").text
     offered = re.findall(r'<form method="post" action="/admin/(\w+)">', page)
     assert offered and set(offered) == set(ADMIN_ACTIONS) and offered[:len(ADMIN_ACTIONS)] == list(ADMIN_ACTIONS)
@@ -218,7 +206,7 @@ def test_the_admin_page_offers_the_actions_and_bounds_python_has(db: WebDb, clie
 
 
 def test_an_author_page_reloads_only_while_an_upload_is_not_final(db: WebDb, client: TestClient[Litestar]) -> None:
-    signed_in(client, db, "alice")
+    log_in(client, db, "alice")
     assert "http-equiv" not in client.get("/authors/alice").text  # her upload is refused: final
     with ArenaStore(db.path) as store:
         store.add_upload(league_id(db), "alice", "alpha", b"\x1f\x8barchive", "00")
@@ -240,7 +228,7 @@ def test_no_template_or_script_spells_an_address() -> None:
 
 def test_a_challenge_page_reloads_only_until_its_request_is_over(db: WebDb, client: TestClient[Litestar]) -> None:
     """Its final states come from the answer (``over``), not a list of the others written into the template."""
-    signed_in(client, db, "alice")
+    log_in(client, db, "alice")
     done = client.get(urls.challenge(db.challenges["alice"]))
     assert done.status_code == 200 and "http-equiv" not in done.text
     with ArenaStore(db.path) as store:
