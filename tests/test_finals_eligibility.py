@@ -15,7 +15,7 @@ from referee.results.league_store import VersionRow
 from tests.webdb import WebDb, built
 from tests.webkit import bearer, client_for, db
 
-FIXTURES = (db,)  # the tests take it by name
+__all__ = ["db"]  # the fixtures, used by name
 
 
 @pytest.fixture(scope="module")

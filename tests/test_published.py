@@ -26,7 +26,7 @@ from referee.web.settings import WebSettings
 from tests.webdb import WebDb, game, stored
 from tests.webkit import base, db
 
-FIXTURES = (base, db)  # the tests take them by name
+__all__ = ["base", "db"]  # the fixtures, used by name
 
 #: Every route a crowd reads, as a visitor asks for it (``{game}``: a game of a complete group).
 #: Tries a route gets to find no mark moving between its two answers before the writer is held for it.

@@ -29,7 +29,7 @@ from tests.test_web_auth import csrf_of, log_in
 from tests.webdb import WebDb
 from tests.webkit import base, db
 
-FIXTURES = (base, db)  # the tests take them by name
+__all__ = ["base", "db"]  # the fixtures, used by name
 
 Client = TestClient  # type: ignore[type-arg]
 #: The attack's declared body: 60 MiB, of which the client sends only the first bytes.

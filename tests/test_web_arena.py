@@ -29,6 +29,7 @@ from tests.entrants import STDERR_MARK, c_bot, python_bot, tar_gz
 from tests.sandboxes import needs_bwrap
 from tests.test_web_tables_browser import in_seats, open_table, play_to_the_end
 from tests.webdb import why_nobody_cannot_serve
+from tests.webkit import free_port
 
 __all__ = ["browser"]  # the fixture, used by name
 pytestmark = needs_bwrap
@@ -60,12 +61,6 @@ class Arena:
     db: Path
     folder: Path
     tokens: dict[str, str]
-
-
-def free_port() -> int:
-    with closing(socket.socket()) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def archive(files: dict[str, str], path: Path) -> Path:

@@ -5,7 +5,6 @@ limits with 429 + Retry-After, body caps and the upload quotas."""
 from __future__ import annotations
 
 import logging
-import re
 
 import pytest
 from litestar.testing import TestClient
@@ -13,25 +12,11 @@ from litestar.testing import TestClient
 from referee.results.arena_store import ArenaStore
 from referee.web.auth import SESSION_COOKIE, sign_session
 from tests.webdb import WebDb
-from tests.webkit import base, client_for, db
+from tests.webkit import base, client_for, csrf_of, db, log_in
 
-FIXTURES = (base, db)  # the tests take them by name
+__all__ = ["base", "db"]  # the fixtures, used by name
 
 Client = TestClient  # type: ignore[type-arg]
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]*)"', page)
-    assert found is not None
-    return found.group(1)
-
-
-def log_in(client: Client, db: WebDb, name: str) -> str:
-    """Log in through the form; the session's CSRF token (from a page's form)."""
-    token = csrf_of(client.get("/login").text)
-    answer = client.post("/login", data={"token": db.tokens[name], "csrf": token}, follow_redirects=False)
-    assert answer.status_code == 303 and answer.headers["location"] == f"/authors/{name}"
-    return csrf_of(client.get("/upload").text)
 
 
 def session_cookie(db: WebDb, name: str, key: bytes | None = None, now: float | None = None) -> str:

@@ -18,9 +18,9 @@ from referee.results.arena_store import ArenaStore
 from referee.results.replay import replay_lines
 from referee.results.rows import StoredGame
 from tests.webdb import WebDb, built, game
-from tests.webkit import bearer, client_for, db
+from tests.webkit import bearer, client_for, db, log_in
 
-FIXTURES = (db,)  # the tests take them by name
+__all__ = ["db"]  # the fixtures, used by name
 
 Client = TestClient  # type: ignore[type-arg]
 #: gamma is alice's second bot (active); beta is bob's (active); alpha, alice's first, is quarantined.
@@ -122,20 +122,6 @@ def test_the_cpu_quota_counts_the_moves_of_the_last_hours_side_games(db: WebDb) 
         assert client.post("/api/challenges", json=GOOD, headers=bearer(db, "alice")).status_code == 202
 
 
-def log_in(client: Client, db: WebDb, name: str) -> str:
-    """Log in through the form; the session's CSRF token, from the author page's challenge form."""
-    login = client.get("/login").text
-    token = re.search(r'name="csrf" value="([^"]*)"', login)
-    assert token is not None
-    answer = client.post("/login", data={"token": db.tokens[name], "csrf": token.group(1)}, follow_redirects=False)
-    assert answer.status_code == 303
-    page = client.get(f"/authors/{name}").text
-    form = re.search(r'<form method="post" action="/challenges" id="challenge-form">\s*<input type="hidden" '
-                     r'name="csrf" value="([^"]*)"', page)
-    assert form is not None
-    return form.group(1)
-
-
 def test_the_challenge_form_needs_its_csrf_token_and_shows_refusals(db: WebDb) -> None:
     fields = {"bot": "gamma", "opponents": "beta", "games": "2"}
     with client_for(db, side_games_per_hour=4) as client:
@@ -205,10 +191,7 @@ def test_finals_need_two_active_rated_versions(db: WebDb) -> None:
 
 def test_the_finals_form_needs_its_csrf_token_and_the_page_shows_the_status(db: WebDb) -> None:
     with client_for(db) as client:
-        log_in_admin = client.get("/login").text
-        token = re.search(r'name="csrf" value="([^"]*)"', log_in_admin)
-        assert token is not None
-        client.post("/login", data={"token": db.tokens["admin"], "csrf": token.group(1)})
+        log_in(client, db, "admin")
         page = client.get("/admin").text
         assert "Not asked for." in page
         form = re.search(r'<form method="post" action="/admin/finals" id="finals-form"><input type="hidden" '

@@ -29,7 +29,7 @@ from tests.liveserver import served
 from tests.webdb import WebDb
 from tests.webkit import base, bearer, client_for, db
 
-FIXTURES = (base, db)  # the tests take them by name
+__all__ = ["base", "db"]  # the fixtures, used by name
 
 Client = TestClient  # type: ignore[type-arg]
 

@@ -22,7 +22,7 @@ from referee.web.settings import WebSettings
 from tests.webdb import WebDb
 from tests.webkit import base
 
-FIXTURES = (base,)  # the tests take it by name
+__all__ = ["base"]  # the fixtures, used by name
 
 Client = TestClient  # type: ignore[type-arg]
 INT64 = (-(2**63), 2**63 - 1)

@@ -22,7 +22,7 @@ from tests.test_web_visibility import routes as visibility_matrix
 from tests.webdb import A_TABLE, WebDb, game, league_copy, stored
 from tests.webkit import base
 
-FIXTURES = (base,)  # the tests take it by name
+__all__ = ["base"]  # the fixtures, used by name
 
 #: What the app serves that shows no one's data, and why it is not in the matrix.
 NOT_SHOWN = {

@@ -20,7 +20,7 @@ from tests.liveserver import served
 from tests.webdb import WebDb
 from tests.webkit import base, bearer, db
 
-FIXTURES = (base, db)  # the tests take them by name
+__all__ = ["base", "db"]  # the fixtures, used by name
 
 
 def open_waiting_table(db: WebDb, author: str) -> int:

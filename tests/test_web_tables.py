@@ -7,6 +7,7 @@ streamed (server-sent events, read from a real uvicorn as they come), and a stre
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from referee.web.settings import WebSettings
 from tests.liveserver import served
 from tests.test_tables import league_with_bots
 from tests.webdb import WebDb
+from tests.webkit import bearer
 
 Client = TestClient  # type: ignore[type-arg]
 
@@ -38,11 +40,16 @@ SETTINGS = WebSettings(rate_burst=10_000, tables_per_author=1, tables_total=2, m
 @pytest.fixture(scope="module")
 def arena() -> Iterator[tuple[WebDb, Any]]:
     folder = Path(tempfile.mkdtemp(prefix="durak-test-web-tables-"))
-    db, runner = league_with_bots(folder)
-    runner.start()
-    with TestClient(create_app(db.path, SETTINGS)) as client:
-        yield db, client
-    runner.stop()
+    try:
+        db, runner = league_with_bots(folder)
+        runner.start()
+        try:
+            with TestClient(create_app(db.path, SETTINGS)) as client:
+                yield db, client
+        finally:
+            runner.stop()
+    finally:  # the league and its bots' folders: nothing left behind
+        shutil.rmtree(folder)
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +57,6 @@ def live(arena: tuple[WebDb, Any]) -> Iterator[str]:
     """The same database served by uvicorn on 127.0.0.1: the event stream read as it comes."""
     with served(create_app(arena[0].path, replace(SETTINGS, table_stream_look_seconds=0.02))) as url:
         yield url
-
-
-def bearer(db: WebDb, who: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {db.tokens[who]}"}
 
 
 def raw(answer: Any) -> bytes:

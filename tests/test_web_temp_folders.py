@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests import test_query_plans, test_web_games_pages, test_web_table_stream
+from tests import test_query_plans, test_web_games_pages, test_web_table_stream, test_web_tables
 
 
 def raw(fixture: Any) -> Callable[..., Iterator[Any]]:
@@ -21,13 +21,13 @@ def raw(fixture: Any) -> Callable[..., Iterator[Any]]:
     return function
 
 
-@pytest.mark.parametrize("module", [test_web_games_pages, test_query_plans, test_web_table_stream])
+@pytest.mark.parametrize("module", [test_web_games_pages, test_query_plans, test_web_table_stream, test_web_tables])
 def test_a_web_modules_leagues_leave_no_folder(module: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     own = tmp_path / "tmp"
     own.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(own))
     lived = []
-    for name in ("web", "traced", "base"):  # the module's own league, as pytest sets it up and tears it down
+    for name in ("web", "traced", "arena", "base"):  # the module's own league, as pytest sets it up and tears it down
         if hasattr(module, name):
             life = raw(getattr(module, name))()
             league = next(life)

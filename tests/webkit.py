@@ -1,10 +1,12 @@
 """The web tests' set-up, written once: a module's league (``base``) and a copy of it for one test (``db``), a
-test client over it (``client_for``), an author's ``Authorization`` header (``bearer``) and a free port for a
-server (``free_port``). A test module takes the fixtures by importing them (``from tests.webkit import base,
-db``); each folder made here is removed when its fixture ends."""
+test client over it (``client_for``), an author's ``Authorization`` header (``bearer``), logging in through the
+form (``log_in``, ``csrf_of``) and a free port for a server (``free_port``). A test module takes the fixtures by
+importing them (``from tests.webkit import base, db`` and ``__all__ = ["base", "db"]``: used by name);
+each folder made here is removed when its fixture ends."""
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +43,21 @@ def client_for(db: WebDb, **settings: Any) -> TestClient[Any]:
 def bearer(db: WebDb, who: str) -> dict[str, str]:
     """``who``'s ``Authorization`` header."""
     return {"Authorization": f"Bearer {db.tokens[who]}"}
+
+
+def csrf_of(page: str) -> str:
+    """The CSRF token of the first form on ``page``."""
+    found = re.search(r'name="csrf" value="([^"]*)"', page)
+    assert found is not None
+    return found.group(1)
+
+
+def log_in(client: TestClient[Any], db: WebDb, name: str) -> str:
+    """Log ``name`` in through the login form; the session's CSRF token (as its pages' forms carry it)."""
+    token = csrf_of(client.get("/login").text)
+    answer = client.post("/login", data={"token": db.tokens[name], "csrf": token}, follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == f"/authors/{name}"
+    return csrf_of(client.get("/upload").text)
 
 
 def free_port() -> int:
