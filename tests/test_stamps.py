@@ -38,3 +38,4 @@ def test_stamps_sort_as_their_times() -> None:
     assert stamp(start) == "2026-12-06T02:00:00.000000+00:00"  # isoformat() alone drops a zero fraction
     assert sorted(map(stamp, reversed(times))) == list(map(stamp, times))
     assert STAMP.fullmatch(stamp())
+    assert stamp(datetime(2026, 12, 6, 2, 0)) == stamp(start)  # naive: UTC, whatever the machine's zone

@@ -10,5 +10,7 @@ from datetime import UTC, datetime
 
 
 def stamp(at: datetime | None = None) -> str:
-    """``at`` (an aware time; now if None) as a row's time stamp."""
-    return (at if at is not None else datetime.now(UTC)).astimezone(UTC).isoformat(timespec="microseconds")
+    """``at`` (now if None; a naive time is taken as UTC, as a stamp read back without its offset) as a row's time
+    stamp."""
+    when = datetime.now(UTC) if at is None else at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="microseconds")

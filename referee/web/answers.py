@@ -15,6 +15,7 @@ from referee.results.arena_store import UploadRow
 from referee.results.league_store import VersionRow
 from referee.results.rows import StoredReplay
 from referee.results.side_store import SideRow
+from referee.results.stamps import stamp
 from referee.results.store import StoreError
 from referee.results.web_queries import GameQuery, LeagueGame, WebStore
 from referee.web import models, urls
@@ -87,7 +88,7 @@ class Answers:
         with_open = self._query(None).with_open
         groups = self.store.playing(self.league.id)
         playing = {version for seats in groups for version in seats}
-        since = (now - timedelta(hours=1)).isoformat(timespec="seconds")
+        since = stamp(now - timedelta(hours=1))
         first = self.store.first_game_since(self.league.id, since)
         lines = []
         for name in self.versions:
@@ -332,11 +333,11 @@ def _is_over(row: SideRow) -> bool:
 
 
 def _day_before(fitted: str | None) -> str | None:
-    """The time stamp a day before ``fitted``, written as the store writes ``fitted`` (so that they compare as
-    strings), or None."""
+    """The time stamp a day before ``fitted``, as the store writes one (:func:`~referee.results.stamps.stamp`: so that
+    they compare as strings), or None."""
     if fitted is None:
         return None
     try:
-        return (datetime.fromisoformat(fitted) - timedelta(days=1)).isoformat(timespec="seconds")
+        return stamp(datetime.fromisoformat(fitted) - timedelta(days=1))
     except ValueError:
         return None
