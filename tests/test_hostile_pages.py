@@ -80,7 +80,7 @@ OURS = {
     "base.html": {"Const", "csrf", "urls.ADMIN", "urls.LOGIN", "urls.LOGOUT", "urls.TABLES", "urls.UPLOAD",
                   "urls.author", "urls.board", "urls.games", "urls.static"},
     "board.html": {"Const", "Const|format", "board.fitted", "board.live", "chart.first", "chart.height",
-                   "chart.last", "chart.width", "line.added", "line.games", "line.rank", "line.state", "poll",
+                   "chart.last", "chart.left", "chart.width", "line.added", "line.games", "line.rank", "line.state", "poll",
                    "s.last", "s.line", "s.slot", "urls.author", "urls.bot", "urls.static"},
     "bot.html": {"Const", "Const|format", "chart.height", "chart.width", "ci_legend", "count", "h.fool", "h.games",
                  "h.opponent_fool", "kind", "p.fitted", "p.games", "s.band", "s.line", "urls.author", "urls.bot",

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from referee.web.models import RatingPointOut
 
 WIDTH, HEIGHT, PAD = 480, 160, 10
+#: Where the board's lines begin: its Elo axis' labels sit left of them.
+AXIS = 44
 #: The least span of Elo a chart's height stands for.
 MIN_SPAN = 20.0
 
@@ -29,14 +31,15 @@ class Chart:
     high: float
     first: str = ""  # the first and last refit drawn (the x axis' ends)
     last: str = ""
+    left: int = PAD  # where the lines begin (room for the Elo axis' labels)
     width: int = WIDTH
     height: int = HEIGHT
 
 
-def rating_chart(history: list[RatingPointOut], *, bands: bool = True) -> Chart | None:
+def rating_chart(history: list[RatingPointOut], *, bands: bool = True, left: int = PAD) -> Chart | None:
     """The chart of ``history`` (None when empty): a series per version in the order they first appear (the
     board passes its leaders' points best first); x is the refit's order, y the rating, scaled to the 95%
-    intervals (``bands``) or to the ratings alone (at least :data:`MIN_SPAN` Elo)."""
+    intervals (``bands``) or to the ratings alone (at least :data:`MIN_SPAN` Elo), from ``left`` on."""
     if not history:
         return None
     times = sorted({p.fitted for p in history})
@@ -49,7 +52,7 @@ def rating_chart(history: list[RatingPointOut], *, bands: bool = True) -> Chart 
     order = {fitted: n for n, fitted in enumerate(times)}
 
     def x(fitted: str) -> float:
-        return PAD + (WIDTH - 2 * PAD) * (order[fitted] / max(1, len(times) - 1))
+        return left + (WIDTH - left - PAD) * (order[fitted] / max(1, len(times) - 1))
 
     def y(elo: float) -> float:
         return PAD + (HEIGHT - 2 * PAD) * (1 - (elo - low) / (high - low))
@@ -62,10 +65,11 @@ def rating_chart(history: list[RatingPointOut], *, bands: bool = True) -> Chart 
         lower = [f"{x(p.fitted):.1f},{y(p.elo - 1.96 * (p.sd or 0.0)):.1f}" for p in reversed(points)]
         end = (round(x(points[-1].fitted), 1), round(y(points[-1].elo), 1))
         series.append(Series(version, line, " ".join(upper + lower), slot, end))
-    return Chart(series, low, high, times[0], times[-1])
+    return Chart(series, low, high, times[0], times[-1], left)
 
 
 def leaders_chart(history: list[RatingPointOut], leaders: list[str]) -> Chart | None:
     """The board's chart: the ratings over time of ``leaders`` (best first: the legend's order)."""
     rank = {version: n for n, version in enumerate(leaders)}
-    return rating_chart(sorted((p for p in history if p.version in rank), key=lambda p: rank[p.version]), bands=False)
+    return rating_chart(sorted((p for p in history if p.version in rank), key=lambda p: rank[p.version]), bands=False,
+                        left=AXIS)
