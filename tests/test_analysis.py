@@ -166,3 +166,36 @@ def test_a_database_game_is_analyzed_by_its_number_as_durak_replay_names_it(stor
     assert found["bot"] == "h" and found["decisions"]
     ran = invoke("analyze", str(stored), "--seat", "h")
     assert ran.code == ExitCode.USAGE and "name the game" in ran.err
+
+
+def test_a_bots_sample_gives_its_accuracy_per_variant_and_its_worst_decisions(stored: Path) -> None:
+    found = json.loads(invoke("analyze", str(stored), "--bot", "r", "--games", "1", "--playouts", "3", "--json").out)
+    assert (found["bot"], found["games"], found["playouts"]) == ("r", 1, 3)
+    (variant,) = found["variants"]
+    (number,) = {w["game"] for w in found["worst"]}
+    single = analysis(str(stored), str(number), "--seat", "r", "--playouts", "3")
+    assert variant["variant"] == "podkidnoy" and variant["games"] == 1
+    assert variant["decisions"] == single["summary"]["choices"]
+    assert variant["mean_loss"] == pytest.approx(single["summary"]["mean_loss"])
+    assert variant["marks"] == single["summary"]["marks"]
+    judged = {d["step"]: d for d in single["decisions"]}
+    assert all(judged[w["step"]]["taken"] == w["taken"] and judged[w["step"]]["loss"] == w["loss"]
+               for w in found["worst"])
+    both = invoke("analyze", str(stored), "--bot", "r", "--playouts", "3", "--jobs", "2", "--json").out
+    assert json.loads(both)["games"] == 2
+    assert both == invoke("analyze", str(stored), "--bot", "r", "--playouts", "3", "--json").out  # in process
+    told = invoke("analyze", str(stored), "--bot", "r", "--playouts", "3")
+    assert told.code == 0 and told.err.endswith("analyzed 2/2 games\n")
+    assert told.out.splitlines()[0] == "r: 2 of its 2 games analyzed, 3 worlds per decision, seed 0; loss in the " \
+                                       "chance of not being the fool"
+    assert f"durak replay {stored} {number} --seat r;" in told.out
+
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (["1", "--bot", "r"], ExitCode.USAGE, "--bot analyzes a sample of games: it takes no GAME, --seat or --html"),
+    (["--bot", "nobody"], ExitCode.CONFIG, "bot 'nobody' played no game of tournament 1 of "),
+])
+def test_a_bad_sample_is_one_line(stored: Path, args: list[str], code: int, says: str) -> None:
+    ran = invoke("analyze", str(stored), *args)
+    assert ran.code == code and ran.err.startswith("durak: error: ") and says in ran.err
+    assert ran.err.count("\n") == 1

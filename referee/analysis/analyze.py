@@ -49,7 +49,8 @@ class Judgement(msgspec.Struct, frozen=True):
 
 class Summary(msgspec.Struct, frozen=True):
     """The seat's accuracy: mean loss per decision that had a choice (forced ones are left out: they would
-    only dilute it), its 95% interval, the marks counted and the worst decisions (their ``step``)."""
+    only dilute it), its 95% interval, the marks counted and the worst decisions (their ``step``; the surest
+    losses first, by the loss less its error bar, so that sampling noise does not fill the list)."""
 
     decisions: int
     choices: int
@@ -106,7 +107,7 @@ def summarize(judged: Sequence[Judgement]) -> Summary:
     chosen = [j for j in judged if j.method != "forced"]
     mean, interval = mean_interval(j.loss for j in chosen)
     marks = {mark: sum(1 for j in chosen if j.mark == mark) for mark, _ in THRESHOLDS}
-    worst = sorted(chosen, key=lambda j: -j.loss)[:WORST_SHOWN]
+    worst = sorted(chosen, key=lambda j: (j.error - j.loss, -j.loss))[:WORST_SHOWN]
     return Summary(decisions=len(judged), choices=len(chosen), exact=sum(1 for j in chosen if j.method == "exact"),
                    mean_loss=mean, interval=interval, marks=marks, worst=[j.step for j in worst if j.loss > 0])
 
@@ -121,3 +122,19 @@ def mean_interval(values: Iterable[float]) -> tuple[float, float]:
         return mean, 0.0
     variance = math.fsum((x - mean) ** 2 for x in data) / (len(data) - 1)
     return mean, Z95 * math.sqrt(variance / len(data))
+
+
+def pooled_interval(games: Iterable[tuple[float, int]]) -> tuple[float, float]:
+    """Mean loss per decision over several games, given each game's (total loss, decisions), and its 95%
+    half-width with games as clusters (a ratio estimator's standard error): a game's decisions are not
+    independent of each other, its games are."""
+    data = [(loss, count) for loss, count in games if count]
+    decisions = sum(count for _, count in data)
+    if not decisions:
+        return 0.0, 0.0
+    mean = math.fsum(loss for loss, _ in data) / decisions
+    n = len(data)
+    if n < 2:
+        return mean, 0.0
+    spread = math.fsum((loss - mean * count) ** 2 for loss, count in data) * n / (n - 1)
+    return mean, Z95 * math.sqrt(spread) / decisions

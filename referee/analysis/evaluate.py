@@ -32,7 +32,7 @@ from referee.engine import BoutGame, Game, determinize
 from referee.engine.rng import derive_seed
 
 #: Worlds sampled per decision by default: every legal action is played out once in each.
-DEFAULT_PLAYOUTS: Final = 100
+DEFAULT_PLAYOUTS: Final = 200
 #: The error bar's width in standard errors (a 95% interval).
 Z95: Final = 1.96
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
@@ -9,6 +11,7 @@ import typer
 from tabulate import tabulate
 
 from referee.analysis.analyze import GameAnalysis, Judgement, analyze_game
+from referee.analysis.batch import BatchAnalysis, GameJob, accuracy, analyze_games, sample
 from referee.analysis.evaluate import DEFAULT_PLAYOUTS, Settings
 from referee.analysis.exact import EXACT_CARDS
 from referee.analysis.marks import THRESHOLDS
@@ -17,9 +20,10 @@ from referee.cli.app import app
 from referee.cli.errors import UsageError, reported_errors
 from referee.cli.options import HtmlOption, TournamentOption
 from referee.cli.paths import check_writable
-from referee.cli.results import load_game
+from referee.cli.results import load_game, reading
 from referee.report.game_data import NO_TRACES, SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
+from referee.results.sources import ResultsReadError
 from referee.text import visible
 
 PlayoutsOption = Annotated[int, typer.Option(
@@ -38,6 +42,12 @@ players once the stock is empty every card is known, and endgames of up to
 {EXACT_CARDS} cards are solved exactly. Marks: {', '.join(f'{m} (loss >= {t:.2f})' for m, t in THRESHOLDS)},
 each only when the loss is also above its error bar. --html writes the
 replay viewer from BOT's seat with its marks; --json the analysis as data.
+
+With --bot BOT instead (a database, no GAME): a sample of --games of BOT's
+games (drawn by --seed), analyzed --jobs at a time with a progress line on
+stderr; per variant BOT's mean loss per decision with its 95% interval (games
+as clusters) and marks, then its worst decisions across the games, each with
+the durak replay and durak analyze --html commands that show it.
 """)
 def analyze(  # noqa: PLR0913 (a typer command: a parameter per option)
     source: Annotated[str, typer.Argument(help="A results database, or a `durak play --log` file.")],
@@ -45,15 +55,25 @@ def analyze(  # noqa: PLR0913 (a typer command: a parameter per option)
         help="The game, as durak replay takes it: its id or number (in a log file, its place in the file). May be "
              "left out for a log file of one game.")] = None,
     seat: Annotated[str | None, typer.Option("--seat", help="The bot whose decisions are judged.")] = None,
+    bot: Annotated[str | None, typer.Option(
+        "--bot", help="Instead of one game: a sample of this bot's games of the database, its accuracy per "
+                      "variant and its worst decisions across them.")] = None,
+    games: Annotated[int, typer.Option("--games", min=1, help="With --bot: games in the sample.")] = 20,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="With --bot: games analyzed in parallel.")] = 1,
     playouts: PlayoutsOption = DEFAULT_PLAYOUTS,
     seed: SeedOption = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON.")] = False,
     tournament_id: TournamentOption = None,
     html: HtmlOption = None,
 ) -> None:
+    if bot is not None:
+        _batch(source, game, bot, BatchOptions(games, jobs, Settings(playouts=playouts, seed=seed), as_json,
+                                               tournament_id, seat is not None or html is not None))
+        return
     with reported_errors():
         if seat is None:
-            raise UsageError("name the bot whose decisions to judge: --seat BOT")
+            raise UsageError("name the bot whose decisions to judge: --seat BOT (or --bot BOT for a sample of its "
+                             "games)")
         if html is not None:
             check_writable(html, "the page")
         data, stored = load_game(source, game, tournament_id)
@@ -76,11 +96,17 @@ def with_marks(data: dict[str, Any], analysis: GameAnalysis) -> dict[str, Any]:
     """The viewer's data for the analyzed seat's view with each of its decisions judged: the step where the
     seat chose carries ``j`` (``m`` mark or null, ``l`` loss, ``e`` error bar, ``b`` best action, ``k`` method).
     The seat's n-th step is its n-th decision (a step starts with the action chosen in it)."""
-    mine = [step for step in data["steps"] if step.get("w") == analysis.seat]
-    for step, judged in zip(mine, analysis.decisions, strict=True):
+    for index, judged in zip(viewer_steps(data, analysis.seat), analysis.decisions, strict=True):
+        step = data["steps"][index]
         step["j"] = {"m": judged.mark, "l": round(judged.loss, 4), "e": round(judged.error, 4), "b": judged.best,
                      "k": judged.method}
     return data
+
+
+def viewer_steps(data: dict[str, Any], seat: int) -> list[int]:
+    """The viewer's step of each decision of ``seat``, in order: its n-th step is its n-th decision (a step starts
+    with the action chosen in it)."""
+    return [index for index, step in enumerate(data["steps"]) if step.get("w") == seat]
 
 
 def table_lines(analysis: GameAnalysis) -> list[str]:
@@ -118,3 +144,69 @@ def _loss(judged: Judgement) -> str:
     if judged.method == "exact":
         return f"{judged.loss:.2f} exact"
     return f"{judged.loss:.2f} +- {judged.error:.2f}"
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    games: int
+    jobs: int
+    settings: Settings
+    as_json: bool
+    tournament_id: int | None
+    single_game_options: bool  # --seat or --html, which a sample does not take
+
+
+def _batch(source: str, game: str | None, bot: str, options: BatchOptions) -> None:
+    """``durak analyze DB --bot BOT``: a sample of the bot's games, its accuracy and worst decisions."""
+    with reported_errors():
+        if game is not None or options.single_game_options:
+            raise UsageError("--bot analyzes a sample of games: it takes no GAME, --seat or --html")
+        with reading(source) as store:
+            chosen = store.tournament(options.tournament_id).id
+            numbers = [row.number for row in store.games(chosen) if bot in row.record.players]
+            if not numbers:
+                raise ResultsReadError(f"bot {bot!r} played no game of tournament {chosen} of {source!r}")
+            jobs = []
+            for number in sample(numbers, options.games, options.settings.seed):
+                data = store.replay(str(number), chosen).replay
+                jobs.append(GameJob(number, data, seat_named(data, bot)))
+        analyzed = analyze_games(jobs, options.settings, options.jobs, _progress)
+        result = accuracy(bot, analyzed, options.settings)
+    if options.as_json:
+        typer.echo(msgspec.json.encode(result).decode())
+        return
+    replays = {job.number: job for job in jobs}
+    for line in batch_lines(result, source, len(numbers), replays):
+        typer.echo(line)
+
+
+def _progress(done: int, total: int) -> None:
+    typer.echo(f"\ranalyzed {done}/{total} games", err=True, nl=done == total)
+
+
+def batch_lines(result: BatchAnalysis, source: str, played: int, replays: dict[int, GameJob]) -> list[str]:
+    """The sample's accuracy per variant, then its worst decisions, each with the commands that show it."""
+    lines = [f"{visible(result.bot)}: {result.games} of its {played} games analyzed, {result.playouts} worlds per "
+             f"decision, seed {result.seed}; loss in the chance of not being the fool"]
+    rows = [[v.variant, v.games, v.decisions, f"{v.mean_loss:.3f} +- {v.interval:.3f}",
+             " ".join(f"{count}" for count in v.marks.values())] for v in result.variants]
+    lines.append(tabulate(rows, headers=["variant", "games", "decisions", "mean loss (95%)",
+                                         "/".join(mark for mark, _ in THRESHOLDS)], disable_numparse=True))
+    if result.worst:
+        lines.append("worst decisions:")
+    quoted, name = shlex.quote(source), shlex.quote(result.bot)
+    for worst in result.worst:
+        job = replays[worst.game]
+        step = _viewer_step(job, worst.step)
+        loss = "exact" if worst.method == "exact" else f"+- {worst.error:.2f}"
+        lines.append(f"  game {worst.game} step {step}: {worst.taken} (best {worst.best}), loss {worst.loss:.2f} "
+                     f"{loss}{' ' + worst.mark if worst.mark else ''}: durak replay {quoted} {worst.game} --seat "
+                     f"{name}; durak analyze {quoted} {worst.game} --seat {name} --html FILE, FILE#step={step}")
+    return lines
+
+
+def _viewer_step(job: GameJob, step: int) -> int:
+    """The replay viewer's step of the decision at ``step`` (the game's decision index) of ``job``'s seat."""
+    data = game_data(job.replay, seat=job.seat)
+    decided = [index for index, s in enumerate(data["steps"]) if "w" in s]
+    return decided[step - 1]
