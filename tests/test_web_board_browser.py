@@ -6,6 +6,7 @@ enforces it."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -14,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from referee.rating.bradley_terry import Z95
+from referee.rating.leaderboard import legend_entries
 from referee.results.arena_store import ArenaStore, BoardRow
 from referee.results.league_store import GroupRow, VersionRow
 from referee.web.app import create_app
@@ -65,6 +68,13 @@ def test_the_board_shows_the_chart_the_days_change_entered_versions_and_the_live
     wait_for(browser, "return document.body.dataset.ready === '1' && Number(document.body.dataset.lived) > 0")
     board = rows(browser, "table.board:not(#board-entered)")
     assert [row[1] for row in board] == list(RATED)
+    # the interval as durak leaderboard gives it (+- 1.96 sd at the last fit, 9 each), never the sd itself; times
+    # to the second, in UTC, never a stamp's microseconds
+    headers = browser.execute_script("return [...document.querySelectorAll('table.board:not(#board-entered) "
+                                     "thead th')].map(th => [th.textContent, th.title])")
+    assert headers[4] == ["±95%", dict(legend_entries())["+-95%"]]
+    assert {row[4] for row in board} == {f"{Z95 * 9.0:.1f}"}
+    assert browser.find_element("id", "board-fitted").text == "2026-01-02 12:00:00 UTC"
     # delta: 30 at the last fit, 30 at the fit a day before it (rank 1: +8 a fit): +16; beta: rank 4, -4 a fit
     assert [row[6] for row in board] == ["+16.0", "+8.0", "+0.0", "-8.0"]
     legend = browser.execute_script("return [...document.querySelectorAll('.chart-legend li')].map(li => li.innerText)")
@@ -74,6 +84,7 @@ def test_the_board_shows_the_chart_the_days_change_entered_versions_and_the_live
     assert len({stroke for stroke, _ in lines}) == 4 and all(points == len(FITS) for _, points in lines)
     entered = rows(browser, "#board-entered")
     assert [row[:2] for row in entered] == [["epsilon@1", "bob"]] and entered[0][5] == "playing"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", entered[0][2])
     # the live cells: webdb's groups (0 complete, 1 open, 2 void; then gamma's and delta's against alpha)
     live = {row[1]: (row[8], row[9]) for row in board}
     assert {row[1]: row[10] for row in board} == {"delta@1": "1", "alpha@1": "5", "gamma@1": "1", "beta@1": "3"}

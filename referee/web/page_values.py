@@ -6,11 +6,14 @@ narration's words for the card table's log. A template never restates one of the
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from msgspec import inspect
 
 from referee.league.names import BOT_NAME
+from referee.rating.bradley_terry import Z95
+from referee.rating.leaderboard import legend_entries
 from referee.report.page import script_json
 from referee.results.arena_store import UPLOAD_DONE
 from referee.results.narrate import PHRASES
@@ -33,9 +36,24 @@ def bounds(annotated: Any) -> tuple[int, int]:
     return found.ge, found.le
 
 
+def when(stamp: str | None) -> str:
+    """A row's time stamp (:mod:`referee.results.stamps`: UTC, to the microsecond) as a page shows it, to the
+    second: ``2026-12-06 03:01:31 UTC``; anything that is no stamp as it is."""
+    if not stamp:
+        return ""
+    try:
+        at = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def template_globals() -> dict[str, Any]:
-    """The values every template may read."""
+    """The values every template may read. The rating's interval is ``durak leaderboard``'s: +- ``z95`` standard
+    errors (95%), under its legend's words, on every page that shows one."""
     top, budget = bounds(FinalsTop), bounds(FinalsBudget)
     return {"urls": urls, "bot_name_pattern": html_pattern(BOT_NAME), "admin_actions": list(ADMIN_ACTIONS),
             "finals_top": top, "finals_budget": budget, "upload_done": list(UPLOAD_DONE),
-            "leaders_chart": leaders_chart, "narration": script_json(PHRASES)}
+            "leaders_chart": leaders_chart, "narration": script_json(PHRASES), "z95": Z95,
+            "ci_legend": dict(legend_entries())["+-95%"], "when": when}
