@@ -61,6 +61,7 @@ INTERNAL = {
     "referee.league.botstore.SnapshotError": "a refused request in league/lifecycle.py, a UsageError in "
                                              "cli/league.py",
     "referee.web.refusals.Refused": "an HTTP answer (its status) in web/app.py's exception handlers",
+    "referee.web.context.SignInFirst": "a 303 to /login: web/context.py's PAGE_EXCEPTIONS, on the author's pages",
     "referee.league.tables.Abandoned": "a card table given up as the daemon stops: caught in league/tables.py play",
     "referee.results.requests.PayloadProblem": "a request row that does not decode: RequestRow.problem, refused in "
                                                "league/lifecycle.py",

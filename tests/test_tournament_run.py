@@ -217,7 +217,7 @@ def test_cli_tournament_prints_the_leaderboard_and_errors_are_one_line(tmp_path:
         (["tournament", str(tmp_path / "missing.toml")], 3, "missing.toml"),
         (["tournament", str(config), "--db", "/proc/nope/t.db"], 6,
          "cannot write the database '/proc/nope/t.db': no folder"),
-        (["leaderboard", str(tmp_path / "none.jsonl")], 3, "no results"),
+        (["leaderboard", str(tmp_path / "none.jsonl")], 6, "no database or results file at"),
         (["replay", str(db), "no-such-game"], 3, "no game"),
     ]
     for args, code, text in cases:
