@@ -218,6 +218,26 @@ def test_at_four_players_the_seats_sit_round_the_table_in_play_order_and_stay_pu
     assert order == ["0", "1", "2", "3"]
 
 
+def test_an_opponents_roles_are_shown_whole_in_its_box_of_fixed_size(browser: Any, page: Path) -> None:
+    """The longest roles a box can carry ("12 cards · dealer · defender, taking") fit its two lines: none is cut
+    off with an ellipsis, and the box keeps its size."""
+    open_page(browser, page)
+    game = new_game(Rules(variant="podkidnoy"), 4, SeededRng(3))  # type: ignore[arg-type]
+    view = msgspec.structs.replace(game.view(0), attacker=0, defender=1, taking=True, hand_sizes=[6, 12, 6, 6])
+    _feed(browser, [GameStart(game="t1", seat=0, players=4, names=["me", "b1", "b2", "b3"], rules=game.rules,
+                              dealer=1, view=view, seed=0),
+                    Request(id=1, game="t1", view=view, legal=["pass"], time_ms=30_000, events=[])])
+    wait_for(browser, "return document.getElementById('table').dataset.turn === '1'")
+    box = browser.execute_script("""const b = document.querySelector('.seat[data-seat="1"]');
+      const m = b.querySelector('.meta'), r = b.getBoundingClientRect();
+      return {text: m.textContent, cut: m.scrollHeight > m.clientHeight + 1 || m.scrollWidth > m.clientWidth + 1,
+              w: r.width, h: r.height};""")
+    assert box["text"] == "12 cards \u00b7 dealer \u00b7 defender, taking" and not box["cut"], box
+    others = browser.execute_script("return [...document.querySelectorAll('.seat.opponent')].map(b => "
+                                    "[b.getBoundingClientRect().width, b.getBoundingClientRect().height])")
+    assert {tuple(size) for size in others} == {(box["w"], box["h"])}  # every box the same, fixed size
+
+
 #: A card in the protocol's notation (what the page must not show a person).
 SUITS = dict(zip(SUIT_SYMBOLS, "\u2663\u2666\u2665\u2660", strict=True))
 PROTOCOL_CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
