@@ -17,6 +17,8 @@ from test_report import embedded
 
 from protocol.cards import CARD_NAMES
 from protocol.rules import Rules
+from referee.analysis.evaluate import DEFAULT_PLAYOUTS
+from referee.analysis.exact import EXACT_CARDS, NODE_BUDGET
 from referee.analysis.marks import THRESHOLDS, mark_of
 from referee.cli.exitcodes import ExitCode
 from referee.engine import SeededRng, new_game
@@ -199,3 +201,14 @@ def test_a_bad_sample_is_one_line(stored: Path, args: list[str], code: int, says
     ran = invoke("analyze", str(stored), *args)
     assert ran.code == code and ran.err.startswith("durak: error: ") and says in ran.err
     assert ran.err.count("\n") == 1
+
+
+def test_the_readme_states_the_thresholds_and_bounds_the_code_holds() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme[readme.index("## Post-game analysis"):readme.index("## Isolation")]
+    rows = {line.split("|")[1].strip(): float(line.split("|")[2]) for line in section.splitlines()
+            if line.strip().startswith("| ") and line.split("|")[1].strip() in dict(THRESHOLDS)}
+    assert rows == dict(THRESHOLDS)
+    assert f"(default {DEFAULT_PLAYOUTS})" in section
+    assert f"endgame of up to {EXACT_CARDS} cards" in section
+    assert f"budget of {NODE_BUDGET:,} positions" in section

@@ -63,8 +63,8 @@ class ActionValue(msgspec.Struct, frozen=True):
 
 
 class Evaluation(msgspec.Struct, frozen=True):
-    """Every legal action's value, best first is not implied: the engine's order. ``method`` says how they were
-    found; a forced decision (one legal action) has none."""
+    """Every legal action's value, in the engine's order of the legal actions; ``method`` says how they were
+    found. A forced decision (one legal action) has none."""
 
     method: Method
     values: list[ActionValue]
