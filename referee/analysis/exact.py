@@ -14,17 +14,17 @@ from __future__ import annotations
 from typing import Final
 
 from protocol.actions import Action
-from referee.analysis.playout import cheap_action, value_for
+from referee.analysis.playout import value_for
 from referee.engine import BoutGame
 
 #: The largest endgame (cards in both hands and on the table) solved exactly; past it a decision is estimated.
 #: bench/bench_analysis.py ``exact`` measures it (README, "Post-game analysis"): up to 10 cards every endgame
-#: took at most 0.07 s of one core (compiled engine); at 12 nearly all are solved within NODE_BUDGET, in under
-#: a second.
+#: took at most 0.06 s of one core (compiled engine); at 12, 66 of 68 were solved within NODE_BUDGET, the
+#: slowest in 0.9 s.
 EXACT_CARDS: Final = 12
 #: A cap on the positions one decision's solve may visit (about a second of one core): an endgame within
 #: EXACT_CARDS that branches unusually widely is estimated instead of holding the analysis up.
-NODE_BUDGET: Final = 100_000
+NODE_BUDGET: Final = 200_000
 
 StateKey = tuple[int, int, int | None, str, tuple[int, ...], tuple[int | None, ...], int, int, bool, int,
                  tuple[int, ...]]
@@ -77,7 +77,7 @@ class Solver:
         maximizing = game.to_move == self.seat
         enough = 1.0 if maximizing else 0.0
         best = 0.0 if maximizing else 1.0
-        for action in _ordered(game):
+        for action in game.legal_actions():
             child = after(game, action)
             found = self.value(child)
             best = max(best, found) if maximizing else min(best, found)
@@ -89,14 +89,6 @@ class Solver:
     def action_values(self, game: BoutGame) -> list[float]:
         """The exact value to the seat of each legal action of ``game``, in the engine's order."""
         return [self.value(after(game, action)) for action in game.legal_actions()]
-
-
-def _ordered(game: BoutGame) -> list[Action]:
-    """The legal actions, the playout policy's choice first: a good move early ends the search of a won position
-    at its first child."""
-    legal = game.legal_actions()
-    first = cheap_action(legal, game.trump, 0, game.rules.variant == "chase")
-    return [first, *(action for action in legal if action != first)]
 
 
 def after(game: BoutGame, action: Action) -> BoutGame:
