@@ -17,6 +17,8 @@ from test_report import embedded
 
 from protocol.cards import CARD_NAMES
 from protocol.rules import Rules
+from referee.analysis.analyze import pooled_interval
+from referee.analysis.batch import sample
 from referee.analysis.evaluate import DEFAULT_PLAYOUTS
 from referee.analysis.exact import EXACT_CARDS, NODE_BUDGET
 from referee.analysis.marks import THRESHOLDS, mark_of
@@ -212,3 +214,16 @@ def test_the_readme_states_the_thresholds_and_bounds_the_code_holds() -> None:
     assert f"(default {DEFAULT_PLAYOUTS})" in section
     assert f"endgame of up to {EXACT_CARDS} cards" in section
     assert f"budget of {NODE_BUDGET:,} positions" in section
+
+
+def test_the_pooled_interval_treats_games_as_clusters() -> None:
+    """Mean loss per decision over games of (total loss, decisions): games alike have no spread; two unlike games
+    give the ratio estimator's 95% half-width, 1.96 * sqrt(n / (n - 1) * sum((L_g - m * D_g)^2)) / sum(D_g)."""
+    assert pooled_interval([(1.0, 10), (2.0, 20), (0.5, 5)]) == (pytest.approx(0.1), pytest.approx(0.0))
+    mean, half = pooled_interval([(1.0, 10), (3.0, 10)])
+    assert mean == pytest.approx(0.2)
+    assert half == pytest.approx(1.96 * (2 * ((1.0 - 2.0) ** 2 + (3.0 - 2.0) ** 2)) ** 0.5 / 20)
+    assert pooled_interval([(0.0, 0)]) == (0.0, 0.0)
+    assert sample([1, 2, 3], 5, 0) == [1, 2, 3]
+    drawn = sample(list(range(1, 101)), 10, 7)
+    assert drawn == sorted(drawn) and len(set(drawn)) == 10 and drawn == sample(list(range(1, 101)), 10, 7)
