@@ -103,7 +103,7 @@ OURS = {
 #: JSON in a ``<script type="application/json">``: built escaped (:func:`visible_data`), written as it is.
 BUILT_ESCAPED = {"game.html": {"data|safe"}, "table.html": {"data|safe", "narration|safe"}}
 #: The viewer's data fields that carry entrant text (the rest are cards, numbers and the referee's words).
-VIEWER_FIELDS = ("names", "stderr[].[].text", "verdicts[].reason", "result.reason", "told", "steps[].l")
+VIEWER_FIELDS = ("names", "shown", "stderr[].[].text", "verdicts[].reason", "result.reason", "told")
 
 
 def _expression(node: nodes.Node) -> str:

@@ -20,12 +20,13 @@ import msgspec
 from protocol.events import ActionTaken
 from protocol.records import StderrChunk
 from referee.report.steps import Step, replay_steps
-from referee.results.narrate import describe_event, describe_result
+from referee.results.narrate import describe_result
 from referee.results.replay import parse_replay
 from referee.text import visible, visible_data
 
-#: The shape of the viewer's data; bumped when the page must change with it (2: its ``title``).
-GAME_DATA_VERSION = 2
+#: The shape of the viewer's data; bumped when the page must change with it (2: its ``title``; 3: each step's
+#: events ``ev`` in the protocol's form, for the page to tell in the narration's words, and the names as ``shown``).
+GAME_DATA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None
             result = msgspec.structs.replace(result, reason=None)
         verdicts = [msgspec.structs.replace(v, reason="") if v.seat != own else v for v in verdicts]
     names = [visible(name) for name in header.names]
+    shown = shown_names(names)
     shown_stderr = [stderr[s] if s < len(stderr) and (s == seat or (seat is None and private)) else []
                     for s in range(len(header.names))]
     data: dict[str, Any] = visible_data({  # every string: names, stderr, reasons, the told result, the log lines
@@ -79,15 +81,16 @@ def game_data(replay: bytes, traces: SeatTraces = NO_TRACES, *, seat: int | None
         "game": header.game,
         "deal": header.deal,
         "names": names,
+        "shown": shown,
         "rules": msgspec.to_builtins(header.rules),
         "dealer": header.dealer,
         "seat": seat,
         "deck": header.rules.deck,
         "trump": replayed.trump,
         "trump_suit": replayed.trump_suit,
-        "steps": _steps(replayed.steps, names, move_us or ()),
+        "steps": _steps(replayed.steps, len(names), move_us or ()),
         "result": msgspec.to_builtins(result),
-        "told": describe_result(result, names),
+        "told": describe_result(result, shown),
         "verdicts": msgspec.to_builtins(verdicts),
         "times": msgspec.to_builtins(end.times),
         "strikes": None if strikes is None else list(strikes),
@@ -103,17 +106,23 @@ def game_title(number: int | None, names: Sequence[str]) -> str:
     return players if number is None else f"Game {number}: {players}"
 
 
-def _steps(steps: Sequence[Step], names: list[str], move_us: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
-    """The steps for the page: each frame, the log lines of its events, who chose what (``w``, ``a``) and in
-    how many microseconds (``u``, where the times are known), and the number of events up to the step's end
-    (``e``), which places the bots' stderr chunks."""
+def shown_names(names: Sequence[str]) -> list[str]:
+    """The seats' names as the viewer shows them in text: a name two seats share (two copies of one bot) gets its
+    seat number, "rand@1 (seat 3)", so that the seats can be told apart (as the card table's table.js does)."""
+    return [f"{name} (seat {s})" if names.count(name) > 1 else name for s, name in enumerate(names)]
+
+
+def _steps(steps: Sequence[Step], players: int, move_us: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
+    """The steps for the page: each frame, its events as the protocol writes them (``ev``: the page tells them in
+    the narration's words, :data:`referee.results.narrate.PHRASES`, its cards as drawn), who chose what (``w``,
+    ``a``) and in how many microseconds (``u``, where the times are known), and the number of events up to the
+    step's end (``e``), which places the bots' stderr chunks."""
     out: list[dict[str, Any]] = []
     events = 0
-    decided = [0] * len(names)
+    decided = [0] * players
     for step in steps:
         events += len(step.events)
-        shown: dict[str, Any] = {"f": step.frame, "e": events, "l": [
-            line.strip() for e in step.events if (line := describe_event(e, names)) is not None]}
+        shown: dict[str, Any] = {"f": step.frame, "e": events, "ev": msgspec.to_builtins(step.events)}
         chosen = step.events[0] if step.events else None
         if isinstance(chosen, ActionTaken):
             shown.update(w=chosen.seat, a=chosen.action)

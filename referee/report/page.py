@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from referee import __version__
+from referee.results.narrate import PHRASES
 
 _ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
@@ -83,12 +84,18 @@ def write_private(path: str | Path, text: str | bytes) -> None:
         raise PageWriteError(f"cannot write {str(target)!r}: {exc.strerror}") from None
 
 
+#: The narration's words (:data:`referee.results.narrate.PHRASES`), which the replay viewer reads from the element
+#: ``narration`` of its page to tell the events as ``durak replay`` tells them, their cards drawn.
+NARRATION_JSON = script_json(PHRASES)
+NARRATION = f'<script type="application/json" id="narration">{NARRATION_JSON}</script>'
+
 #: The replay viewer's markup, for inside a page's ``<main>`` (the web's game.html has its own layout around it).
-VIEWER_BODY = """<h1 id="page-title">Durak replay</h1>
+VIEWER_BODY = f"""<h1 id="page-title">Durak replay</h1>
 <div id="game-picker" class="filters" hidden><label>game <select id="game-select"></select></label></div>
 <section><div id="viewer"></div></section>
 <p class="legend">Step with the buttons or the arrow keys, Home and End jump, space plays.
-The address's <code>#step=N</code> (and <code>game=N</code>) links to a step.</p>"""
+The address's <code>#step=N</code> (and <code>game=N</code>) links to a step.</p>
+{NARRATION}"""
 
 
 def viewer_page(games: list[dict[str, Any]], title: str | None = None) -> str:

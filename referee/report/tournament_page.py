@@ -29,7 +29,7 @@ import msgspec
 from referee import __version__
 from referee.rating.bradley_terry import Mode
 from referee.report.game_data import GAME_DATA_VERSION
-from referee.report.page import PageWriteError, page, script_json, write_private
+from referee.report.page import NARRATION_JSON, PageWriteError, page, script_json, write_private
 from referee.report.tournament_data import report_data, viewer_games
 from referee.results.league_store import LeagueStore
 from referee.results.store import Store, StoreError
@@ -133,7 +133,7 @@ class ReportWriter:
                 by_chunk.setdefault(number // CHUNK_GAMES, []).append((number, gid))
             page_data = {**data.page, "chunks": {"size": CHUNK_GAMES, "folder": f"{self.folder.name}/"},
                          "live": self.refresh}
-            embedded = {"report-data": script_json(page_data)}
+            embedded = {"report-data": script_json(page_data), "narration": NARRATION_JSON}
             if len(data.shown) <= self.inline_games:
                 packed = self._packed_inline(store, by_chunk)
                 embedded.update({f"chunk-{k}": script_json(text) for k, text in packed.items()})

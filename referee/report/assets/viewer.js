@@ -1,10 +1,42 @@
 // The card-table replay viewer: draws the frames the referee computed (referee/report/steps.py).
 // It knows no rules: every hand, table, stock and pile is in the data. Text a bot controls (names,
-// reasons, stderr) is only ever set with textContent. Cards and hands come from cards.js (loaded first).
+// reasons, stderr) is only ever set with textContent. Cards and hands come from cards.js (loaded first), and so
+// do the events told in the narration's words (the page's ``narration`` element: referee/results/narrate.py
+// PHRASES) with their cards as drawn. The seats sit round the felt in play order, as at the web's card table.
 "use strict";
 
 const DurakViewer = (() => {
-  const { el, card, cards, hand, centre } = DurakCards;
+  const { el, card, back, cards, centre, render, actionParts, eventParts, places } = DurakCards;
+  const HAND_PX = 200;  // the width another seat's cards fan out in (style.css: .replay .fanned)
+  const LADDER_PX = 164;  // the same in Fool's Fool's ladder, beside its labels (style.css: .replay .ladder)
+  const CARD_PX = 36;
+  const ROW_CARDS = 10;  // beyond this many, a hand fans out in two rows
+  let phrases = null;
+
+  // The narration's words, from the page (read once).
+  function narration() {
+    if (phrases === null) phrases = JSON.parse(document.getElementById("narration").textContent);
+    return phrases;
+  }
+
+  // ``nodes`` (cards) fanned into ``rows`` of ``width`` px, so that a box keeps its size whatever the count.
+  function fan(nodes, rows, width) {
+    const node = el("div", "hand fanned");
+    const per = Math.ceil(nodes.length / rows) || 1;
+    for (let r = 0; r < rows; r++) {
+      const row = el("div", "fan");
+      const mine = nodes.slice(r * per, (r + 1) * per);
+      const step = mine.length > 1 ? Math.min(CARD_PX + 2, (width - CARD_PX) / (mine.length - 1)) : 0;
+      mine.forEach((n, i) => { if (i) n.style.marginLeft = (step - CARD_PX) + "px"; row.append(n); });
+      node.append(row);
+    }
+    return node;
+  }
+
+  function handNodes(faceUp, size) {
+    const shown = cards(faceUp);
+    return [...shown.map(card), ...Array.from({ length: Math.max(0, size - shown.length) }, () => back())];
+  }
 
   // A decision's time (microseconds, the referee's clock) in milliseconds, to about three digits.
   function moveTime(us) {
@@ -28,13 +60,15 @@ const DurakViewer = (() => {
   }
 
   function judgement(j) {
+    const best = render(el("span", "best"), actionParts(j.b || ""));
+    best.dataset.action = j.b || "";
     const node = el("span", "judged");
     node.dataset.mark = j.m || "";
     const loss = j.k === "exact" ? j.l.toFixed(2) + " exact" : j.l.toFixed(2) + " \u00b1 " + j.e.toFixed(2);
     node.append(el("span", "", "; "));
     if (j.m) node.append(markBadge(j.m), el("span", "", ": "));
     if (j.k === "forced") node.append(el("span", "", "forced"));
-    else if (j.l > 0) node.append(el("span", "", "loss " + loss + ", best "), el("code", "best", j.b));
+    else if (j.l > 0) node.append(el("span", "", "loss " + loss + ", best "), best);
     else node.append(el("span", "", "the best move" + (j.k === "exact" ? " (exact)" : "")));
     return node;
   }
@@ -53,12 +87,12 @@ const DurakViewer = (() => {
     build() {
       const g = this.game;
       this.root.textContent = "";
-      this.root.classList.add("viewer");
+      this.root.classList.add("viewer", "replay");
       this.root.dataset.game = g.game;
       this.root.dataset.steps = String(g.steps.length);
       this.root.dataset.view = g.seat === null ? "all" : "seat";
       const head = el("div", "vhead");
-      const mode = g.seat === null ? "every hand shown" : "as " + g.names[g.seat] + " saw it";
+      const mode = g.seat === null ? "every hand shown" : "as " + this.who(g.seat) + " saw it";
       head.append(el("h2", "vtitle", g.title), el("span", "vmode", g.rules.variant + ", " +
         g.names.length + " players, " + g.deck + " cards, " + mode));
       const controls = el("div", "controls");
@@ -91,10 +125,14 @@ const DurakViewer = (() => {
       this.counter = el("span", "counter");
       controls.append(this.speed, this.slider, this.counter);
       this.seatsTop = el("div", "seats top");
+      this.seatsLeft = el("div", "seats left");
       this.centre = el("div", "centre");
+      this.seatsRight = el("div", "seats right");
       this.seatsBottom = el("div", "seats bottom");
       const felt = el("div", "felt");
-      felt.append(this.seatsTop, this.centre, this.seatsBottom);
+      felt.classList.toggle("sides", places(g.names.length - 1).includes("left"));
+      felt.append(this.seatsTop, this.seatsLeft, this.centre, this.seatsRight, this.seatsBottom);
+      this.seating = this.drawSeating();
       this.now = el("div", "now");
       this.result = el("div", "result");
       this.log = el("ol", "log");
@@ -103,7 +141,7 @@ const DurakViewer = (() => {
       this.stderr = el("div", "stderr");
       const main = el("div", "vmain");
       const left = el("div", "vleft");
-      left.append(felt, this.now, this.result);
+      left.append(felt, this.seating, this.now, this.result);
       main.append(left, side);
       this.root.append(head, controls, main, this.stderr);
       this.root.tabIndex = 0;
@@ -151,29 +189,70 @@ const DurakViewer = (() => {
       if (this.options.onStep) this.options.onStep(this.step);
     }
 
+    // A seat's name as text shows it: with its seat number where two seats share the name (game_data.py).
+    who(s) {
+      const shown = this.game.shown || this.game.names;
+      return shown[s] === undefined ? "seat " + s : shown[s];
+    }
+
+    // The seat at the bottom: the one viewed, or seat 0 when every hand is shown.
+    bottom() {
+      return this.game.seat === null ? 0 : this.game.seat;
+    }
+
+    // The play order, from the seat at the bottom round the table and back.
+    drawSeating() {
+      const g = this.game;
+      const players = g.names.length;
+      const me = this.bottom();
+      const line = el("div", "seating");
+      line.append(el("span", "label", "Play order (each attacks the next, on their left): "));
+      const name = (s) => {
+        const node = el("bdi", "", s === g.seat ? "you" : g.names[s]);
+        node.dataset.seat = String(s);
+        return node;
+      };
+      for (let k = 0; k < players; k++) {
+        const s = (me + k) % players;
+        line.append(name(s), el("span", "", " (seat " + s + ") \u2192 "));
+      }
+      line.append(el("span", "", me === g.seat ? "you" : g.names[me]));
+      return line;
+    }
+
     draw() {
       const g = this.game;
       const step = g.steps[this.step];
       const f = step.f;
       const players = g.names.length;
-      const me = g.seat === null ? 0 : g.seat;
-      this.seatsTop.textContent = "";
-      this.seatsBottom.textContent = "";
-      for (let k = 1; k <= players; k++) {
-        const s = (me + k) % players;
-        (s === me ? this.seatsBottom : this.seatsTop).append(this.seat(s, f, step));
+      const me = this.bottom();
+      const where = places(players - 1);
+      const rows = { top: this.seatsTop, left: this.seatsLeft, right: this.seatsRight };
+      for (const row of [this.seatsTop, this.seatsLeft, this.seatsRight, this.seatsBottom]) row.textContent = "";
+      for (let k = 1; k < players; k++) {
+        const box = this.seat((me + k) % players, f, step, false);
+        box.dataset.order = String(k);
+        box.dataset.place = where[k - 1];
+        rows[where[k - 1]].append(box);
       }
+      const mine = this.seat(me, f, step, true);
+      mine.dataset.order = "0";
+      mine.dataset.place = "bottom";
+      this.seatsBottom.append(mine);
       this.drawCentre(f);
       this.now.textContent = "";
       if (step.w !== undefined) {
-        this.now.append(el("strong", "", g.names[step.w]), el("span", "", " chose "), el("code", "chosen", step.a));
+        const chosen = render(el("span", "chosen"), actionParts(step.a));
+        chosen.dataset.action = step.a;
+        chosen.title = step.a;  // what was sent
+        this.now.append(el("strong", "", this.who(step.w)), el("span", "", " chose "), chosen);
         if (step.u !== undefined) this.now.append(el("span", "", " in "), timeSpan(step.u));
         if (step.j !== undefined) this.now.append(judgement(step.j));
       } else {
         this.now.append(el("span", "", this.step === 0 ? "the deal" : "automatic"));
       }
       if (f.m !== null && f.m !== undefined) {
-        this.now.append(el("span", "", "; to move: "), el("strong", "", g.names[f.m]));
+        this.now.append(el("span", "", "; to move: "), el("strong", "", this.who(f.m)));
       }
       this.now.dataset.toMove = f.m === null || f.m === undefined ? "" : String(f.m);
       this.drawResult();
@@ -181,9 +260,11 @@ const DurakViewer = (() => {
       this.drawStderr();
     }
 
-    seat(s, f, step) {
+    // Seat ``s``'s box: the one at the bottom (``mine``) grows with its hand; the others keep their size and
+    // place, their cards fanned into a fixed width.
+    seat(s, f, step, mine) {
       const g = this.game;
-      const box = el("div", "seat");
+      const box = el("div", "seat " + (mine ? "me" : "opponent"));
       box.dataset.seat = String(s);
       const size = f.n ? f.n[s] : 0;
       const faceUp = f.h ? f.h[s] : "";
@@ -192,7 +273,8 @@ const DurakViewer = (() => {
       if (f.m === s) box.classList.add("to-move");
       if (step.w === s) box.classList.add("chose");
       const name = el("div", "name");
-      name.append(el("bdi", "", g.names[s]));
+      name.append(el("span", "seatno", "seat " + s + " \u00b7 "), el("bdi", "", g.names[s]));
+      name.title = "seat " + s + ": " + g.names[s];
       const roles = [];
       if (s === g.dealer) roles.push("dealer");
       if (f.a === s) roles.push("attacker");
@@ -200,23 +282,28 @@ const DurakViewer = (() => {
       const place = (f.o || []).findIndex((group) => group.includes(s));
       if (place >= 0) roles.push("out, place " + (1 + f.o.slice(0, place).reduce((n, grp) => n + grp.length, 0)));
       if (f.c) roles.push("chases " + f.c[s]);
-      const meta = el("div", "meta", roles.join(" \u00b7 "));
+      const meta = el("div", "meta", roles.join(" \u00b7 ") || "\u00a0");
       const stats = [];
       const t = g.times && g.times[s];
       if (t) stats.push(t.moves + " moves, median " + t.median_ms + " ms, max " + t.max_ms + " ms");
       if (g.strikes && g.strikes[s]) stats.push(g.strikes[s] + " strike(s)");
       box.append(name, meta);
-      if (stats.length) box.append(el("div", "times", stats.join(" \u00b7 ")));
-      if (f.lp) {
+      if (stats.length) box.append(el("div", "times", stats.join(" \u00b7 ")));  // a game's, at every step
+      if (f.lp) {  // Fool's Fool's ladder: the seat's pile, then the cards it kept
         const ladder = el("div", "ladder");
-        const pile = el("div", "hand pile-cards");
-        for (const code of cards(f.lp[s])) pile.append(card(code));
-        ladder.append(el("span", "label", "ladder pile"), pile, el("span", "label", "kept"), hand(f.lk[s], f.ln[s]));
+        const pile = fan(cards(f.lp[s]).map(card), 1, LADDER_PX);
+        pile.classList.add("pile-cards");
+        ladder.append(el("span", "label", "ladder pile"), pile, el("span", "label", "kept"),
+          fan(handNodes(f.lk[s], f.ln[s]), 1, LADDER_PX));
         box.append(ladder);
         box.dataset.cards = f.lk[s];
         box.dataset.count = String(f.ln[s]);
+      } else if (mine) {
+        const shown = el("div", "hand");
+        shown.append(...handNodes(faceUp, size));
+        box.append(shown);
       } else {
-        box.append(hand(faceUp, size));
+        box.append(fan(handNodes(faceUp, size), size > ROW_CARDS ? 2 : 1, HAND_PX));
       }
       return box;
     }
@@ -235,12 +322,12 @@ const DurakViewer = (() => {
       const done = this.step === g.steps.length - 1;
       this.root.dataset.atEnd = done ? "1" : "0";
       if (!done) return;
-      r.dataset.fools = g.result.fools.map((s) => g.names[s]).join(",");
+      r.dataset.fools = g.result.fools.map((s) => g.names[s]).join(",");  // the names, as stored
       r.dataset.end = g.result.end;
       r.append(el("strong", "", "Result: "), el("span", "told", g.told));
       for (const v of g.verdicts) {
         const line = el("div", "verdict");
-        line.append(el("strong", "", "verdict "), el("bdi", "", g.names[v.seat]), el("span", "", " " + v.kind),
+        line.append(el("strong", "", "verdict "), el("bdi", "", this.who(v.seat)), el("span", "", " " + v.kind),
           el("span", "reason", v.reason ? ": " + v.reason : ""));
         r.append(line);
       }
@@ -250,9 +337,11 @@ const DurakViewer = (() => {
       const g = this.game;
       this.log.textContent = "";
       let current = null;
+      const who = (s) => this.who(s);
       for (let i = 0; i <= this.step; i++) {
-        g.steps[i].l.forEach((line, j) => {
-          const item = el("li", i === this.step ? "current" : "", line);
+        g.steps[i].ev.forEach((e, j) => {
+          const item = render(el("li", i === this.step ? "current" : ""), eventParts(e, who, narration()));
+          if (e.type === "bout" || e.type === "ladder" || e.type === "ladder_end") item.classList.add("opens");
           item.dataset.step = String(i);
           if (j === 0 && g.steps[i].u !== undefined) item.append(el("span", "", " "), timeSpan(g.steps[i].u));
           if (j === 0 && g.steps[i].j && g.steps[i].j.m) item.append(el("span", "", " "), markBadge(g.steps[i].j.m));
@@ -279,7 +368,7 @@ const DurakViewer = (() => {
         const box = el("details", "stderr-seat");
         box.open = true;
         const summary = el("summary", "", "stderr of ");
-        summary.append(el("bdi", "", g.names[s]));
+        summary.append(el("bdi", "", this.who(s)));
         box.append(summary, el("pre", "", shown.map((c) => c.text).join("")));
         this.stderr.append(box);
       });

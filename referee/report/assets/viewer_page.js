@@ -9,7 +9,7 @@
 
   // Several views of one game (the web's: every hand, then each of the viewer's own seats) are told apart by whose.
   function viewOf(game) {
-    return game.seat === null ? " (every hand)" : " (as " + game.names[game.seat] + " saw it)";
+    return game.seat === null ? " (every hand)" : " (as " + (game.shown || game.names)[game.seat] + " saw it)";
   }
 
   function fragment() {
