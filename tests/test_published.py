@@ -20,6 +20,7 @@ from litestar.testing import TestClient
 
 from referee.results.arena_store import ArenaStore, BoardRow
 from referee.results.league_store import GroupRow, VersionRow
+from referee.results.web_queries import WebStore
 from referee.web.app import create_app
 from referee.web.published import Published
 from referee.web.settings import WebSettings
@@ -34,7 +35,9 @@ QUIET_TRIES = 10
 ROUTES = ("/", "/api/board", "/bots/alpha", "/api/bots/beta", "/games", "/api/games", "/games?verdict=crash",
           "/api/games?verdict=any&players=2", "/games?bot=alpha", "/api/games?page=2", "/games/{game}",
           "/api/games/{game}", "/authors/alice", "/api/authors/bob")
-SETTINGS = WebSettings(rate_burst=10**9, rate_per_second=10**6)
+#: The marks read at every request (``marks_seconds=0``): these tests compare pages with the database as it is at
+#: that moment; a worker's reading trusted for a while is tested on its own (test_a_reading_of_the_marks_...).
+SETTINGS = WebSettings(rate_burst=10**9, rate_per_second=10**6, marks_seconds=0)
 
 
 def marks(path: Path) -> dict[str, int]:
@@ -196,3 +199,44 @@ def test_control_pages_kept_past_their_marks_are_caught(db: WebDb, writer: Write
     monkeypatch.setattr(Published, "kept", blind)
     _, differed = compare_while_written(db, writer, 3.0)
     assert differed
+
+
+def test_a_reading_of_the_marks_serves_kept_pages_without_a_query_until_it_is_older_than_its_seconds(
+        db: WebDb, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker reads the marks once per ``marks_seconds`` (here 10, on a clock the test moves): a kept page is
+    served with no query in between, stays as built when a refit moves its mark within those seconds (the staleness
+    ``marks_seconds`` allows, inside ``public_seconds``), and is built again once the reading is older. The control:
+    at ``marks_seconds = 0`` the same refit is seen at the next request."""
+    reads: list[str] = []
+    for method in ("marks", "all_marks"):
+        real = getattr(WebStore, method)
+        monkeypatch.setattr(WebStore, method, lambda self, *args, _real=real, _name=method: (
+            reads.append(_name), _real(self, *args))[1])
+
+    def board_mark(store: WebStore, facts: Any) -> tuple[bytes, str]:
+        return str(store.marks(("board",)).values[0]).encode(), "text/plain"
+
+    def refit() -> None:
+        with ArenaStore(db.path) as store:
+            league = store.league()
+            assert league is not None
+            store.save_board(league.id, [BoardRow("alpha@1", 1, 1.0, 1.0, 2, "2026-02-01T00:00:00")])
+
+    now = [100.0]
+    for seconds in (10.0, 0.0):
+        published = Published(db.path, 1 << 20, seconds, clock=lambda: now[0])
+        depends = ("versions", "league", "board")
+        built = published.make("board", depends, board_mark)
+        assert published.kept("board", depends) == built
+        reads.clear()
+        for _ in range(50):
+            assert published.kept("board", depends) == built
+        assert reads == ([] if seconds else ["marks"] * 50)  # a reading trusted for 10 s: no query at all
+        refit()
+        if seconds:
+            now[0] += seconds - 0.001
+            assert published.kept("board", depends) == built  # within the reading's seconds: as built
+            now[0] += 0.001
+        assert published.kept("board", depends) is None  # the reading is read again: the board moved
+        again = published.make("board", depends, board_mark)
+        assert int(again.body) == int(built.body) + 1 and published.kept("board", depends) == again

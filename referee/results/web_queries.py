@@ -162,6 +162,10 @@ class WebStore(ArenaStore):
         return Marks(tuple(int(rows[name]["value"]) if name in rows else 0 for name in names),
                      max((float(row["changed"]) for row in rows.values()), default=0.0))
 
+    def all_marks(self) -> dict[str, int]:
+        """Every read mark's value, by name (one small table: a row per kind of fact and per bot)."""
+        return {row["name"]: int(row["value"]) for row in self._query("SELECT name, value FROM read_marks", ())}
+
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """One read transaction: every query inside sees the database as of its first (the marks a page is built

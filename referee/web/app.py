@@ -56,7 +56,7 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
                      move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst),
                      table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total),
-                     published=Published(Path(db_path), settings.kept_bytes))
+                     published=Published(Path(db_path), settings.kept_bytes, settings.marks_seconds))
     return Litestar(
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, *live.ROUTES, static_file,
                         favicon],

@@ -3,10 +3,14 @@ marks they were built from (schema 10's ``read_marks``, raised by triggers in th
 page shows), and served as those bytes, with their ``ETag``, until one of those marks moves.
 
 The daemon keeps the read side up as it writes (the marks, the stored counts, head to head, verdict and size
-tables: :mod:`referee.results.schema`); a worker process of the web keeps the bytes. A visitor's request costs one
-read of a few marks by primary key; the first after a change builds the page once (one build per page at a time:
-a crowd at a board just refitted waits for one build, not fifty), inside one read transaction, so that the marks it
-is kept under and the rows it shows agree. Pages are kept least recently used first out, within a byte budget.
+tables: :mod:`referee.results.schema`); a worker process of the web keeps the bytes. A visitor's request costs no
+query: each worker reads every mark at most once per ``marks_seconds`` (one small table; the request that finds the
+reading older reads it again, the others meanwhile use the one they have), and a page is served while none of its
+marks has moved past what it was built under. So a page may be ``marks_seconds`` older than the database, well
+inside the ``public_seconds`` a browser or a proxy may keep it anyway. The first request after a change builds the
+page once (one build per page at a time: a crowd at a board just refitted waits for one build, not fifty), inside
+one read transaction, so that the marks it is kept under and the rows it shows agree. Pages are kept least recently
+used first out, within a byte budget.
 
 Signed-in viewers get their pages built fresh, but over the same cached league facts (:class:`LeagueFacts`: the
 versions, read again only when a version changes), through queries whose cost does not grow with the games
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,6 +62,12 @@ class _Kept:
     page: Page
 
 
+def _current(stamp: tuple[int, ...], read: tuple[int, ...]) -> bool:
+    """Whether a page built under the marks ``stamp`` shows what the marks ``read`` say: none of them has moved past
+    it (marks only rise; a page built after the reading was taken is newer than the reading, and current)."""
+    return all(seen <= built for built, seen in zip(stamp, read, strict=True))
+
+
 def page_of(body: bytes, media_type: str, changed: float) -> Page:
     return Page(body, media_type, f'"{hashlib.blake2b(body, digest_size=16).hexdigest()}"',
                 formatdate(changed, usegmt=True))
@@ -64,28 +75,52 @@ def page_of(body: bytes, media_type: str, changed: float) -> Page:
 
 class Published:
     """One worker process's kept pages and league facts over the database at ``db_path``, within ``budget_bytes``
-    of pages (0: nothing is kept, every page and fact is read afresh)."""
+    of pages (0: nothing is kept, every page and fact is read afresh). Its reading of the marks is trusted for
+    ``marks_seconds`` of ``clock`` (0: the marks a page shows are read at every request)."""
 
-    def __init__(self, db_path: Path, budget_bytes: int) -> None:
+    def __init__(self, db_path: Path, budget_bytes: int, marks_seconds: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._db_path = db_path
         self._budget = budget_bytes
+        self._marks_seconds = marks_seconds
+        self._clock = clock
         self._local = threading.local()  # each thread's own connection for the marks (SQLite's rule)
         self._lock = threading.Lock()  # the kept pages' dict and byte count
         self._pages: OrderedDict[str, _Kept] = OrderedDict()
         self._bytes = 0
         self._stripes = [threading.Lock() for _ in range(_STRIPES)]
         self._facts: tuple[tuple[int, ...], LeagueFacts] | None = None
+        self._reading: tuple[float, dict[str, int]] | None = None  # when the marks were read, and their values
+        self._reading_lock = threading.Lock()  # one request reads them again; the others use the reading they have
 
     def kept(self, key: str, marks: tuple[str, ...]) -> Page | None:
-        """The page kept under ``key`` if none of ``marks`` has moved since it was built, else None."""
+        """The page kept under ``key`` if none of ``marks`` has moved past what it was built under, else None."""
         with self._lock:
             kept = self._pages.get(key)
-        if kept is None or self._marks_store().marks(marks).values != kept.stamp:
+        if kept is None or not _current(kept.stamp, self._marks(marks)):
             return None
         with self._lock:
             if key in self._pages:
                 self._pages.move_to_end(key)
         return kept.page
+
+    def _marks(self, names: tuple[str, ...]) -> tuple[int, ...]:
+        """The values of the marks ``names``: as read at most ``marks_seconds`` ago, or read now."""
+        if self._marks_seconds <= 0:
+            return self._marks_store().marks(names).values
+        reading, now = self._reading, self._clock()
+        if self._stale(reading, now) and self._reading_lock.acquire(blocking=reading is None):
+            try:
+                reading = self._reading
+                if self._stale(reading, now):  # not read again by the request this one waited for
+                    reading = self._reading = (now, self._marks_store().all_marks())
+            finally:
+                self._reading_lock.release()
+        assert reading is not None
+        return tuple(reading[1].get(name, 0) for name in names)
+
+    def _stale(self, reading: tuple[float, dict[str, int]] | None, now: float) -> bool:
+        return reading is None or now - reading[0] >= self._marks_seconds
 
     def make(self, key: str, marks: tuple[str, ...], build: Callable[[WebStore, LeagueFacts], tuple[bytes, str]],
              ) -> Page:

@@ -39,6 +39,9 @@ class WebSettings:
     games_per_page: int = 50
     public_seconds: int = 5  # how long a browser or a reverse proxy may reuse an anonymous page without asking
     kept_bytes: int = 64 * MIB  # the anonymous pages each worker keeps (least recently used out first; 0: none)
+    #: How long a worker trusts its reading of the read marks before it reads them again: an anonymous page may be
+    #: that much older than the database (well inside public_seconds); 0: the marks are read at every request.
+    marks_seconds: float = 0.5
     table_streams_per_author: int = 4  # a card table's event streams an author may hold open (tabs, a reload)
     table_streams_total: int = 64  # event streams open in all (each worker process: like the rate limits)
     table_stream_seconds: float = 300.0  # a stream's longest life: then it ends and the browser reconnects
