@@ -9,7 +9,7 @@
 "use strict";
 
 const DurakTable = (() => {
-  const { el, card, back, centre } = DurakCards;
+  const { el, card, back, centre, cardName, render, actionParts, eventParts, places } = DurakCards;
   const OPPONENT_HAND_PX = 172;  // the width an opponent's cards fan out in (web.css: .card-table .opponent)
   const CARD_PX = 36;
   const KNOWN_STEP_PX = 18;  // the least of a face-up card that shows (its rank and suit sit in that corner)
@@ -23,95 +23,9 @@ const DurakTable = (() => {
     return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
   }
 
-  // A card as it is drawn ("10\u2663"): the text of cards.js's own drawing, so that the two cannot differ.
-  function cardName(code) {
-    return card(code).textContent;
-  }
-
-  // Text with cards in it: ``parts`` are strings and {card: code}, or arrays of codes (a space between cards).
-  function said(parts) {
-    const out = [];
-    for (const part of parts) {
-      if (Array.isArray(part)) part.forEach((code, i) => { if (i) out.push(" "); out.push({ card: code }); });
-      else out.push(part);
-    }
-    return out;
-  }
-
-  function render(node, parts) {
-    for (const part of parts) {
-      if (typeof part === "string") node.append(document.createTextNode(part));
-      else {
-        const span = el("span", "cardname " + ("DH".includes(part.card[1]) ? "red" : "black"), cardName(part.card));
-        span.dataset.card = part.card;
-        node.append(span);
-      }
-    }
-    return node;
-  }
-
+  // Parts (cards.js: said, eventParts) as plain text, each card its name as drawn.
   function plain(parts) {
     return parts.map((p) => (typeof p === "string" ? p : cardName(p.card))).join("");
-  }
-
-  // An action string in words, its cards as drawn (what a button and the log say).
-  function actionParts(text) {
-    const [kind, ...cards] = text.split(" ");
-    switch (kind) {
-      case "beat": return said(["beat ", [cards[0]], " with ", [cards[1]]]);
-      case "beat-top": return said(["beat the top card with ", cards]);
-      case "throw": return said(["throw in ", cards]);
-      case "transfer": return said(["transfer with ", cards]);
-      default: return said(cards.length ? [kind + " ", cards] : [kind]);
-    }
-  }
-
-  // ``phrases[key]`` with its {field}s filled, as parts: a field's value is a name or number (text), an array of
-  // card codes (drawn as cards), or {parts} (already parts).
-  function phrase(phrases, key, fields) {
-    const out = [];
-    for (const piece of phrases[key].split(/(\{\w+\})/)) {
-      const field = /^\{(\w+)\}$/.exec(piece);
-      if (field === null) {
-        if (piece) out.push(piece);
-        continue;
-      }
-      const value = fields[field[1]];
-      if (value && value.parts) out.push(...value.parts);
-      else if (Array.isArray(value)) out.push(...said([value]));
-      else out.push(String(value));
-    }
-    return out;
-  }
-
-  // One event as a line of the log, as parts, in the replay's words: ``phrases`` are the narration's
-  // (referee/results/narrate.py PHRASES, given by the page), ``who`` a seat's name as shown.
-  function eventParts(e, who, phrases) {
-    const say = (key, fields) => phrase(phrases, key, fields);
-    switch (e.type) {
-      case "bout": return say("bout", { attacker: who(e.attacker), defender: who(e.defender) });
-      case "action": {
-        const [kind, ...cards] = e.action.split(" ");
-        if (kind === "beat") return say("action.beat", { seat: who(e.seat), target: [cards[0]], card: [cards[1]] });
-        return say("action." + kind, { seat: who(e.seat), cards });
-      }
-      case "draw":
-        if (e.cards) return say("draw.seen", { seat: who(e.seat), count: e.count, cards: e.cards });
-        return say(e.shown && e.shown.length ? "draw.trump" : "draw", { seat: who(e.seat), count: e.count,
-          shown: e.shown || [] });
-      case "bout_end": return say(e.outcome === "taken" ? "bout_end.taken" : "bout_end.beaten",
-        { defender: who(e.defender), cards: e.cards });
-      case "out": return say("out", { seats: e.seats.map(who).join(" and "), place: e.place });
-      case "ladder": return say("ladder", { starter: who(e.starter), piles: { parts: e.piles.flatMap((code, s) =>
-        [...(s ? [", "] : []), who(s) + " ", { card: code }]) } });
-      case "place": return say("place", { seat: who(e.seat), card: [e.card], onto: who(e.onto) });
-      case "keep": return say(e.card ? "keep" : "keep.hidden", { seat: who(e.seat), card: e.card ? [e.card] : [] });
-      case "ladder_end": return say("ladder_end", { hand_sizes: e.hand_sizes.map((n, s) => who(s) + " " + n)
-        .join(", ") });
-      case "pile_take": return say("pile_take", { seat: who(e.seat), card: [e.card] });
-      case "pile_discard": return say("pile_discard", { cards: e.cards });
-      default: return [e.type];
-    }
   }
 
   // The seats' names as shown: a name two seats share gets its seat number.
@@ -122,13 +36,6 @@ const DurakTable = (() => {
   function eventLine(e, names, phrases) {
     const shown = shownNames(names);
     return plain(eventParts(e, (s) => (shown[s] === undefined ? "seat " + s : shown[s]), phrases));
-  }
-
-  // Where each opponent sits around the table, in play order from the person (who sits at the bottom): with
-  // three or more, the next seat on the left, the last on the right, the others across the top, left to right.
-  function places(opponents) {
-    return Array.from({ length: opponents }, (_, i) =>
-      (opponents >= 3 && i === 0 ? "left" : opponents >= 3 && i === opponents - 1 ? "right" : "top"));
   }
 
   class Table {
