@@ -164,8 +164,8 @@ def test_the_events_name_cards_as_drawn_in_the_narrations_words(browser: Any, fo
 
 
 def test_the_steps_line_names_the_seat_and_draws_the_chosen_cards(browser: Any, folder: Path) -> None:
-    """The line under the table ("rand@1 (seat 3) chose attack with J♣; to move: ...") tells two seats of one
-    name apart and names the chosen action's cards as drawn."""
+    """The line under the table ("rand@1 (seat 3) chose attack J♣; to move: ...") and the result tell two seats
+    of one name apart; the line names the chosen action's cards as drawn."""
     page, data = game_page(folder, "podkidnoy", 4, 7)
     open_page(browser, page)
     game = game_data(data)
@@ -187,4 +187,6 @@ def test_the_steps_line_names_the_seat_and_draws_the_chosen_cards(browser: Any, 
         assert not PROTOCOL_CARD.search(text), text
         if step["f"]["m"] is not None:
             assert text.endswith("to move: " + names[step["f"]["m"]])
+    told = browser.execute_script("return document.querySelector('#viewer .result .told').textContent")
+    assert game["result"]["fools"] == [3] and told == "fool: rand@1 (seat 3)"  # not seat 1's rand@1
     assert console_errors(browser) == []
