@@ -190,3 +190,20 @@ def test_the_steps_line_names_the_seat_and_draws_the_chosen_cards(browser: Any, 
     told = browser.execute_script("return document.querySelector('#viewer .result .told').textContent")
     assert game["result"]["fools"] == [3] and told == "fool: rand@1 (seat 3)"  # not seat 1's rand@1
     assert console_errors(browser) == []
+
+
+def test_a_judged_steps_best_move_names_its_cards_as_drawn(browser: Any, folder: Path) -> None:
+    """durak analyze --html's judgement (referee/cli/analyze.py with_marks: ``j`` on the seat's step) names the
+    best move's cards as drawn, as the chosen move beside it; the protocol string stays in data-action."""
+    record = msgspec.structs.replace(random_game("podkidnoy", 2, 3), names=NAMES[:2])
+    data = game_data(replay_lines(record), seat=0)
+    index = next(i for i, step in enumerate(data["steps"]) if step.get("w") == 0)
+    data["steps"][index]["j"] = {"m": "mistake", "l": 0.2, "e": 0.05, "b": "beat TC AC", "k": "sampled"}
+    page = folder / "judged.html"
+    write_private(page, viewer_page([data]))
+    page.chmod(0o644)
+    open_page(browser, page, f"#step={index}")
+    best = browser.execute_script("const b = document.querySelector('#viewer .now .judged .best');"
+                                  "return [b.dataset.action, b.textContent, b.querySelectorAll('.cardname').length]")
+    assert best == ["beat TC AC", "beat 10\u2663 with A\u2663", 2]
+    assert console_errors(browser) == []
