@@ -333,24 +333,34 @@ const DurakViewer = (() => {
       }
     }
 
-    drawLog() {
-      const g = this.game;
-      this.log.textContent = "";
-      let current = null;
+    // Step ``i``'s log lines, made once (a step's lines never change; the log shows steps 0 to the current one).
+    logLines(i) {
+      this.lines = this.lines || [];
+      if (this.lines[i]) return this.lines[i];
+      const step = this.game.steps[i];
       const who = (s) => this.who(s);
+      this.lines[i] = step.ev.map((e, j) => {
+        const item = render(el("li"), eventParts(e, who, narration()));
+        if (e.type === "bout" || e.type === "ladder" || e.type === "ladder_end") item.classList.add("opens");
+        item.dataset.step = String(i);
+        if (j === 0 && step.u !== undefined) item.append(el("span", "", " "), timeSpan(step.u));
+        if (j === 0 && step.j && step.j.m) item.append(el("span", "", " "), markBadge(step.j.m));
+        item.addEventListener("click", () => this.go(i));
+        return item;
+      });
+      return this.lines[i];
+    }
+
+    drawLog() {
+      const shown = [];
       for (let i = 0; i <= this.step; i++) {
-        g.steps[i].ev.forEach((e, j) => {
-          const item = render(el("li", i === this.step ? "current" : ""), eventParts(e, who, narration()));
-          if (e.type === "bout" || e.type === "ladder" || e.type === "ladder_end") item.classList.add("opens");
-          item.dataset.step = String(i);
-          if (j === 0 && g.steps[i].u !== undefined) item.append(el("span", "", " "), timeSpan(g.steps[i].u));
-          if (j === 0 && g.steps[i].j && g.steps[i].j.m) item.append(el("span", "", " "), markBadge(g.steps[i].j.m));
-          item.addEventListener("click", () => this.go(i));
-          this.log.append(item);
-          if (i === this.step) current = current || item;
-        });
+        for (const item of this.logLines(i)) {
+          item.classList.toggle("current", i === this.step);
+          shown.push(item);
+        }
       }
-      const target = current || this.log.lastChild;
+      this.log.replaceChildren(...shown);
+      const target = this.logLines(this.step)[0] || this.log.lastChild;
       const box = this.log.parentElement;  // scrolled on its own: the page stays where the reader put it
       if (target && box) box.scrollTop = Math.max(0, target.offsetTop - box.clientHeight / 2);
     }
