@@ -207,3 +207,16 @@ def test_a_judged_steps_best_move_names_its_cards_as_drawn(browser: Any, folder:
                                   "return [b.dataset.action, b.textContent, b.querySelectorAll('.cardname').length]")
     assert best == ["beat TC AC", "beat 10\u2663 with A\u2663", 2]
     assert console_errors(browser) == []
+
+
+def test_a_cards_tooltip_names_it_as_drawn(browser: Any, folder: Path) -> None:
+    """Pointing at a card shows its name as drawn ("10♣"), not the protocol's "TC": in the hands, on the table
+    and under the stock."""
+    page, _ = game_page(folder, "podkidnoy", 4, 3)
+    open_page(browser, page, "#step=8")
+    titles = browser.execute_script("return [...document.querySelectorAll('#viewer .card[data-card]')].map(c => "
+                                    "[c.dataset.card, c.title, c.classList.contains('trump')])")
+    assert len(titles) > 20 and sum(trump for _, _, trump in titles) == 1
+    for code, title, trump in titles:
+        assert title == ("trump: " if trump else "") + ("10" if code[0] == "T" else code[0]) + SUITS[code[1]], title
+    assert console_errors(browser) == []

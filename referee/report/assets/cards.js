@@ -17,9 +17,10 @@ const DurakCards = (() => {
 
   function card(code) {
     const node = el("span", "card" + (RED[code[1]] ? " red" : " black"));
-    node.dataset.card = code;
-    node.title = code;
-    node.append(el("span", "rank", code[0] === "T" ? "10" : code[0]), el("span", "suit", SUITS[code[1]]));
+    node.dataset.card = code;  // the protocol's name, for scripts; a person is shown the drawn one
+    const rank = code[0] === "T" ? "10" : code[0];
+    node.title = rank + SUITS[code[1]];
+    node.append(el("span", "rank", rank), el("span", "suit", SUITS[code[1]]));
     return node;
   }
 
@@ -49,6 +50,7 @@ const DurakCards = (() => {
     if (trump && stock > 0) {
       const shown = card(trump);
       shown.classList.add("trump");
+      shown.title = "trump: " + shown.title;
       stack.append(shown, back());
     }
     stack.append(el("span", "label", "stock " + (stock || 0) + " \u00b7 trump " + SUITS[trumpSuit]));

@@ -192,7 +192,7 @@ const DurakTable = (() => {
       const hand = el("div", "hand");
       const playable = new Set(this.myTurn() ? this.request.legal.flatMap(cardsOf) : []);
       for (const code of this.inHandOrder(v.hand)) {
-        const node = this.card(code);
+        const node = card(code);
         if (playable.has(code)) {
           node.classList.add("playable");
           node.tabIndex = 0;
@@ -219,7 +219,7 @@ const DurakTable = (() => {
         step = Math.min(KNOWN_STEP_PX, room / Math.max(1, gaps));
         backStep = backs > 1 ? Math.max(1, (room - step * known.length) / (backs - 1)) : 0;
       }
-      const nodes = [...known.map((code) => this.card(code)), ...Array.from({ length: backs }, () => back())];
+      const nodes = [...known.map((code) => card(code)), ...Array.from({ length: backs }, () => back())];
       nodes.forEach((node, i) => {
         if (i) node.style.marginLeft = ((i <= known.length ? step : backStep) - CARD_PX) + "px";
         hand.append(node);
@@ -228,19 +228,10 @@ const DurakTable = (() => {
       return hand;
     }
 
-    card(code) {
-      const node = card(code);
-      node.title = cardName(code);
-      return node;
-    }
-
     drawCentre(v) {
       centre(this.centre, { trump: v.trump, trumpSuit: v.trump_suit, stock: v.stock, pairs: v.table,
         pile: v.pile_limit === null || v.pile_limit === undefined ? undefined : v.pile, pileLimit: v.pile_limit,
         discard: (v.discard || []).length });
-      for (const node of this.centre.querySelectorAll(".card[data-card]")) node.title = cardName(node.dataset.card);
-      const trump = this.centre.querySelector(".card.trump");
-      if (trump) trump.title = "trump: " + cardName(trump.dataset.card);
     }
 
     drawStatus(v) {
