@@ -220,3 +220,19 @@ def test_a_cards_tooltip_names_it_as_drawn(browser: Any, folder: Path) -> None:
     for code, title, trump in titles:
         assert title == ("trump: " if trump else "") + ("10" if code[0] == "T" else code[0]) + SUITS[code[1]], title
     assert console_errors(browser) == []
+
+
+def test_at_six_players_in_a_narrow_window_every_seat_stays_on_the_felt(browser: Any, folder: Path) -> None:
+    """At 1024 px the top row of three boxes is wider than the felt: it wraps rather than hang off its sides."""
+    page, _ = game_page(folder, "perevodnoy", 6, 5)
+    browser.set_window_size(1024, 800)
+    try:
+        open_page(browser, page, "#step=20")
+        edges = browser.execute_script(
+            "const f = document.querySelector('#viewer .felt').getBoundingClientRect();"
+            "return [f.left, f.right, [...document.querySelectorAll('#viewer .seat')].map(s => {"
+            "  const r = s.getBoundingClientRect(); return [r.left, r.right]; })]")
+    finally:
+        browser.set_window_size(1280, 900)
+    left, right, boxes = edges
+    assert len(boxes) == 6 and all(left <= a and b <= right for a, b in boxes), edges
