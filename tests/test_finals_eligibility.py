@@ -12,6 +12,9 @@ import pytest
 from referee.league.finals import finalists, finals_problem
 from referee.results.arena_store import ArenaStore, BoardRow
 from referee.results.league_store import VersionRow
+from referee.results.requests import FEWEST_FINALISTS, MOST_FINALISTS, FinalsTop
+from referee.web.page_values import bounds
+from tests.clirun import invoke
 from tests.webdb import WebDb, built
 from tests.webkit import bearer, client_for, db
 
@@ -33,7 +36,7 @@ def test_an_unrated_version_on_the_board_is_no_finalist(db: WebDb) -> None:
     with client_for(db) as client:
         asked = client.post("/api/admin/finals", json={"top": 2}, headers=bearer(db, "admin"))
         assert asked.status_code == 409, asked.text
-        assert asked.json()["detail"] == "the board has 1 active rated version(s): finals need two or more"
+        assert asked.json()["detail"] == "the board has 1 active rated version(s): finals need 2 or more"
         with ArenaStore(db.path) as store:  # the control: once gamma's games are fitted, the finals can begin
             store.save_board(league.id, [BoardRow(v, r.rank, r.elo, r.sd, r.games or 2, "2026-01-03T00:00:00")
                                          for v, r in board.items()])
@@ -51,4 +54,13 @@ def test_the_finalists_are_the_first_rated_versions_still_active() -> None:
     assert [v.name for v in finalists(ranked, versions, 5)] == ["a@1", "d@1", "e@1"]
     assert finals_problem(finalists(ranked, versions, 2)) is None
     assert finals_problem(finalists(["a@1", "b@1"], versions, 2)) == \
-        "the board has 1 active rated version(s): finals need two or more"
+        "the board has 1 active rated version(s): finals need 2 or more"
+
+
+@pytest.mark.parametrize("top", [FEWEST_FINALISTS - 1, MOST_FINALISTS + 1])
+def test_the_command_line_takes_the_finals_size_the_admins_form_takes(db: WebDb, top: int) -> None:
+    """``durak league finals --top`` refuses a size the admin's form and API refuse (one pair of bounds), in one line
+    and exit 2, before touching the league."""
+    assert bounds(FinalsTop) == (FEWEST_FINALISTS, MOST_FINALISTS)
+    ran = invoke("league", "finals", str(db.path), "--top", str(top))
+    assert ran.code == 2 and "--top" in ran.output and "Traceback" not in ran.output, ran.output

@@ -186,7 +186,7 @@ def test_finals_need_two_active_rated_versions(db: WebDb) -> None:
     with client_for(db) as client:
         answer = client.post("/api/admin/finals", json={"top": 2}, headers=bearer(db, "admin"))
         assert answer.status_code == 409
-        assert answer.json()["detail"] == "the board has 1 active rated version(s): finals need two or more"
+        assert answer.json()["detail"] == "the board has 1 active rated version(s): finals need 2 or more"
 
 
 def test_the_finals_form_needs_its_csrf_token_and_the_page_shows_the_status(db: WebDb) -> None:

@@ -36,7 +36,16 @@ from referee.league.names import name_problem
 from referee.league.private import LeaguePrivate, private_config
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, VersionRow
-from referee.results.requests import AddBot, Payload, QuarantineBot, ReinstateBot, RetireBot, UpdateBot
+from referee.results.requests import (
+    FEWEST_FINALISTS,
+    MOST_FINALISTS,
+    AddBot,
+    Payload,
+    QuarantineBot,
+    ReinstateBot,
+    RetireBot,
+    UpdateBot,
+)
 from referee.results.rows import TournamentRow
 from referee.text import visible
 
@@ -184,7 +193,8 @@ def status_command(db: DbArg) -> None:
 @league_app.command("finals")
 def finals_command(
     db: DbArg,
-    top: Annotated[int, typer.Option("--top", min=2, help="How many versions of the board play the finals.")],
+    top: Annotated[int, typer.Option("--top", min=FEWEST_FINALISTS, max=MOST_FINALISTS,
+                                     help="How many versions of the board play the finals.")],
     max_games: Annotated[int | None, typer.Option("--max-games", min=1, help="The budget (default: the config's "
                                                   "[league] finals_games).")] = None,
     jobs: JobsOption = None,

@@ -31,6 +31,7 @@ from referee.rating.bradley_terry import RatingTable, rate
 from referee.rating.leaderboard import render
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.record import GameRecord
+from referee.results.requests import FEWEST_FINALISTS
 from referee.results.rows import TournamentRow
 from referee.results.store import Store
 from referee.tournament.coordinator import Coordinator, GameSink, RunSummary
@@ -121,10 +122,6 @@ class FinalsCourse:
         return Job(slot=slot, disqualified=dict(disqualified), bots=specs)
 
 
-#: The fewest finalists a finals is played by.
-FEWEST_FINALISTS = 2
-
-
 def finalists(rated: Iterable[str], versions: Mapping[str, VersionRow], top: int) -> list[VersionRow]:
     """Who plays the finals: the first ``top`` of the ``rated`` versions (best first: a fit's, never a version
     listed unrated) that are still active. The one rule, for the finals themselves (a fresh fit) and for the web,
@@ -135,7 +132,7 @@ def finalists(rated: Iterable[str], versions: Mapping[str, VersionRow], top: int
 def finals_problem(chosen: list[VersionRow]) -> str | None:
     """Why finals of ``chosen`` cannot begin (None: they can)."""
     if len(chosen) < FEWEST_FINALISTS:
-        return f"the board has {len(chosen)} active rated version(s): finals need two or more"
+        return f"the board has {len(chosen)} active rated version(s): finals need {FEWEST_FINALISTS} or more"
     return None
 
 

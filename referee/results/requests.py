@@ -38,8 +38,10 @@ AuthorName = Annotated[str, Meta(min_length=1, max_length=64)]
 AskedBy = Annotated[str, Meta(max_length=16)]
 #: A row id (SQLite's integers are signed 64-bit).
 RowId = Annotated[int, Meta(ge=1, le=2**63 - 1)]
+#: The fewest and the most finalists a finals is played by: ``durak league finals --top``, the admin's form and API.
+FEWEST_FINALISTS, MOST_FINALISTS = 2, 64
 #: The finals' size (the board's top K) and game budget, as the admin's form and API take them too.
-FinalsTop = Annotated[int, Meta(ge=2, le=64)]
+FinalsTop = Annotated[int, Meta(ge=FEWEST_FINALISTS, le=MOST_FINALISTS)]
 FinalsBudget = Annotated[int, Meta(ge=1, le=10**9)]
 
 
