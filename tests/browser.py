@@ -32,6 +32,10 @@ class NoBrowser(RuntimeError):
     """Chromium, chromedriver or selenium is missing."""
 
 
+#: How long one script a test runs in the page may take (selenium's default is 30 s).
+SCRIPT_SECONDS = 240
+
+
 def start_chromium(width: int = 1280, height: int = 900) -> Any:
     """A headless Chromium (as root it needs --no-sandbox) driven by Debian's chromedriver, keeping the
     page's console log. Also used by bench/bench_report.py and scripts/report_screenshots.py."""
@@ -49,7 +53,11 @@ def start_chromium(width: int = 1280, height: int = 900) -> Any:
                      "--hide-scrollbars", f"--window-size={width},{height}"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    # A test may walk every step of a replay in one script (a few seconds on a quiet machine): beside six CPU hogs
+    # one took past selenium's 30 s. A script that truly hangs is still stopped, by pytest's faulthandler_timeout.
+    driver.set_script_timeout(SCRIPT_SECONDS)
+    return driver
 
 
 @pytest.fixture(scope="module")
