@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -74,8 +75,10 @@ class LocalExecutor:
                 return
 
     def shutdown(self, cancel: bool) -> None:
-        while cancel and not self._batches.empty():
-            self._batches.get_nowait()
+        if cancel:  # drop the batches no worker has taken: a driving thread may take the last one meanwhile
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    self._batches.get_nowait()
         for _ in self._threads:
             self._batches.put(None)
         if cancel:
