@@ -14,9 +14,10 @@ from typing import Final
 
 import msgspec
 
-from referee.analysis.evaluate import Z95, ActionValue, Method, Settings, WorldSource, evaluate, sampled_world
+from referee.analysis.evaluate import ActionValue, Method, Settings, WorldSource, evaluate, sampled_world
 from referee.analysis.marks import THRESHOLDS, mark_of
 from referee.analysis.observe import Decision, seat_decisions
+from referee.rating.bradley_terry import Z95
 from referee.results.replay import parse_replay
 
 #: What a value is, for readers of the JSON (referee/analysis/playout.py says why).

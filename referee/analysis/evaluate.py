@@ -30,11 +30,10 @@ from referee.analysis.observe import Observation
 from referee.analysis.playout import playout, value_for
 from referee.engine import BoutGame, Game, determinize
 from referee.engine.rng import derive_seed
+from referee.rating.bradley_terry import Z95  # the error bar's width in standard errors, as the ratings'
 
 #: Worlds sampled per decision by default: every legal action is played out once in each.
 DEFAULT_PLAYOUTS: Final = 200
-#: The error bar's width in standard errors (a 95% interval).
-Z95: Final = 1.96
 
 Method = Literal["exact", "estimate", "forced"]
 #: Where an evaluation's worlds come from: a game consistent with the observation, dealt with the rng given.
