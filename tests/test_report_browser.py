@@ -134,8 +134,30 @@ def test_a_game_opens_from_the_list_and_its_last_step_shows_the_stored_result(br
     steps = int(viewer.get_attribute("data-steps"))
     assert viewer.get_attribute("data-step") == str(steps - 2)
     assert browser.current_url.endswith(f"#game={gid}&step={steps - 2}")
-    open_page(browser, arena / "report.html", f"#game={gid}&step=3")  # a linked step
-    wait_for(browser, "return document.getElementById('viewer').dataset.step === '3'")
+    open_game(browser, arena / "report.html", gid, 3)  # a linked step
+    assert console_errors(browser) == []
+
+
+def open_game(browser: Any, page: Path, number: int, step: int = 0) -> None:
+    """Open game ``number`` of a report at ``step`` and wait until the viewer draws it. The page may already be
+    open (a fragment's change, no reload): the game before stays drawn until this one has loaded."""
+    open_page(browser, page, f"#game={number}&step={step}")
+    wait_for(browser, f"const panel = document.getElementById('viewer-panel');"
+                      f"return panel.dataset.game === '{number}' && "
+                      f"document.getElementById('viewer').dataset.step === '{step}'")
+
+
+def test_keys_drive_the_game_opened_last_not_the_one_before(browser: Any, arena: Path) -> None:
+    """Each game opened in the report's panel is a new viewer over the same element: the one before must let go
+    of its keys (it took them first and, having handled them, left them to nobody: the arrows did nothing)."""
+    open_game(browser, arena / "report.html", 2)
+    open_game(browser, arena / "report.html", 3)  # the same page: a fragment's change opens another game
+    viewer = browser.find_element("id", "viewer")
+    viewer.send_keys("\ue014")  # ArrowRight
+    assert viewer.get_attribute("data-step") == "1"
+    assert browser.current_url.endswith("#game=3&step=1")
+    viewer.send_keys("\ue010")  # End
+    assert viewer.get_attribute("data-at-end") == "1"
     assert console_errors(browser) == []
 
 
@@ -162,8 +184,7 @@ def test_every_decision_shows_its_stored_time_in_the_step_and_the_log(browser: A
     with Store(arena / "t.db", create=False) as store:
         game = store.replay("3")
     assert game.move_us is not None
-    open_page(browser, arena / "report.html", "#game=3&step=0")
-    wait_for(browser, "return document.getElementById('viewer').dataset.steps")
+    open_game(browser, arena / "report.html", 3)
     viewer = browser.find_element("id", "viewer")
     decided = [0] * len(game.move_us)
     for _ in range(int(viewer.get_attribute("data-steps")) - 1):
@@ -246,8 +267,7 @@ def test_bot_words_render_as_text_and_stderr_only_with_private(browser: Any, are
     stored = records(arena / "t.db")
     forfeit = next(gid for gid, r in stored.items() if any(v.bot == "html" for v in r.verdicts))
     for page, private in (("report.html", False), ("private.html", True)):
-        open_page(browser, arena / page, f"#game={forfeit}&step=0")
-        wait_for(browser, "return document.getElementById('viewer').dataset.steps")
+        open_game(browser, arena / page, forfeit)
         browser.find_element("id", "viewer").send_keys("\ue010")
         wait_for(browser, "return document.getElementById('viewer').dataset.atEnd === '1'")
         assert browser.execute_script("return window.pwned") is None

@@ -301,13 +301,17 @@
   }
 
   let viewer = null;
+  let opening = 0;  // the latest game asked for: a game that loads after a later one was asked for is not shown
   async function openGame(id, step) {  // id: the game's number, as `durak games` has it
     const panel = $("viewer-panel");
     const status = $("viewer-status");
+    const asked = ++opening;
     panel.hidden = false;
+    delete panel.dataset.game;  // until this game is drawn: the viewer still shows the one before
     status.textContent = "loading game " + id + "\u2026";
     try {
       const content = await chunk(Math.floor(id / data.chunks.size));
+      if (asked !== opening) return;
       if (!(String(id) in content)) throw new Error("game " + id + " is not in this report");
       const game = content[String(id)];
       status.textContent = "";
@@ -319,7 +323,7 @@
       panel.dataset.game = String(id);
       panel.scrollIntoView({ block: "start" });
     } catch (error) {
-      status.textContent = String(error.message || error);
+      if (asked === opening) status.textContent = String(error.message || error);
     }
   }
 

@@ -73,6 +73,10 @@ const DurakViewer = (() => {
     return node;
   }
 
+  // The viewer drawing in each root: a new game opened in the same root stops the one before, whose key listener
+  // would otherwise take every key first (and, having handled it, leave it to nobody else).
+  const drawing = new WeakMap();
+
   class Viewer {
     constructor(root, game, options) {
       this.root = root;
@@ -80,6 +84,9 @@ const DurakViewer = (() => {
       this.options = options || {};
       this.step = 0;
       this.timer = null;
+      const before = drawing.get(root);
+      if (before) before.stop();
+      drawing.set(root, this);
       this.build();
       this.go(this.options.step || 0);
     }
@@ -145,7 +152,15 @@ const DurakViewer = (() => {
       main.append(left, side);
       this.root.append(head, controls, main, this.stderr);
       this.root.tabIndex = 0;
-      this.root.addEventListener("keydown", (e) => this.key(e));
+      this.onKey = (e) => this.key(e);
+      this.root.addEventListener("keydown", this.onKey);
+    }
+
+    // Stop drawing: its play timer and its keys (another viewer takes the root).
+    stop() {
+      if (this.timer) clearInterval(this.timer);
+      this.timer = null;
+      this.root.removeEventListener("keydown", this.onKey);
     }
 
     // A key for the viewer (its own, or the page's: see viewer_page.js); false when it is not one of its keys
