@@ -4,17 +4,23 @@ losses first: by the loss less its error bar, so that sampling noise does not fi
 
 The interval treats games as clusters (:func:`referee.analysis.analyze.pooled_interval`): the decisions of one
 game share its deal and its opponents, the games do not.
+
+Where the games run is the caller's choice, any :class:`concurrent.futures.Executor`: this machine's processes
+(``--jobs``) or a Dask cluster's (``--cluster``, through its client's executor). A game's analysis depends only
+on its replay, its seat and the settings, so the result is the same wherever it ran; the results are put back in
+the sample's order.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, as_completed
 from typing import Final, NamedTuple
 
 import msgspec
 
+from referee import __version__
 from referee.analysis.analyze import GameAnalysis, analyze_game, pooled_interval
 from referee.analysis.evaluate import Settings
 from referee.analysis.marks import THRESHOLDS
@@ -69,23 +75,28 @@ def sample(numbers: Sequence[int], count: int, seed: int) -> list[int]:
     return sorted(random.Random(seed).sample(list(numbers), count))
 
 
-def analyze_games(jobs: Sequence[GameJob], settings: Settings, workers: int = 1,
+def analyze_games(jobs: Sequence[GameJob], settings: Settings, pool: Executor | None = None,
                   progress: Progress | None = None) -> list[tuple[int, GameAnalysis]]:
-    """Each game's analysis with its number, in the order of ``jobs``; ``workers`` processes (1: in this one)."""
+    """Each game's analysis with its number, in the order of ``jobs``: on ``pool`` (None: in this process)."""
     done: dict[int, GameAnalysis] = {}
-    if workers <= 1:
+    if pool is None:
         for job in jobs:
             done[job.number] = analyze_game(job.replay, job.seat, settings)
             if progress is not None:
                 progress(len(done), len(jobs))
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(analyze_game, job.replay, job.seat, settings): job.number for job in jobs}
-            for future in as_completed(futures):
-                done[futures[future]] = future.result()
-                if progress is not None:
-                    progress(len(done), len(jobs))
+        futures = {pool.submit(analyze_game, job.replay, job.seat, settings): job.number for job in jobs}
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            if progress is not None:
+                progress(len(done), len(jobs))
     return [(job.number, done[job.number]) for job in jobs]
+
+
+def referee_version() -> str:
+    """This process's durak-referee version: run on every Dask worker before its first game, since another
+    version's analysis need not be this one's."""
+    return __version__
 
 
 def accuracy(bot: str, analyzed: Sequence[tuple[int, GameAnalysis]], settings: Settings) -> BatchAnalysis:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from concurrent.futures import CancelledError, Executor, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import msgspec
 import typer
 from tabulate import tabulate
 
+from referee import __version__
 from referee.analysis.analyze import GameAnalysis, Judgement, analyze_game
-from referee.analysis.batch import BatchAnalysis, GameJob, accuracy, analyze_games, sample
+from referee.analysis.batch import BatchAnalysis, GameJob, accuracy, analyze_games, referee_version, sample
 from referee.analysis.evaluate import DEFAULT_PLAYOUTS, Settings
 from referee.analysis.exact import EXACT_CARDS
 from referee.analysis.marks import THRESHOLDS
@@ -25,10 +29,14 @@ from referee.report.game_data import NO_TRACES, SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
 from referee.results.sources import ResultsReadError
 from referee.text import visible
+from referee.tournament.executors.dask import ClusterUnavailable
+from referee.tournament.worker import WorkerFailed
 
 PlayoutsOption = Annotated[int, typer.Option(
     "--playouts", min=2, help="Worlds sampled per decision; every legal action is played out once in each.")]
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the sampled worlds and playouts.")]
+#: How long to wait for the Dask scheduler to answer, and for its first worker (a tournament's wait).
+CONNECT_SECONDS: Final = 30.0
 
 
 @app.command(help=f"""Judge every decision of one seat of a stored game from that seat's information only.
@@ -44,7 +52,8 @@ each only when the loss is also above its error bar. --html writes the
 replay viewer from BOT's seat with its marks; --json the analysis as data.
 
 With --bot BOT instead (a database, no GAME): a sample of --games of BOT's
-games (drawn by --seed), analyzed --jobs at a time with a progress line on
+games (drawn by --seed), analyzed --jobs at a time or on the Dask cluster at
+--cluster ADDRESS (the same result either way), with a progress line on
 stderr; per variant BOT's mean loss per decision with its 95% interval (games
 as clusters) and marks, then its worst decisions across the games, each with
 the durak replay and durak analyze --html commands that show it.
@@ -59,7 +68,12 @@ def analyze(  # noqa: PLR0913 (a typer command: a parameter per option)
         "--bot", help="Instead of one game: a sample of this bot's games of the database, its accuracy per "
                       "variant and its worst decisions across them.")] = None,
     games: Annotated[int, typer.Option("--games", min=1, help="With --bot: games in the sample.")] = 20,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="With --bot: games analyzed in parallel.")] = 1,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, help="With --bot: games analyzed in parallel on this machine (default 1).")] = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", help="With --bot: analyze the games on a Dask cluster instead, its scheduler's address "
+                          "(tcp://HOST:8786, tls://...), reached as durak tournament --cluster reaches it "
+                          "(docs/SCALING.md); every worker needs this durak-referee version.")] = None,
     playouts: PlayoutsOption = DEFAULT_PLAYOUTS,
     seed: SeedOption = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON.")] = False,
@@ -67,10 +81,12 @@ def analyze(  # noqa: PLR0913 (a typer command: a parameter per option)
     html: HtmlOption = None,
 ) -> None:
     if bot is not None:
-        _batch(source, game, bot, BatchOptions(games, jobs, Settings(playouts=playouts, seed=seed), as_json,
-                                               tournament_id, seat is not None or html is not None))
+        _batch(source, game, bot, BatchOptions(games, jobs, cluster, Settings(playouts=playouts, seed=seed),
+                                               as_json, tournament_id, seat is not None or html is not None))
         return
     with reported_errors():
+        if jobs is not None or cluster is not None:
+            raise UsageError("--jobs and --cluster are for a sample of games (--bot BOT), not one game")
         if seat is None:
             raise UsageError("name the bot whose decisions to judge: --seat BOT (or --bot BOT for a sample of its "
                              "games)")
@@ -149,7 +165,8 @@ def _loss(judged: Judgement) -> str:
 @dataclass(frozen=True)
 class BatchOptions:
     games: int
-    jobs: int
+    jobs: int | None
+    cluster: str | None
     settings: Settings
     as_json: bool
     tournament_id: int | None
@@ -161,6 +178,9 @@ def _batch(source: str, game: str | None, bot: str, options: BatchOptions) -> No
     with reported_errors():
         if game is not None or options.single_game_options:
             raise UsageError("--bot analyzes a sample of games: it takes no GAME, --seat or --html")
+        if options.jobs is not None and options.cluster is not None:
+            raise UsageError("--jobs is for a run on this machine: with --cluster, the Dask workers' threads (dask "
+                             "worker --nthreads) set how many games run at once")
         with reading(source) as store:
             chosen = store.tournament(options.tournament_id).id
             numbers = [row.number for row in store.games(chosen) if bot in row.record.players]
@@ -170,7 +190,8 @@ def _batch(source: str, game: str | None, bot: str, options: BatchOptions) -> No
             for number in sample(numbers, options.games, options.settings.seed):
                 data = store.replay(str(number), chosen).replay
                 jobs.append(GameJob(number, data, seat_named(data, bot)))
-        analyzed = analyze_games(jobs, options.settings, options.jobs, _progress)
+        with _pool(options) as pool:
+            analyzed = analyze_games(jobs, options.settings, pool, _progress)
         result = accuracy(bot, analyzed, options.settings)
     if options.as_json:
         typer.echo(msgspec.json.encode(result).decode())
@@ -178,6 +199,73 @@ def _batch(source: str, game: str | None, bot: str, options: BatchOptions) -> No
     replays = {job.number: job for job in jobs}
     for line in batch_lines(result, source, len(numbers), replays):
         typer.echo(line)
+
+
+@contextmanager
+def _pool(options: BatchOptions) -> Iterator[Executor | None]:
+    """Where the sample's games are analyzed: the Dask cluster, ``--jobs`` processes, or (None) this process."""
+    if options.cluster is not None:
+        with dask_pool(options.cluster) as pool:
+            yield pool
+    elif options.jobs is not None and options.jobs > 1:
+        with ProcessPoolExecutor(max_workers=options.jobs) as pool:
+            yield pool
+    else:
+        yield None
+
+
+@contextmanager
+def dask_pool(address: str) -> Iterator[Executor]:
+    """An executor on the Dask cluster at ``address``, reached as ``durak tournament --cluster`` reaches it (Dask's
+    TLS settings; the same one-line errors, exit code 8) once every worker runs this durak-referee version; what
+    is left in flight is cancelled and the client closed on the way out.
+
+    :raises ClusterUnavailable: Dask is not installed, the scheduler cannot be reached or has no worker, or a
+        worker runs another version (or cannot run the check).
+    :raises WorkerFailed: Dask lost a game's task (its workers died, the scheduler went away)."""
+    try:
+        import distributed
+        from distributed.comm.addressing import get_address_host_port
+    except ImportError:
+        raise ClusterUnavailable("--cluster needs Dask: pip install -e '.[cluster]' (on every worker too)") from None
+    settings: Any = distributed.Security  # distributed is only partly typed
+    security = settings()  # Dask's TLS settings (its config files and DASK_* variables)
+    if address.startswith("tls://") and not (security.tls_ca_file and security.tls_client_cert):
+        raise ClusterUnavailable(f"{address} is a TLS scheduler, and Dask's settings hold no client certificate: "
+                                 "set distributed.comm.tls.ca-file, .client.cert and .client.key (docs/SCALING.md)")
+    connect: Any = distributed.Client
+    try:
+        # a malformed address first: the client it would half-make waits a minute at exit, then prints a traceback
+        get_address_host_port(address)
+        client = connect(address, timeout=CONNECT_SECONDS, set_as_default=False, security=security)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+            versions: dict[str, str] = client.run(referee_version)
+        except TimeoutError:
+            raise ClusterUnavailable(f"the Dask scheduler at {address} has no workers") from None
+        except Exception as exc:  # Dask's own, or a worker without durak-referee: its import fails there
+            raise ClusterUnavailable(f"the check on the Dask workers at {address} failed: {type(exc).__name__}: "
+                                     f"{exc}") from None
+        for worker, version in sorted(versions.items()):
+            if version != __version__:
+                raise ClusterUnavailable(f"Dask worker {worker} runs durak-referee {version}, this machine "
+                                         f"{__version__}: install the same version on every worker")
+        pool = client.get_executor(pure=False)
+        try:
+            yield pool
+        except (CancelledError, OSError) as exc:  # a task cancelled by Dask, the scheduler's connection lost
+            raise WorkerFailed(f"a cluster task failed: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:
+            if type(exc).__module__.partition(".")[0] != "distributed":  # the analysis' own: as without Dask
+                raise
+            raise WorkerFailed(f"a cluster task failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            pool.shutdown(wait=False)
+    finally:
+        client.close()
 
 
 def _progress(done: int, total: int) -> None:
