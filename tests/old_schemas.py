@@ -61,8 +61,21 @@ SCHEMA_9_TABLES = ("league_games", "league_verdicts", "league_game_counts", "lea
 
 def drop_schema_9(con: sqlite3.Connection) -> None:
     """Back to schema 8 (if not there already): the triggers first, the tables, the groups' index."""
+    drop_schema_12(con)  # its trigger reads schema 9's games
     for trigger in SCHEMA_9_TRIGGERS:
         con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     for table in SCHEMA_9_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute("DROP INDEX IF EXISTS league_groups_by_status")
+
+
+#: Schema 12's objects (each public game's replay view, made by the daemon's publisher).
+SCHEMA_12_TRIGGERS = ("replay_views_of_a_group", "replay_views_gone")
+
+
+def drop_schema_12(con: sqlite3.Connection) -> None:
+    """Back to schema 11 (if not there already): the triggers, then the table and its index."""
+    for trigger in SCHEMA_12_TRIGGERS:
+        con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    con.execute("DROP TABLE IF EXISTS replay_views")
+    con.execute("DELETE FROM meta WHERE key = 'replay_views_shape'")

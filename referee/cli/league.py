@@ -34,6 +34,7 @@ from referee.league.finals import FinalsRequest, run_finals
 from referee.league.lifecycle import LeagueLock, Lifecycle, wait_for
 from referee.league.names import name_problem
 from referee.league.private import LeaguePrivate, private_config
+from referee.report.publisher import ReplayPublisher
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore, VersionRow
 from referee.results.requests import (
@@ -82,7 +83,8 @@ def run_command(
         loaded = load_league(config, sandbox=sandbox)
         path = Path(os.path.abspath(db)) if db is not None else config.with_suffix(".db").absolute()
         check_writable(path, "the database")
-        ended = run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root))
+        ended = run_league(loaded, DaemonRequest(path, jobs=jobs, cluster=cluster, bots_as_root=bots_as_root,
+                                                 beside=(ReplayPublisher,)))
         # a stop by Ctrl-C or SIGTERM is how a league's run ends, not an error: exit 0 and what was kept; or the
         # finals the admin asked for from the web, played: the league is over
         typer.echo(ended.line if isinstance(ended, Stopped) else ended)

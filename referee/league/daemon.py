@@ -8,9 +8,10 @@ game in its own transaction, and no (group, rotation) can be stored twice).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import msgspec
 
@@ -54,6 +55,17 @@ class DaemonRequest:
     jobs: int | None = None
     cluster: str | None = None
     bots_as_root: bool = False
+    #: What runs beside the league while it plays, each made over the database's path (the layers above pass
+    #: theirs in: ``durak league run`` the replay views' publisher, :class:`referee.report.publisher.ReplayPublisher`).
+    beside: tuple[Callable[[Path], Beside], ...] = ()
+
+
+class Beside(Protocol):
+    """A thread beside the league: started when the league opens, stopped when it stops."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -175,11 +187,14 @@ def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest,
         with sigterm_as_interrupt(), ArenaStore(request.db_path) as store:
             league = open_league(store, loaded)
             tables = TableRunner(request.db_path, loaded, isolation)  # the web's card tables, beside the league
-            tables.start()
+            beside = [tables, *(make(request.db_path) for make in request.beside)]
+            for started in beside:
+                started.start()
             try:
                 return _play(store, league, loaded, request, progress_stream, isolation)
             finally:
-                tables.stop()
+                for started in reversed(beside):
+                    started.stop()
     except KeyboardInterrupt as stop:
         return Stopped(f"league stopped ({stop_name(stop)}): the games stored are kept, none twice; the same command "
                        "resumes it")

@@ -308,6 +308,40 @@ class LeagueStore(Store):
             "s.number = lg.number) ORDER BY number LIMIT ?", (league_id, after, limit))]
         return list(self._group_outcomes(league_id, numbers).items())
 
+    # -- replay views (schema 12: referee.report.publisher makes them) ---------------------
+
+    def queued_replay_views(self, limit: int) -> list[int]:
+        """Up to ``limit`` public games whose replay view is not made yet (game ids), newest first: the games a
+        visitor is likeliest to open, and all of them once the queue is empty (a seek of its partial index)."""
+        return [game_id for game_id, in self._query(
+            "SELECT game_id FROM replay_views WHERE shape IS NULL ORDER BY game_id DESC LIMIT ?", (limit,))]
+
+    def keep_replay_views(self, views: list[tuple[int, bytes | None]], shape: int) -> None:
+        """Store made replay views (game id, the compressed view; None: it could not be made, shape -1) of the
+        viewer data's version ``shape``, in one short transaction; a game deleted since it was queued has no row
+        left, and its view is dropped."""
+        with self._transaction():
+            self._db.executemany("UPDATE replay_views SET body = ?, shape = ? WHERE game_id = ?",
+                                 [(body, shape if body is not None else -1, game_id) for game_id, body in views])
+
+    def requeue_replay_views(self, shape: int, chunk: int = 20_000) -> int:
+        """Queue every made view again if they were made in another shape than ``shape`` (the viewer's data
+        changed: the meta row ``replay_views_shape`` says which), ``chunk`` game ids per transaction; how many.
+        Once per shape: the common case is one lookup."""
+        row = self._query_one("SELECT value FROM meta WHERE key = 'replay_views_shape'")
+        if row is not None and row[0] == str(shape):
+            return 0
+        top = int(self._query("SELECT COALESCE(MAX(game_id), 0) FROM replay_views")[0][0])
+        queued = 0
+        for low in range(0, top, chunk):
+            with self._transaction():
+                queued += self._db.execute(
+                    "UPDATE replay_views SET body = NULL, shape = NULL WHERE game_id > ? AND game_id <= ? AND "
+                    "shape IS NOT NULL", (low, low + chunk)).rowcount
+        with self._transaction():
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('replay_views_shape', ?)", (str(shape),))
+        return queued
+
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
         """One read transaction: whatever is read inside sees the database as it was at its first read."""

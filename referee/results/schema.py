@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -386,6 +386,40 @@ CREATE TRIGGER IF NOT EXISTS league_summaries_gone AFTER DELETE ON games
     END
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _SUMMARIES.strip()
+#: ``replay_views``: each public league game's replay as an anonymous visitor's viewer gets it (the JSON of its one
+#: view, :func:`referee.report.game_data.public_view`, zlib-compressed), made once by the daemon's publisher
+#: (:mod:`referee.report.publisher`) and served by the web as those bytes: a replay is the costliest page to build
+#: (the game replayed through the engine, 5-8 ms) and never changes once public. A row with no ``body`` is queued:
+#: the trigger queues a group's games (no ``shape`` yet) in the transaction that makes them public (its group
+#: complete or void), the publisher fills the queue newest first (its partial index; a game it cannot replay gets
+#: ``shape`` -1 and no body: the web builds it, and says why), and a deleted game takes its row with it.
+#: ``shape`` is the viewer data's version the body was made in (``GAME_DATA_VERSION``; before ``body``, so that a
+#: look at it never reads a body's overflow pages): the web serves a body of its own shape only, and a publisher of
+#: another shape than the meta row ``replay_views_shape`` says queues them all again.
+_REPLAY_VIEWS = """
+CREATE TABLE IF NOT EXISTS replay_views (
+    game_id INTEGER PRIMARY KEY,
+    shape INTEGER,
+    body BLOB
+);
+CREATE INDEX IF NOT EXISTS replay_views_queued ON replay_views (game_id) WHERE shape IS NULL;
+CREATE TRIGGER IF NOT EXISTS replay_views_of_a_group AFTER UPDATE OF status ON league_groups
+    WHEN OLD.status = 'open' AND NEW.status != 'open'
+    BEGIN
+    INSERT OR IGNORE INTO replay_views (game_id) SELECT game_id FROM league_games
+        WHERE tournament_id = NEW.tournament_id AND deal_key = NEW.deal_key;
+    END;
+CREATE TRIGGER IF NOT EXISTS replay_views_gone AFTER DELETE ON games
+    BEGIN
+    DELETE FROM replay_views WHERE game_id = OLD.id;
+    END
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _REPLAY_VIEWS.strip()
+#: The games already public in a database of schema 11 or older, queued for the publisher (schema 12).
+_REPLAY_VIEWS_BACKFILL = """
+INSERT OR IGNORE INTO replay_views (game_id) SELECT x.game_id FROM league_games x JOIN league_groups g
+    ON g.tournament_id = x.tournament_id AND g.deal_key = x.deal_key WHERE g.status != 'open'
+"""
 #: The read side of a database of schema 8 or older filled from its games and seats (the triggers keep it from then
 #: on); emptied first, so that it is right whatever an older schema's test left in it.
 _READ_SIDE_BACKFILL = """
@@ -441,6 +475,9 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: by the schema, left empty by the migration. The daemon fills it at its start, a few thousand groups per
 #: transaction (:meth:`~referee.results.league_store.LeagueStore.fill_summaries`), so that no long transaction holds
 #: the web's writes; until then a refit summarizes the groups missing from it from their games.
+#: Schema 11 -> 12: each public game's replay view as bytes (:data:`_REPLAY_VIEWS`): a table, an index and triggers made
+#: by the schema; the games public at the migration are queued (:data:`_REPLAY_VIEWS_BACKFILL`: one integer a game),
+#: and the daemon's publisher makes their views, newest first, while the web builds the ones not made yet.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -475,6 +512,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     8: "",
     9: "",
     10: "",
+    11: "",
 }
 
 
@@ -603,6 +641,8 @@ def _prepare_schema(db: sqlite3.Connection) -> None:
         if 0 < version < 9:
             for statement in _statements(_READ_SIDE_BACKFILL):
                 db.execute(statement)
+        if 0 < version < 12:
+            db.execute(_REPLAY_VIEWS_BACKFILL)
         db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         db.execute("COMMIT")
     except BaseException:

@@ -5,6 +5,7 @@ of opening the file (read-write, never created nor migrated: the daemon owns the
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -440,14 +441,25 @@ class WebStore(ArenaStore):
         return [tuple(msgspec.json.decode(row["seats"], type=list[str])) for row in self._query(
             "SELECT seats FROM league_groups WHERE tournament_id = ? AND status = 'open'", (league_id,))]
 
-    def league_game(self, league_id: int, number: int) -> tuple[LeagueGame, StoredReplay] | None:
-        """A game of the league by number, whatever its group's status, with its stored replay."""
+    def replay_view(self, game_id: int, shape: int) -> bytes | None:
+        """A public game's replay view as the publisher made it in the viewer data's version ``shape`` (its JSON),
+        or None: not made yet (or made in another shape)."""
+        row = self._query_one("SELECT body FROM replay_views WHERE game_id = ? AND shape = ?", (game_id, shape))
+        return None if row is None else zlib.decompress(row["body"])
+
+    def league_game_line(self, league_id: int, number: int) -> LeagueGame | None:
+        """A game of the league by number, whatever its group's status (its replay is read apart)."""
         row = self._query_one(f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? AND g.number = ?",
                               (league_id, number))
-        if row is None:
+        return None if row is None else LeagueGame.from_row(row)
+
+    def league_game(self, league_id: int, number: int) -> tuple[LeagueGame, StoredReplay] | None:
+        """A game of the league by number, whatever its group's status, with its stored replay."""
+        game = self.league_game_line(league_id, number)
+        if game is None:
             return None
-        replay, = self.replays_by_id([row["id"]])
-        return LeagueGame.from_row(row), replay
+        replay, = self.replays_by_id([game.id])
+        return game, replay
 
 
 

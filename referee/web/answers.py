@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from referee.report.game_data import SeatTraces, game_data
+from referee.report.game_data import GAME_DATA_VERSION, game_data, public_view, stored_traces
 from referee.results.arena_store import UploadRow
 from referee.results.league_store import VersionRow
 from referee.results.rows import StoredReplay
@@ -37,6 +37,7 @@ from referee.web.visibility import (
 SIDE_OVER = ("done", "void")
 #: How many of the board's top active versions its chart draws.
 LEADERS = 5
+_ENCODER = msgspec.json.Encoder()
 replace_struct = msgspec.structs.replace
 
 
@@ -162,26 +163,28 @@ class Answers:
         players = None if bot is None else tuple(name for name, v in self.versions.items() if v.bot == bot)
         return GameQuery(with_open=sight(self.viewer, AdminSubject()) is Sight.ALL, players=players, **more)
 
-    def game(self, number: int) -> models.GameOut | None:
-        """A game for the viewer (None: no such game, or one this viewer may not see: the same answer)."""
-        found = self.store.league_game(self.league.id, number)
-        if found is None:
+    def game(self, number: int) -> models.GameOut | models.KeptGameOut | None:
+        """A game for the viewer (None: no such game, or one this viewer may not see: the same answer). Its public
+        view is the bytes the daemon's publisher kept (:mod:`referee.report.publisher`), where made: only a viewer
+        who sees more (an author's own seats, the admin's every stderr) has views built for them."""
+        game = self.store.league_game_line(self.league.id, number)
+        if game is None:
             return None
-        game, stored = found
         seen = self._sight(game)
         if seen is Sight.HIDDEN:
             return None
-        return models.GameOut(number=game.number, status=game.status, views=self._views(stored, seen, game))
-
-    def _views(self, stored: StoredReplay, seen: Sight, game: LeagueGame) -> list[dict[str, Any]]:
-        traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us)
-        if seen is Sight.ALL:
-            return [game_data(stored.replay, traces, private=True, game_id=game.number)]
-        views = [game_data(stored.replay, traces, reasons=False, game_id=game.number)]
-        if seen is Sight.OWNER:
-            views += [game_data(stored.replay, traces, seat=seat, game_id=game.number)
-                      for seat in own_seats(self.viewer, self._authors_of(game))]
-        return views
+        kept = None if seen is Sight.ALL else self.store.replay_view(game.id, GAME_DATA_VERSION)
+        mine = own_seats(self.viewer, self._authors_of(game)) if seen is Sight.OWNER else []
+        if kept is None:
+            stored, = self.store.replays_by_id([game.id])
+            return models.GameOut(number=game.number, status=game.status,
+                                  views=viewer_views(stored, game.number, seen, mine))
+        own = []
+        if mine:
+            stored, = self.store.replays_by_id([game.id])
+            own = seat_views(stored, game.number, mine)
+        return models.KeptGameOut(number=game.number, status=game.status,
+                                  views=[msgspec.Raw(kept), *(msgspec.Raw(_ENCODER.encode(view)) for view in own)])
 
     def _sight(self, game: LeagueGame) -> Sight:
         return sight(self.viewer, GameSubject(game.status, self._authors_of(game)))
@@ -245,14 +248,8 @@ class Answers:
         stored = self.store.side_game(row, number)
         if stored is None or not self._deal_over(row, stored.record.deal, seen):
             return None
-        traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us)
-        if seen is Sight.ALL:
-            views = [game_data(stored.replay, traces, private=True, game_id=number)]
-        else:
-            views = [game_data(stored.replay, traces, reasons=False, game_id=number)]
-            views += [game_data(stored.replay, traces, seat=seat, game_id=number)
-                      for seat in own_seats(self.viewer, self._authors(stored.record.players))]
-        return models.GameOut(number=number, status=row.status, views=views)
+        mine = own_seats(self.viewer, self._authors(stored.record.players))
+        return models.GameOut(number=number, status=row.status, views=viewer_views(stored, number, seen, mine))
 
     def _side_row(self, side_id: int) -> tuple[SideRow, Sight] | None:
         try:
@@ -314,6 +311,19 @@ class Answers:
         return models.FinalsOut(request=asked.id if asked else None, status=asked.status if asked else None,
                                 result=asked.result if asked else "", begun=bool(begun), finalists=finalists,
                                 games=games)
+
+
+def viewer_views(stored: StoredReplay, number: int, seen: Sight, mine: list[int]) -> list[dict[str, Any]]:
+    """A stored game's views for a viewer who sees it as ``seen``: every hand and stderr (the admin), or the public
+    view, then the views of the viewer's own seats ``mine``."""
+    if seen is Sight.ALL:
+        return [game_data(stored.replay, stored_traces(stored), private=True, game_id=number)]
+    return [public_view(stored, number), *seat_views(stored, number, mine)]
+
+
+def seat_views(stored: StoredReplay, number: int, seats: list[int]) -> list[dict[str, Any]]:
+    """A stored game's views from ``seats``, each with that seat's stderr."""
+    return [game_data(stored.replay, stored_traces(stored), seat=seat, game_id=number) for seat in seats]
 
 
 def upload_out(row: UploadRow) -> models.UploadOut:

@@ -141,6 +141,28 @@ class GameOut(msgspec.Struct, frozen=True):
     status: str
     views: list[dict[str, Any]]
 
+    @property
+    def title(self) -> str:
+        """The page's title: its first view's."""
+        return str(self.views[0]["title"]) if self.views else f"Game {self.number}"
+
+
+class _Titled(msgspec.Struct):
+    title: str = ""
+
+
+class KeptGameOut(msgspec.Struct, frozen=True):
+    """A :class:`GameOut` whose views are JSON as made (the public one as the daemon's publisher kept it), never
+    decoded: it encodes to the bytes the same GameOut would."""
+
+    number: int
+    status: str
+    views: list[msgspec.Raw]
+
+    @property
+    def title(self) -> str:
+        return msgspec.json.decode(self.views[0], type=_Titled).title if self.views else f"Game {self.number}"
+
 
 class StepOut(msgspec.Struct, frozen=True):
     step: str
