@@ -6,7 +6,7 @@ Run by hand from the project root, pinned to one core (the compiled engine)::
     taskset -c 1 python bench/bench_analysis.py speed [--games 10] [--playouts 100]
     taskset -c 1 python bench/bench_analysis.py error [--games 3] [--playouts 25 50 100 200 400]
     taskset -c 1 python bench/bench_analysis.py exact [--endgames 300] [--variant podkidnoy]
-    taskset -c 1 python bench/bench_analysis.py validity [--games 40] [--playouts 100]
+    taskset -c 1 python bench/bench_analysis.py validity [--games 100] [--playouts 200] [--jobs 1]
 
 Games are played in-process (2 players, podkidnoy, 36 cards) between the sample bots' own decision functions
 (random, heuristic ``choose``, the search bot's ``search`` at a fixed number of playouts), always against the
@@ -16,7 +16,29 @@ error: per playout count, the mean error bar (95% half-width) of a decision's lo
 and the spread of the seat's mean loss across 4 analysis seeds.
 exact: random 2-player endgames (the stock empty) by cards left; the slowest solve of all legal actions and
 how many hit the node budget; brute force beside it up to 7 cards, and whether it agreed.
-validity: each bot's mean loss per decision over ``--games`` games with its 95% interval (games as clusters).
+validity: each bot's mean loss per decision over ``--games`` games with its 95% interval (games as clusters),
+and, from the same games, its score against the heuristic bot (1 not the fool, 1/2 a draw) as Elo relative to it
+with a 95% interval (a deal's two games, one in each seat, as a cluster); ``--jobs`` games at a time.
+
+Validity, 6 December 2026 (``nice -n 10 python bench/bench_analysis.py validity --games 100 --jobs 2``: 200
+worlds, 914 s CPU, 27 minutes on 2 shared cores at a load average of 12-21). Every bot's 100 games are on the
+same 50 deals, one game in each seat:
+
+    bot        decisions  mean loss (95%)    blunder/mistake/inaccuracy  Elo vs heuristic, same games (95%)
+    random          2231  0.0593 +- 0.0051   108/265/119                 -604 [-inf, -468]
+    heuristic       2054  0.0409 +- 0.0051    79/124/69                  (itself)
+    search25        2280  0.0394 +- 0.0035    66/188/82                   +28 [-39, +96]
+    search400       2204  0.0300 +- 0.0027    38/107/78                  +147 [+80, +226]
+
+In play over more games the heuristic bot and the search bot at 25 playouts are equally strong: a tournament of
+the two (``nice -n 10 durak tournament h25.toml --jobs 2``: the sample bots' commands, ``search_bot.py
+--playouts 25``, podkidnoy, 2 players, 2000 deals at both seatings, 4000 games), ``durak leaderboard h25.db
+--anchor heuristic=0``: search25 -1 +- 11 Elo (score 49.9%, fool 47.9% against 47.6%). So the analysis
+ordering random > heuristic ~ search25 > search400 (the middle two's intervals overlapping) is the bots'
+strength order; the 40-game run's heuristic 0.0375 below search25's 0.0418 was sampling noise.
+
+Exact, the same day (``nice -n 10 taskset -c 1 python bench/bench_analysis.py exact``, 30 s CPU): brute force
+agreed on all 46 endgames of up to 6 cards (2 of 2 cards, 19 of 4, 25 of 6; none of 7 came up).
 """
 
 from __future__ import annotations
@@ -30,7 +52,9 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -81,8 +105,14 @@ BOTS: dict[str, Player] = {"random": random_player, "heuristic": heuristic_playe
                            "search25": search_player(25), "search400": search_player(400)}
 
 
-def play_game(bot: str, index: int) -> tuple[bytes, int]:
-    """Game ``index`` of ``bot`` against the heuristic bot: its replay and the bot's seat."""
+class Played(NamedTuple):
+    replay: bytes
+    seat: int  # the judged bot's
+    score: float  # the judged bot's: 1 not the fool, 0 the fool, 1/2 a draw
+
+
+def play_game(bot: str, index: int) -> Played:
+    """Game ``index`` of ``bot`` against the heuristic bot (deal ``index // 2``, the bot's seat ``index % 2``)."""
     seat = index % 2
     players = [heuristic_player, heuristic_player]
     players[seat] = BOTS[bot]
@@ -100,14 +130,15 @@ def play_game(bot: str, index: int) -> tuple[bytes, int]:
     record = GameRecord(game=f"{bot}-{index}", deal=str(index), names=names, rules=rules, dealer=game.dealer,
                         deck=[CARD_NAMES[c] for c in game.deck], result=game.result, actions=game.actions,
                         verdicts=[], times=[None, None], events=list(game.events))
-    return replay_lines(record), seat
+    score = 0.5 if not game.result.fools else float(seat not in game.result.fools)
+    return Played(replay_lines(record), seat, score)
 
 
 def speed(args: argparse.Namespace) -> None:
     for bot in ("random", "heuristic"):
         times = []
         for index in range(args.games):
-            data, seat = play_game(bot, index)
+            data, seat, _ = play_game(bot, index)
             start = time.process_time()
             analyze_game(data, seat, Settings(playouts=args.playouts))
             times.append(time.process_time() - start)
@@ -116,7 +147,7 @@ def speed(args: argparse.Namespace) -> None:
 
 
 def error(args: argparse.Namespace) -> None:
-    games = [play_game("heuristic", index) for index in range(args.games)]
+    games = [play_game("heuristic", index)[:2] for index in range(args.games)]
     for playouts in args.playouts:
         bars, means, start = [], defaultdict(list), time.process_time()
         for seed in range(4):
@@ -167,19 +198,46 @@ def exact(args: argparse.Namespace) -> None:
               f"over the node budget {over[size]}{check}")
 
 
+class Judged(NamedTuple):
+    loss: float  # the game's total loss over its decisions with a choice
+    choices: int
+    marks: dict[str, int]
+    score: float
+    cpu: float  # seconds, playing and analyzing
+
+
+def judged_game(bot: str, index: int, playouts: int) -> Judged:
+    """Game ``index`` of ``bot`` played and its seat analyzed (in a worker process with ``--jobs``)."""
+    start = time.process_time()
+    data, seat, score = play_game(bot, index)
+    found = analyze_game(data, seat, Settings(playouts=playouts))
+    return Judged(found.summary.mean_loss * found.summary.choices, found.summary.choices, found.summary.marks,
+                  score, time.process_time() - start)
+
+
+def elo(score: float) -> str:
+    """The Elo difference that expects ``score``, signed: infinite at 0 and 1 (and past them, an interval's end)."""
+    if score <= 0 or score >= 1:
+        return "-inf" if score <= 0 else "+inf"
+    return f"{-400 * math.log10(1 / score - 1) + 0.0:+.0f}"  # + 0.0: no "-0"
+
+
 def validity(args: argparse.Namespace) -> None:
-    for bot in ("random", "heuristic", "search25", "search400"):
-        per_game, marks, start = [], defaultdict(int), time.process_time()
-        for index in range(args.games):
-            data, seat = play_game(bot, index)
-            found = analyze_game(data, seat, Settings(playouts=args.playouts))
-            per_game.append((found.summary.mean_loss * found.summary.choices, found.summary.choices))
-            for mark, n in found.summary.marks.items():
-                marks[mark] += n
-        mean, half = pooled_interval(per_game)
-        decisions = sum(count for _, count in per_game)
-        print(f"{bot:10} {args.games} games, {decisions} decisions: mean loss {mean:.4f} +- {half:.4f} "
-              f"(95%), marks {dict(marks)}, {time.process_time() - start:.0f} s", flush=True)
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for bot in ("random", "heuristic", "search25", "search400"):
+            start = time.monotonic()
+            games = list(pool.map(judged_game, [bot] * args.games, range(args.games), [args.playouts] * args.games))
+            mean, half = pooled_interval((g.loss, g.choices) for g in games)
+            marks = {mark: sum(g.marks[mark] for g in games) for mark in games[0].marks}
+            deals = [(games[i].score + (games[i + 1].score if i + 1 < len(games) else 0.0), min(2, len(games) - i))
+                     for i in range(0, len(games), 2)]
+            score, score_half = pooled_interval(deals)
+            strength = (f"{elo(score)} Elo [{elo(score - score_half)}, {elo(score + score_half)}]"
+                        if bot != "heuristic" else "(the reference)")
+            print(f"{bot:10} {args.games} games, {sum(g.choices for g in games)} decisions: mean loss {mean:.4f} +- "
+                  f"{half:.4f} (95%), marks {marks}; vs heuristic: score {score:.3f} +- {score_half:.3f}, "
+                  f"{strength}; {sum(g.cpu for g in games):.0f} s CPU, {time.monotonic() - start:.0f} s wall",
+                  flush=True)
 
 
 def main() -> None:
@@ -195,8 +253,9 @@ def main() -> None:
     p.add_argument("--endgames", type=int, default=300)
     p.add_argument("--variant", default="podkidnoy")
     p = sub.add_parser("validity")
-    p.add_argument("--games", type=int, default=40)
+    p.add_argument("--games", type=int, default=100)
     p.add_argument("--playouts", type=int, default=DEFAULT_PLAYOUTS)
+    p.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     print(f"engine {engine_build()}, cores allowed {sorted(os.sched_getaffinity(0))}", flush=True)
     {"speed": speed, "error": error, "exact": exact, "validity": validity}[args.command](args)
