@@ -66,3 +66,13 @@ def drop_schema_9(con: sqlite3.Connection) -> None:
     for table in SCHEMA_9_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute("DROP INDEX IF EXISTS league_groups_by_status")
+
+
+#: Schema 12's objects (the queue of post-game analyses, its read mark's trigger with it).
+SCHEMA_12_TABLES = ("analysis_requests",)
+
+
+def drop_schema_12(con: sqlite3.Connection) -> None:
+    """Back to schema 11: the analyses' queue dropped (its indexes and trigger with it)."""
+    for table in SCHEMA_12_TABLES:
+        con.execute(f"DROP TABLE {table}")

@@ -16,6 +16,7 @@ from referee.league.board import Board, Ledger, refit
 from referee.rating.bradley_terry import rate
 from referee.rating.leaderboard import render
 from referee.results.league_store import GroupRow, LeagueStore
+from referee.results.schema import SCHEMA_VERSION
 from tests.test_rating_summaries import assert_same, outcome, ranked
 
 
@@ -134,7 +135,7 @@ def test_a_schema_10_database_migrates_and_is_filled(tmp_path: Path) -> None:
         assert old.schema_version == 10
         assert_board_is_the_games_fit(old, league_id, refit(old, league_id))
     with LeagueStore(path) as store:
-        assert store.schema_version == 11 and store.summary_counts(league_id) == (27, 0)
+        assert store.schema_version == SCHEMA_VERSION and store.summary_counts(league_id) == (27, 0)
         assert_board_is_the_games_fit(store, league_id, refit(store, league_id))
         assert store.fill_summaries(league_id) == 27 and store.fill_summaries(league_id) == 0
         assert_board_is_the_games_fit(store, league_id, refit(store, league_id))

@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -386,6 +386,39 @@ CREATE TRIGGER IF NOT EXISTS league_summaries_gone AFTER DELETE ON games
     END
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _SUMMARIES.strip()
+#: ``analysis_requests``: the post-game analyses authors ask for (``durak serve``'s write) and the daemon carries out
+#: (:mod:`referee.league.analyses`): a stored game (``game_id``, a ``games`` row: a league game's or a card table's,
+#: ``kind``) judged from one ``seat``'s information with ``playouts`` and ``seed``; ``analysis`` the result (a
+#: :class:`~referee.analysis.analyze.GameAnalysis` as JSON), ``cpu_seconds`` what it took (the author's hourly quota).
+#: One request per seat of a game. Its end raises the ``analyses`` read mark: a replay kept for anonymous visitors
+#: shows the public analyses of its game.
+_ANALYSES = """
+CREATE TABLE IF NOT EXISTS analysis_requests (
+    id INTEGER PRIMARY KEY,
+    league_id INTEGER NOT NULL REFERENCES tournaments(id),
+    author TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    game_id INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    playouts INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    result TEXT NOT NULL DEFAULT '',
+    analysis TEXT,
+    cpu_seconds REAL NOT NULL DEFAULT 0,
+    finished TEXT,
+    UNIQUE (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS analysis_requests_by_author ON analysis_requests (author, created);
+CREATE INDEX IF NOT EXISTS analysis_requests_by_status ON analysis_requests (league_id, status, id);
+CREATE TRIGGER IF NOT EXISTS read_mark_analysis_requests_update AFTER UPDATE OF status ON analysis_requests
+    BEGIN
+    INSERT INTO read_marks VALUES ('analyses', 1, (julianday('now') - 2440587.5) * 86400.0)
+        ON CONFLICT (name) DO UPDATE SET value = value + 1, changed = excluded.changed;
+    END
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _ANALYSES.strip()
 #: The read side of a database of schema 8 or older filled from its games and seats (the triggers keep it from then
 #: on); emptied first, so that it is right whatever an older schema's test left in it.
 _READ_SIDE_BACKFILL = """
@@ -441,6 +474,8 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: by the schema, left empty by the migration. The daemon fills it at its start, a few thousand groups per
 #: transaction (:meth:`~referee.results.league_store.LeagueStore.fill_summaries`), so that no long transaction holds
 #: the web's writes; until then a refit summarizes the groups missing from it from their games.
+#: Schema 11 -> 12: the post-game analyses authors ask for from the web (:data:`_ANALYSES`): a table, its indexes and
+#: the trigger of its read mark, made by the schema.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -475,6 +510,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     8: "",
     9: "",
     10: "",
+    11: "",
 }
 
 
