@@ -22,6 +22,10 @@ AnalysisStatus = Literal["pending", "running", "done", "failed"]
 _COLUMNS = "id, league_id, author, kind, game_id, seat, playouts, seed, created, status, result, cpu_seconds, finished"
 
 
+class AnalysisAsked(StoreError):
+    """That seat of that game has an analysis asked for already (one per seat)."""
+
+
 @dataclass(frozen=True)
 class NewAnalysis:
     """What is asked: ``seat`` of the stored game ``game_id`` (a ``games`` row), by ``author``, judged with
@@ -69,14 +73,14 @@ class AnalysisStore(LeagueStore):
     more)."""
 
     def add_analysis(self, league_id: int, new: NewAnalysis) -> AnalysisRow:
-        """Queue a request (the web's write). :raises StoreError: that seat of that game is asked for already."""
+        """Queue a request (the web's write). :raises AnalysisAsked: that seat of that game is asked for already."""
         with self._transaction():
             cursor = self._db.execute(
                 "INSERT OR IGNORE INTO analysis_requests (league_id, author, kind, game_id, seat, playouts, seed, "
                 "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (league_id, new.author, new.kind, new.game_id, new.seat, new.playouts, new.seed, stamp()))
         if cursor.rowcount == 0:
-            raise StoreError(f"seat {new.seat} of that game is analyzed already")
+            raise AnalysisAsked(f"seat {new.seat} of that game is analyzed already")
         assert cursor.lastrowid is not None
         found = self.analysis(cursor.lastrowid)
         assert found is not None

@@ -10,7 +10,10 @@ from typing import Any
 
 import msgspec
 
-from referee.report.game_data import SeatTraces, game_data
+from referee.analysis.analyze import GameAnalysis
+from referee.report.analysis_marks import decode_analysis, marked_view, with_marks
+from referee.report.game_data import NO_TRACES, SeatTraces, game_data
+from referee.results.analysis_store import AnalysisRow
 from referee.results.arena_store import UploadRow
 from referee.results.league_store import VersionRow
 from referee.results.rows import StoredReplay
@@ -22,6 +25,7 @@ from referee.web import models, urls
 from referee.web.published import LeagueFacts
 from referee.web.visibility import (
     AdminSubject,
+    AnalysisSubject,
     AuthorSubject,
     GameSubject,
     SideSubject,
@@ -171,7 +175,37 @@ class Answers:
         seen = self._sight(game)
         if seen is Sight.HIDDEN:
             return None
-        return models.GameOut(number=game.number, status=game.status, views=self._views(stored, seen, game))
+        views = self._views(stored, seen, game)
+        mine = own_seats(self.viewer, self._authors_of(game))
+        analyses, askable = self.analyses(stored, views, Shown(game.number, game.status == "complete", False,
+                                                               seen is Sight.ALL), mine)
+        return models.GameOut(number=game.number, status=game.status, views=views, analyses=analyses,
+                              can_analyze=askable)
+
+    def analyses(self, stored: StoredReplay, views: list[dict[str, Any]], shown: Shown, mine: list[int],
+                 ) -> tuple[list[models.AnalysisOut], list[int]]:
+        """The analyses of a game this viewer may see (each asked for by a seat's author: the asker alone and the
+        admin see it until its game is public, then anyone; a card table's, its person alone), each done one's marks
+        drawn on that seat's view in ``views`` (added if the viewer has none: without the seat's stderr and
+        reasons, unless the viewer sees all); and the seats of ``mine`` the viewer may still ask an analysis of."""
+        rows = self.store.analyses_of(stored.id)
+        out = []
+        for row in rows:
+            if sight(self.viewer, AnalysisSubject(row.author, shown.public, shown.table)) is Sight.HIDDEN:
+                continue
+            analysis = _decoded(row.analysis) if row.status == "done" else None
+            out.append(analysis_out(row, stored.record.players[row.seat] if row.seat < len(stored.record.players)
+                                    else "", analysis, urls.game(shown.number) if not shown.table else
+                                    urls.TABLE_REPLAY(table_id=shown.number)))
+            if analysis is None:
+                continue
+            own = next((view for view in views if view.get("seat") == row.seat), None)
+            if own is not None:
+                with_marks(own, analysis)
+            else:
+                traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us) if shown.all else NO_TRACES
+                views.append(marked_view(stored.replay, analysis, traces, game_id=shown.number, reasons=shown.all))
+        return out, [seat for seat in mine if seat not in {row.seat for row in rows}]
 
     def _views(self, stored: StoredReplay, seen: Sight, game: LeagueGame) -> list[dict[str, Any]]:
         traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us)
@@ -314,6 +348,35 @@ class Answers:
         return models.FinalsOut(request=asked.id if asked else None, status=asked.status if asked else None,
                                 result=asked.result if asked else "", begun=bool(begun), finalists=finalists,
                                 games=games)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The game whose analyses are shown: its ``number`` (a league game's, or a card table's id), whether it is
+    ``public`` (a league game of a complete group), a card ``table``'s, and whether the viewer sees ``all`` of it."""
+
+    number: int
+    public: bool
+    table: bool
+    all: bool
+
+
+def analysis_out(row: AnalysisRow, bot: str, analysis: GameAnalysis | None, url: str) -> models.AnalysisOut:
+    summary = analysis.summary if analysis is not None else None
+    return models.AnalysisOut(id=row.id, seat=row.seat, bot=bot, status=row.status, playouts=row.playouts,
+                              seed=row.seed, created=row.created, result=row.result, finished=row.finished,
+                              mean_loss=summary.mean_loss if summary else None,
+                              marks=dict(summary.marks) if summary else None, url=url)
+
+
+def _decoded(data: bytes | None) -> GameAnalysis | None:
+    """A stored analysis (the daemon's JSON); None if there is none or it does not decode."""
+    if data is None:
+        return None
+    try:
+        return decode_analysis(data)
+    except msgspec.DecodeError:
+        return None
 
 
 def upload_out(row: UploadRow) -> models.UploadOut:
