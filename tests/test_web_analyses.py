@@ -20,6 +20,7 @@ from referee.results.replay import replay_lines
 from referee.results.rows import StoredGame
 from referee.web import answers
 from referee.web.visibility import AnalysisSubject, Sight
+from tests.test_analysis_requests import quota
 from tests.webdb import WebDb, built, game
 from tests.webkit import bearer, client_for, db, log_in
 
@@ -46,7 +47,7 @@ def daemon(db: WebDb) -> int:
     with ArenaStore(db.path) as store:
         league = store.league()
         assert league is not None
-        while analyze_next(store, league.id, 300.0):
+        while analyze_next(store, league.id, quota(300.0)):
             done += 1
     return done
 

@@ -25,6 +25,7 @@ import msgspec
 
 from referee.analysis.analyze import analyze_game
 from referee.analysis.evaluate import Settings
+from referee.league.config import ArenaSettings
 from referee.results.analysis_store import AnalysisRow, AnalysisStore
 from referee.results.arena_store import ArenaStore
 from referee.results.replay import ReplayError
@@ -66,7 +67,7 @@ def analysis_of(replay: bytes, seat: int, playouts: int, seed: int) -> tuple[byt
 def next_analysis(store: AnalysisStore, league_id: int, cpu_per_hour: float,
                   now: datetime | None = None) -> AnalysisRow | None:
     """The oldest pending request whose author spent less than ``cpu_per_hour`` CPU seconds on analyses in the hour
-    before ``now``; None: there is none."""
+    before ``now`` (``[arena] analysis_cpu_seconds_per_hour``); None: there is none."""
     since = stamp((now or datetime.now(UTC)) - HOUR)
     over: dict[str, bool] = {}
     for row in store.pending_analyses(league_id):
@@ -78,12 +79,18 @@ def next_analysis(store: AnalysisStore, league_id: int, cpu_per_hour: float,
     return None
 
 
-def carry_out(store: AnalysisStore, row: AnalysisRow, analyze: Analyze = analysis_of) -> None:
+def carry_out(store: AnalysisStore, row: AnalysisRow, arena: ArenaSettings, analyze: Analyze = analysis_of) -> None:
     """One request: its game read, analyzed by ``analyze``, the analysis stored with its CPU seconds (or why not).
+    A request for more worlds per decision than ``[arena] analysis_playouts`` (a row the web server's user wrote by
+    hand: the server writes that setting) fails unmade.
 
     :raises Abandoned: from ``analyze``, the daemon stopping (the request stays running: put back at the next start).
     """
     store.start_analysis(row.id)
+    if not 2 <= row.playouts <= arena.analysis_playouts:
+        store.finish_analysis(row.id, None, 0.0, f"the request asks for {row.playouts} worlds per decision, not 2 to "
+                                                 f"{arena.analysis_playouts}")
+        return
     stored = next(iter(store.replays_by_id([row.game_id])), None)
     if stored is None:
         store.finish_analysis(row.id, None, 0.0, "the game is no longer stored")
@@ -96,12 +103,12 @@ def carry_out(store: AnalysisStore, row: AnalysisRow, analyze: Analyze = analysi
     store.finish_analysis(row.id, analysis, cpu)
 
 
-def analyze_next(store: AnalysisStore, league_id: int, cpu_per_hour: float, analyze: Analyze = analysis_of) -> bool:
+def analyze_next(store: AnalysisStore, league_id: int, arena: ArenaSettings, analyze: Analyze = analysis_of) -> bool:
     """One step of the daemon's analyses: the next request within its author's quota carried out (False: none)."""
-    row = next_analysis(store, league_id, cpu_per_hour)
+    row = next_analysis(store, league_id, arena.analysis_cpu_seconds_per_hour)
     if row is None:
         return False
-    carry_out(store, row, analyze)
+    carry_out(store, row, arena, analyze)
     return True
 
 
@@ -120,8 +127,8 @@ class AnalysisRunner:
     """Carries out the analyses the web server queues, in a thread, each in a process of its own, until
     :meth:`stop`."""
 
-    def __init__(self, db_path: Path, cpu_per_hour: float) -> None:
-        self.db_path, self.cpu_per_hour = db_path, cpu_per_hour
+    def __init__(self, db_path: Path, arena: ArenaSettings) -> None:
+        self.db_path, self.arena = db_path, arena
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
         # spawn, not fork: the daemon has threads (card tables, this one), which a forked child would inherit locked
@@ -146,7 +153,7 @@ class AnalysisRunner:
         with ArenaStore(self.db_path) as store:
             while not self.stopping.wait(POLL):
                 try:
-                    while not self.stopping.is_set() and analyze_next(store, self.league_id, self.cpu_per_hour,
+                    while not self.stopping.is_set() and analyze_next(store, self.league_id, self.arena,
                                                                       self.in_process):
                         pass
                 except Abandoned:

@@ -178,7 +178,7 @@ def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest,
             league = open_league(store, loaded)
             tables = TableRunner(request.db_path, loaded, isolation)  # the web's card tables, beside the league
             tables.start()
-            analyses = AnalysisRunner(request.db_path, loaded.arena.analysis_cpu_seconds_per_hour)  # and analyses
+            analyses = AnalysisRunner(request.db_path, loaded.arena)  # and analyses
             analyses.start()
             try:
                 return _play(store, league, loaded, request, progress_stream, isolation)
