@@ -181,3 +181,20 @@ def test_a_person_asks_for_their_tables_game_and_sees_their_own_mistakes_alone(d
         for who in ("bob", "admin"):
             assert c.get(f"/api/tables/{table}/replay", headers=bearer(db, who)).status_code == 404
         assert c.get(f"/api/tables/{table}/replay").status_code == 401
+
+
+def test_an_analysis_row_written_by_hand_draws_nothing_and_breaks_nothing(db: WebDb) -> None:
+    """The web server's user may write the queue: another seat's analysis, or another game's, under a request is
+    listed but drawn nowhere (no seat's view added, no marks on the wrong steps), and the replay still answers."""
+    with client(db) as c:
+        assert ask(c, db, "alice", "complete0", 0).status_code == 202
+        assert ask(c, db, "bob", "complete1", 0).status_code == 202
+        assert daemon(db) == 2
+        with ArenaStore(db.path) as store:  # bob's analysis of complete1 under alice's request for complete0
+            rows = store._db.execute("SELECT id, analysis FROM analysis_requests ORDER BY id").fetchall()
+            store._db.execute("UPDATE analysis_requests SET analysis = ? WHERE id = ?", (rows[1][1], rows[0][0]))
+        for who in ("alice", "bob"):
+            sent = c.get(f"/api/games/{db.games['complete0']}", headers=bearer(db, who))
+            assert sent.status_code == 200 and b'"j":{' not in sent.content, who
+            assert [a["status"] for a in sent.json()["analyses"]] == ["done"]
+        assert has_marks(c.get(f"/api/games/{db.games['complete1']}", headers=bearer(db, "bob")).content)  # control

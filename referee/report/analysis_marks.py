@@ -22,8 +22,14 @@ def decode_analysis(data: bytes) -> GameAnalysis:
 def with_marks(data: dict[str, Any], analysis: GameAnalysis) -> dict[str, Any]:
     """The viewer's data for the analyzed seat's view with each of its decisions judged: the step where the
     seat chose carries ``j`` (``m`` mark or null, ``l`` loss, ``e`` error bar, ``b`` best action, ``k`` method).
-    The seat's n-th step is its n-th decision (a step starts with the action chosen in it)."""
-    for index, judged in zip(viewer_steps(data, analysis.seat), analysis.decisions, strict=True):
+    The seat's n-th step is its n-th decision (a step starts with the action chosen in it).
+
+    :raises ValueError: the analysis's decisions are not the seat's steps (another game's; nothing is marked then).
+    """
+    steps = viewer_steps(data, analysis.seat)
+    if len(steps) != len(analysis.decisions):
+        raise ValueError(f"{len(analysis.decisions)} decisions analyzed, {len(steps)} made by seat {analysis.seat}")
+    for index, judged in zip(steps, analysis.decisions, strict=True):
         step = data["steps"][index]
         step["j"] = {"m": judged.mark, "l": round(judged.loss, 4), "e": round(judged.error, 4), "b": judged.best,
                      "k": judged.method}

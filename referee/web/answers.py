@@ -186,26 +186,38 @@ class Answers:
                  ) -> tuple[list[models.AnalysisOut], list[int]]:
         """The analyses of a game this viewer may see (each asked for by a seat's author: the asker alone and the
         admin see it until its game is public, then anyone; a card table's, its person alone), each done one's marks
-        drawn on that seat's view in ``views`` (added if the viewer has none: without the seat's stderr and
-        reasons, unless the viewer sees all); and the seats of ``mine`` the viewer may still ask an analysis of."""
+        drawn on that seat's view in ``views`` (:meth:`_draw`); and the seats of ``mine`` the viewer may still ask
+        an analysis of."""
         rows = self.store.analyses_of(stored.id)
+        players = stored.record.players
+        url = urls.TABLE_REPLAY(table_id=shown.number) if shown.table else urls.game(shown.number)
         out = []
         for row in rows:
             if sight(self.viewer, AnalysisSubject(row.author, shown.public, shown.table)) is Sight.HIDDEN:
                 continue
-            analysis = _decoded(row.analysis) if row.status == "done" else None
-            out.append(analysis_out(row, stored.record.players[row.seat] if row.seat < len(stored.record.players)
-                                    else "", analysis, urls.game(shown.number) if not shown.table else
-                                    urls.TABLE_REPLAY(table_id=shown.number)))
-            if analysis is None:
-                continue
-            own = next((view for view in views if view.get("seat") == row.seat), None)
+            analysis = _decoded(row) if row.status == "done" else None
+            out.append(analysis_out(row, players[row.seat] if row.seat < len(players) else "", analysis, url))
+            if analysis is not None:
+                self._draw(stored, views, analysis, shown)
+        asked = {row.seat for row in rows}
+        return out, [seat for seat in mine if seat not in asked]
+
+    @staticmethod
+    def _draw(stored: StoredReplay, views: list[dict[str, Any]], analysis: GameAnalysis, shown: Shown) -> None:
+        """An analysis's marks on its seat's view in ``views``, or on that seat's view added (without the seat's
+        stderr and reasons, unless the viewer sees all). An analysis that does not fit the game (another game's, or
+        its decisions not the seat's: a row written by hand) draws nothing."""
+        if analysis.game != stored.record.game:
+            return
+        own = next((view for view in views if view.get("seat") == analysis.seat), None)
+        try:
             if own is not None:
                 with_marks(own, analysis)
-            else:
-                traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us) if shown.all else NO_TRACES
-                views.append(marked_view(stored.replay, analysis, traces, game_id=shown.number, reasons=shown.all))
-        return out, [seat for seat in mine if seat not in {row.seat for row in rows}]
+                return
+            traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us) if shown.all else NO_TRACES
+            views.append(marked_view(stored.replay, analysis, traces, game_id=shown.number, reasons=shown.all))
+        except ValueError:
+            return
 
     def _views(self, stored: StoredReplay, seen: Sight, game: LeagueGame) -> list[dict[str, Any]]:
         traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us)
@@ -369,14 +381,16 @@ def analysis_out(row: AnalysisRow, bot: str, analysis: GameAnalysis | None, url:
                               marks=dict(summary.marks) if summary else None, url=url)
 
 
-def _decoded(data: bytes | None) -> GameAnalysis | None:
-    """A stored analysis (the daemon's JSON); None if there is none or it does not decode."""
-    if data is None:
+def _decoded(row: AnalysisRow) -> GameAnalysis | None:
+    """A request's analysis (the daemon's JSON); None if there is none, or it does not decode, or is of another seat
+    than the request's (a row written by hand)."""
+    if row.analysis is None:
         return None
     try:
-        return decode_analysis(data)
+        analysis = decode_analysis(row.analysis)
     except msgspec.DecodeError:
         return None
+    return analysis if analysis.seat == row.seat else None
 
 
 def upload_out(row: UploadRow) -> models.UploadOut:
