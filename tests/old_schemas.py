@@ -69,13 +69,16 @@ def drop_schema_9(con: sqlite3.Connection) -> None:
     con.execute("DROP INDEX IF EXISTS league_groups_by_status")
 
 
-#: Schema 12's objects (each public game's replay view, made by the daemon's publisher).
+#: Schema 12's objects: each public game's replay view (made by the daemon's publisher) and the queue of post-game
+#: analyses (its indexes and its read mark's trigger go with the table).
 SCHEMA_12_TRIGGERS = ("replay_views_of_a_group", "replay_views_gone")
+SCHEMA_12_TABLES = ("replay_views", "analysis_requests")
 
 
 def drop_schema_12(con: sqlite3.Connection) -> None:
-    """Back to schema 11 (if not there already): the triggers, then the table and its index."""
+    """Back to schema 11 (if not there already): the triggers, then the tables."""
     for trigger in SCHEMA_12_TRIGGERS:
         con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    con.execute("DROP TABLE IF EXISTS replay_views")
+    for table in SCHEMA_12_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute("DELETE FROM meta WHERE key = 'replay_views_shape'")

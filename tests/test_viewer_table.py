@@ -193,8 +193,8 @@ def test_the_steps_line_names_the_seat_and_draws_the_chosen_cards(browser: Any, 
 
 
 def test_a_judged_steps_best_move_names_its_cards_as_drawn(browser: Any, folder: Path) -> None:
-    """durak analyze --html's judgement (referee/cli/analyze.py with_marks: ``j`` on the seat's step) names the
-    best move's cards as drawn, as the chosen move beside it; the protocol string stays in data-action."""
+    """durak analyze --html's judgement (referee/report/analysis_marks.py with_marks: ``j`` on the seat's step)
+    names the best move's cards as drawn, as the chosen move beside it; the protocol string stays in data-action."""
     record = msgspec.structs.replace(random_game("podkidnoy", 2, 3), names=NAMES[:2])
     data = game_data(replay_lines(record), seat=0)
     index = next(i for i, step in enumerate(data["steps"]) if step.get("w") == 0)

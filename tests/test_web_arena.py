@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.webdriver.common.by import By
 
 from tests.browser import browser, wait_for
 from tests.clirun import invoke
@@ -42,6 +43,8 @@ players = 2
 refit_seconds = 0.5
 min_games = 4
 gate_games = 1
+[arena]
+analysis_playouts = 8
 [[bots]]
 name = "house"
 command = "{python} random_bot.py"
@@ -208,7 +211,8 @@ def invoke_json(driver: Any, url: str) -> Any:
 
 def test_a_person_plays_a_league_bot_at_a_card_table_the_daemon_runs(browser: Any, arena: Arena) -> None:
     """The daemon (the real one: the bot sandboxed and paused) plays Alice's card table; she plays it to the end in
-    the page, a reload in the middle, and opens its replay; Bob cannot reach it."""
+    the page, a reload in the middle, and opens its replay; then asks for her analysis, which the daemon makes and
+    the replay marks; Bob cannot reach it."""
     log_in(browser, arena, "alice")
     deadline = time.monotonic() + 60
     while not (bots := invoke_json(browser, f"{arena.url}/api/tables")["bots"]):  # the gate lets the first one in
@@ -225,6 +229,17 @@ def test_a_person_plays_a_league_bot_at_a_card_table_the_daemon_runs(browser: An
     browser.get(replay)
     wait_for(browser, "return document.body.dataset.ready === '1'")
     assert browser.execute_script("return document.getElementById('viewer').dataset.view") == "all"
+    browser.get(table)  # after game over, the table asks for her analysis; the daemon makes it (8 worlds)
+    wait_for(browser, "return !document.getElementById('analysis-box').hidden")
+    browser.find_element(By.ID, "analyze").click()
+    wait_for(browser, "return document.querySelector('li.analysis') !== null")
+    deadline = time.monotonic() + 240  # the daemon analyzes at nice 19: minutes beside busy cores
+    while (status := browser.find_element(By.CSS_SELECTOR, "li.analysis").get_attribute("data-status")) != "done":
+        assert status in ("pending", "running") and time.monotonic() < deadline, status
+        time.sleep(0.5)
+        browser.refresh()
+    marked = invoke_json(browser, replay.replace("/tables/", "/api/tables/"))["views"][1]
+    assert marked["seat"] is not None and any("j" in step for step in marked["steps"])
     log_in(browser, arena, "bob")
     for url in (table, replay):
         browser.get(url)

@@ -35,7 +35,7 @@ from tests.webkit import base, bearer, client_for, db, log_in
 
 __all__ = ["base", "db"]  # the fixtures, used by name
 #: The routes a form posts to (the rest are read).
-POSTED = (urls.LOGOUT, urls.CHALLENGES, urls.ADMIN_FINALS, urls.ADMIN_ACTION)
+POSTED = (urls.LOGOUT, urls.CHALLENGES, urls.ADMIN_FINALS, urls.ADMIN_ACTION, urls.TABLE_ANALYSIS, urls.GAME_ANALYSES)
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ def test_every_address_is_a_route_of_the_app_by_its_name_and_path(db: WebDb) -> 
     named = {handler.name: handler for route in app.routes for handler in getattr(route, "route_handlers", ())
              if handler.name}
     samples: dict[str, str | int] = {"name": "a b+é", "number": 7, "challenge_id": 3, "action": "retire",
-                                     "upload_id": 2}
+                                     "upload_id": 2, "table_id": 4}
     for route in urls.ROUTES:
         assert route.path in served, route
         if route is not urls.STATIC:  # /static is served by a handler of its own, unnamed

@@ -25,6 +25,7 @@ from referee.cli.errors import UsageError, reported_errors
 from referee.cli.options import HtmlOption, TournamentOption
 from referee.cli.paths import check_writable
 from referee.cli.results import load_game, reading
+from referee.report.analysis_marks import with_marks
 from referee.report.game_data import NO_TRACES, SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
 from referee.results.sources import ResultsReadError
@@ -106,23 +107,6 @@ def analyze(  # noqa: PLR0913 (a typer command: a parameter per option)
         typer.echo(line)
     if html is not None:
         typer.echo(f"wrote {html}")
-
-
-def with_marks(data: dict[str, Any], analysis: GameAnalysis) -> dict[str, Any]:
-    """The viewer's data for the analyzed seat's view with each of its decisions judged: the step where the
-    seat chose carries ``j`` (``m`` mark or null, ``l`` loss, ``e`` error bar, ``b`` best action, ``k`` method).
-    The seat's n-th step is its n-th decision (a step starts with the action chosen in it)."""
-    for index, judged in zip(viewer_steps(data, analysis.seat), analysis.decisions, strict=True):
-        step = data["steps"][index]
-        step["j"] = {"m": judged.mark, "l": round(judged.loss, 4), "e": round(judged.error, 4), "b": judged.best,
-                     "k": judged.method}
-    return data
-
-
-def viewer_steps(data: dict[str, Any], seat: int) -> list[int]:
-    """The viewer's step of each decision of ``seat``, in order: its n-th step is its n-th decision (a step starts
-    with the action chosen in it)."""
-    return [index for index, step in enumerate(data["steps"]) if step.get("w") == seat]
 
 
 def table_lines(analysis: GameAnalysis) -> list[str]:

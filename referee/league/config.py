@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from referee.analysis.evaluate import DEFAULT_PLAYOUTS
 from referee.engine.rng import derive_seed
 from referee.league.matchmaker import MatchSettings
 from referee.tournament.config import (
@@ -42,6 +43,7 @@ from referee.tournament.toml_errors import TomlSchema
 NonNegative = Annotated[float, msgspec.Meta(ge=0, description="must not be negative")]
 Positive = Annotated[float, msgspec.Meta(gt=0, description="must be positive")]
 Count = Annotated[int, msgspec.Meta(ge=0, description="must not be negative")]
+Playouts = Annotated[int, msgspec.Meta(ge=2, description="must be at least 2")]
 
 
 class LeagueSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -81,6 +83,9 @@ class ArenaSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     table_move_seconds: Positive = 30.0  # the person's time for each move at a card table
     table_bank_seconds: NonNegative = 120.0  # extra time a person may draw on over a game (a bot's time bank)
     table_bots: Literal["any", "own"] = "any"  # whom a person may play: any active version, or their own bots only
+    analyses_per_hour: AtLeastOne = 20  # post-game analyses an author may ask for in any hour
+    analysis_cpu_seconds_per_hour: Positive = 300.0  # CPU seconds the daemon spends on an author's analyses in an hour
+    analysis_playouts: Playouts = DEFAULT_PLAYOUTS  # worlds per decision of an analysis (durak analyze --playouts)
 
 
 class LeagueBotConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

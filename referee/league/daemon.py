@@ -1,6 +1,7 @@
 """The league's daemon (``durak league run``): one long-running process over one league database, the only one that
 runs bots and writes games. It plays deal groups through the tournament's coordinator, executors and workers
-(and the web arena's card tables, :mod:`referee.league.tables`, in threads beside them) until stopped, and resumes
+(and the web arena's card tables, :mod:`referee.league.tables`, and post-game analyses,
+:mod:`referee.league.analyses`, in threads beside them) until stopped, and resumes
 after Ctrl-C, SIGTERM or kill -9 with nothing lost and nothing played twice (each group is stored when issued, each
 game in its own transaction, and no (group, rotation) can be stored twice).
 """
@@ -16,6 +17,7 @@ from typing import Protocol, TextIO
 import msgspec
 
 from referee.bots.sandbox.isolation import Isolation, probe_bwrap
+from referee.league.analyses import AnalysisRunner
 from referee.league.botstore import SnapshotError, stage_folder, store_root
 from referee.league.config import LoadedLeague
 from referee.league.course import LeagueCourse
@@ -187,7 +189,8 @@ def _run_until_finals(loaded: LoadedLeague, request: DaemonRequest,
         with sigterm_as_interrupt(), ArenaStore(request.db_path) as store:
             league = open_league(store, loaded)
             tables = TableRunner(request.db_path, loaded, isolation)  # the web's card tables, beside the league
-            beside = [tables, *(make(request.db_path) for make in request.beside)]
+            analyses = AnalysisRunner(request.db_path, loaded.arena)  # and the authors' analyses
+            beside: list[Beside] = [tables, analyses, *(make(request.db_path) for make in request.beside)]
             for started in beside:
                 started.start()
             try:

@@ -16,6 +16,7 @@ from typing import Literal
 
 import msgspec
 
+from referee.results.analysis_store import AnalysisStore
 from referee.results.requests import CarryOutUpload, encode_payload
 from referee.results.side_store import SideStore
 from referee.results.stamps import stamp
@@ -116,10 +117,11 @@ _UPLOAD_COLUMNS = ("id, author, bot, created, size, sha256, request_id, status, 
                    "version, finished")
 
 
-class ArenaStore(SideStore, TableStore):
+class ArenaStore(SideStore, TableStore, AnalysisStore):
     """A league's database with the arena's tables (the side games' queue of
     :class:`~referee.results.side_store.SideStore`, the card tables of
-    :class:`~referee.results.table_store.TableStore`, and more)."""
+    :class:`~referee.results.table_store.TableStore`, the analyses of
+    :class:`~referee.results.analysis_store.AnalysisStore`, and more)."""
 
     # -- authors ------------------------------------------------------------------------
 

@@ -420,6 +420,39 @@ _REPLAY_VIEWS_BACKFILL = """
 INSERT OR IGNORE INTO replay_views (game_id) SELECT x.game_id FROM league_games x JOIN league_groups g
     ON g.tournament_id = x.tournament_id AND g.deal_key = x.deal_key WHERE g.status != 'open'
 """
+#: ``analysis_requests``: the post-game analyses authors ask for (``durak serve``'s write) and the daemon carries out
+#: (:mod:`referee.league.analyses`): a stored game (``game_id``, a ``games`` row: a league game's or a card table's,
+#: ``kind``) judged from one ``seat``'s information with ``playouts`` and ``seed``; ``analysis`` the result (a
+#: :class:`~referee.analysis.analyze.GameAnalysis` as JSON), ``cpu_seconds`` what it took (the author's hourly quota).
+#: One request per seat of a game. Its end raises the ``analyses`` read mark: a replay kept for anonymous visitors
+#: shows the public analyses of its game.
+_ANALYSES = """
+CREATE TABLE IF NOT EXISTS analysis_requests (
+    id INTEGER PRIMARY KEY,
+    league_id INTEGER NOT NULL REFERENCES tournaments(id),
+    author TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    game_id INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    playouts INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    result TEXT NOT NULL DEFAULT '',
+    analysis TEXT,
+    cpu_seconds REAL NOT NULL DEFAULT 0,
+    finished TEXT,
+    UNIQUE (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS analysis_requests_by_author ON analysis_requests (author, created);
+CREATE INDEX IF NOT EXISTS analysis_requests_by_status ON analysis_requests (league_id, status, id);
+CREATE TRIGGER IF NOT EXISTS read_mark_analysis_requests_update AFTER UPDATE OF status ON analysis_requests
+    BEGIN
+    INSERT INTO read_marks VALUES ('analyses', 1, (julianday('now') - 2440587.5) * 86400.0)
+        ON CONFLICT (name) DO UPDATE SET value = value + 1, changed = excluded.changed;
+    END
+"""
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _ANALYSES.strip()
 #: The read side of a database of schema 8 or older filled from its games and seats (the triggers keep it from then
 #: on); emptied first, so that it is right whatever an older schema's test left in it.
 _READ_SIDE_BACKFILL = """
@@ -477,7 +510,9 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: the web's writes; until then a refit summarizes the groups missing from it from their games.
 #: Schema 11 -> 12: each public game's replay view as bytes (:data:`_REPLAY_VIEWS`): a table, an index and triggers made
 #: by the schema; the games public at the migration are queued (:data:`_REPLAY_VIEWS_BACKFILL`: one integer a game),
-#: and the daemon's publisher makes their views, newest first, while the web builds the ones not made yet.
+#: and the daemon's publisher makes their views, newest first, while the web builds the ones not made yet. And the
+#: post-game analyses authors ask for from the web (:data:`_ANALYSES`): a table, its indexes and the trigger of its
+#: read mark, made by the schema.
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';

@@ -10,7 +10,10 @@ from typing import Any
 
 import msgspec
 
-from referee.report.game_data import GAME_DATA_VERSION, game_data, public_view, stored_traces
+from referee.analysis.analyze import GameAnalysis
+from referee.report.analysis_marks import decode_analysis, marked_view, with_marks
+from referee.report.game_data import GAME_DATA_VERSION, NO_TRACES, game_data, public_view, stored_traces
+from referee.results.analysis_store import AnalysisRow
 from referee.results.arena_store import UploadRow
 from referee.results.league_store import VersionRow
 from referee.results.rows import StoredReplay
@@ -22,6 +25,7 @@ from referee.web import models, urls
 from referee.web.published import LeagueFacts
 from referee.web.visibility import (
     AdminSubject,
+    AnalysisSubject,
     AuthorSubject,
     GameSubject,
     SideSubject,
@@ -173,18 +177,59 @@ class Answers:
         seen = self._sight(game)
         if seen is Sight.HIDDEN:
             return None
+        mine = own_seats(self.viewer, self._authors_of(game))
+        own = mine if seen is Sight.OWNER else []  # the seats whose own views (and stderr) the viewer gets
+        rows = self.store.analyses_of(game.id)
         kept = None if seen is Sight.ALL else self.store.replay_view(game.id, GAME_DATA_VERSION)
-        mine = own_seats(self.viewer, self._authors_of(game)) if seen is Sight.OWNER else []
+        if kept is not None and not own and not rows:  # what a crowd asks for: the kept bytes alone
+            return models.KeptGameOut(number=game.number, status=game.status, views=[msgspec.Raw(kept)])
+        stored, = self.store.replays_by_id([game.id])
+        views = viewer_views(stored, game.number, seen, own) if kept is None else seat_views(stored, game.number, own)
+        analyses, askable = self.analyses(stored, views, Shown(game.number, game.status == "complete", False,
+                                                               seen is Sight.ALL), mine, rows)
         if kept is None:
-            stored, = self.store.replays_by_id([game.id])
-            return models.GameOut(number=game.number, status=game.status,
-                                  views=viewer_views(stored, game.number, seen, mine))
-        own = []
-        if mine:
-            stored, = self.store.replays_by_id([game.id])
-            own = seat_views(stored, game.number, mine)
+            return models.GameOut(number=game.number, status=game.status, views=views, analyses=analyses,
+                                  can_analyze=askable)
         return models.KeptGameOut(number=game.number, status=game.status,
-                                  views=[msgspec.Raw(kept), *(msgspec.Raw(_ENCODER.encode(view)) for view in own)])
+                                  views=[msgspec.Raw(kept), *(msgspec.Raw(_ENCODER.encode(view)) for view in views)],
+                                  analyses=analyses, can_analyze=askable)
+
+    def analyses(self, stored: StoredReplay, views: list[dict[str, Any]], shown: Shown, mine: list[int],
+                 rows: list[AnalysisRow] | None = None) -> tuple[list[models.AnalysisOut], list[int]]:
+        """The analyses of a game this viewer may see (each asked for by a seat's author: the asker alone and the
+        admin see it until its game is public, then anyone; a card table's, its person alone), each done one's marks
+        drawn on that seat's view in ``views`` (:meth:`_draw`); and the seats of ``mine`` the viewer may still ask
+        an analysis of. ``rows``: the game's analyses, if read already."""
+        rows = self.store.analyses_of(stored.id) if rows is None else rows
+        players = stored.record.players
+        url = urls.TABLE_REPLAY(table_id=shown.number) if shown.table else urls.game(shown.number)
+        out = []
+        for row in rows:
+            if sight(self.viewer, AnalysisSubject(row.author, shown.public, shown.table)) is Sight.HIDDEN:
+                continue
+            analysis = _decoded(row) if row.status == "done" else None
+            out.append(analysis_out(row, players[row.seat] if row.seat < len(players) else "", analysis, url))
+            if analysis is not None:
+                self._draw(stored, views, analysis, shown)
+        asked = {row.seat for row in rows}
+        return out, [seat for seat in mine if seat not in asked]
+
+    @staticmethod
+    def _draw(stored: StoredReplay, views: list[dict[str, Any]], analysis: GameAnalysis, shown: Shown) -> None:
+        """An analysis's marks on its seat's view in ``views``, or on that seat's view added (without the seat's
+        stderr and reasons, unless the viewer sees all). An analysis that does not fit the game (another game's, or
+        its decisions not the seat's: a row written by hand) draws nothing."""
+        if analysis.game != stored.record.game:
+            return
+        own = next((view for view in views if view.get("seat") == analysis.seat), None)
+        try:
+            if own is not None:
+                with_marks(own, analysis)
+                return
+            traces = stored_traces(stored) if shown.all else NO_TRACES
+            views.append(marked_view(stored.replay, analysis, traces, game_id=shown.number, reasons=shown.all))
+        except ValueError:
+            return
 
     def _sight(self, game: LeagueGame) -> Sight:
         return sight(self.viewer, GameSubject(game.status, self._authors_of(game)))
@@ -324,6 +369,37 @@ def viewer_views(stored: StoredReplay, number: int, seen: Sight, mine: list[int]
 def seat_views(stored: StoredReplay, number: int, seats: list[int]) -> list[dict[str, Any]]:
     """A stored game's views from ``seats``, each with that seat's stderr."""
     return [game_data(stored.replay, stored_traces(stored), seat=seat, game_id=number) for seat in seats]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The game whose analyses are shown: its ``number`` (a league game's, or a card table's id), whether it is
+    ``public`` (a league game of a complete group), a card ``table``'s, and whether the viewer sees ``all`` of it."""
+
+    number: int
+    public: bool
+    table: bool
+    all: bool
+
+
+def analysis_out(row: AnalysisRow, bot: str, analysis: GameAnalysis | None, url: str) -> models.AnalysisOut:
+    summary = analysis.summary if analysis is not None else None
+    return models.AnalysisOut(id=row.id, seat=row.seat, bot=bot, status=row.status, playouts=row.playouts,
+                              seed=row.seed, created=row.created, result=row.result, finished=row.finished,
+                              mean_loss=summary.mean_loss if summary else None,
+                              marks=dict(summary.marks) if summary else None, url=url)
+
+
+def _decoded(row: AnalysisRow) -> GameAnalysis | None:
+    """A request's analysis (the daemon's JSON); None if there is none, or it does not decode, or is of another seat
+    than the request's (a row written by hand)."""
+    if row.analysis is None:
+        return None
+    try:
+        analysis = decode_analysis(row.analysis)
+    except msgspec.DecodeError:
+        return None
+    return analysis if analysis.seat == row.seat else None
 
 
 def upload_out(row: UploadRow) -> models.UploadOut:

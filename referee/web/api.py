@@ -16,6 +16,7 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from referee.web import models
 from referee.web.actions import ARCHIVE_CEILING, ARCHIVE_TYPES, queue_action, queue_finals
+from referee.web.analyses import take_game_analysis
 from referee.web.answers import GameFilter
 from referee.web.challenges import take_challenge
 from referee.web.context import ADMIN_DEPENDENCIES, DEPENDENCIES, Ctx, requires_author
@@ -71,7 +72,7 @@ class PublicApi(Controller):
 
 
 class AuthorApi(Controller):
-    """A signed-in author's uploads and challenges (401 for nobody; another author's answer 404)."""
+    """A signed-in author's uploads, challenges and analyses (401 for nobody; another author's answer 404)."""
 
     tags = ("authors",)
     guards = (requires_author,)
@@ -101,6 +102,16 @@ class AuthorApi(Controller):
         assert ctx.viewer.author is not None  # the guard's
         row = take_challenge(ctx.store, ctx.viewer.author, data, ctx.web.settings)
         return models.SideQueued(challenge=row.id, status=row.status, url=f"/api/challenges/{row.id}")
+
+    @post("/api/games/{number:int}/analyses", name="api:game-analyses", status_code=HTTP_202_ACCEPTED,
+          sync_to_thread=True)
+    def api_game_analysis(self, ctx: Ctx, number: FromPath[int], data: JSONBody[models.AnalysisIn],
+                          ) -> models.AnalysisQueued:
+        """Ask for the post-game analysis of ``seat`` (your own bot's) of a league game you may see, within your
+        hourly caps; the daemon makes it at low priority. Its status and, once done, its marks on the seat's view
+        come with the game (``GET /api/games/{number}``): yours alone until the game's group is complete, then
+        anyone's."""
+        return take_game_analysis(ctx, number, data)
 
     @get("/api/challenges/{challenge_id:int}", name="api:challenge", sync_to_thread=True)
     def api_challenge(self, ctx: Ctx, challenge_id: FromPath[int]) -> models.SideOut:

@@ -4,20 +4,16 @@ the opponents, the table size, the number of games, then the author's hourly quo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from referee.results.league_store import VersionRow
 from referee.results.side_store import SideRow
 from referee.results.stamps import stamp
 from referee.results.web_queries import WebStore
-from referee.web.limits import retry_after
+from referee.web.limits import HOUR, hour_frees
 from referee.web.models import SideIn
 from referee.web.refusals import Refused
 from referee.web.settings import WebSettings
-
-#: The quotas' window.
-HOUR = timedelta(hours=1)
 
 
 def take_challenge(store: WebStore, author: str, asked: SideIn, settings: WebSettings) -> SideRow:
@@ -42,26 +38,15 @@ def take_challenge(store: WebStore, author: str, asked: SideIn, settings: WebSet
     asked_before, played = store.side_usage_times(author, stamp(now - HOUR))
     asked_games, cpu = sum(games for _, games in asked_before), sum(seconds for _, seconds in played)
     if asked_games + asked.games > settings.side_games_per_hour:
-        wait = _frees(asked_before, asked_games + asked.games - settings.side_games_per_hour, now)
+        wait = hour_frees(asked_before, asked_games + asked.games - settings.side_games_per_hour, now)
         raise Refused(429, f"challenge quota: {settings.side_games_per_hour} games per hour; you asked for "
                            f"{asked_games} in the last hour, try again later", {"Retry-After": wait})
     if cpu >= settings.side_cpu_seconds_per_hour:
         # under the quota once strictly below it: more than the excess must leave the hour
-        wait = _frees(played, cpu - settings.side_cpu_seconds_per_hour + 1e-6, now)
+        wait = hour_frees(played, cpu - settings.side_cpu_seconds_per_hour + 1e-6, now)
         raise Refused(429, f"challenge quota: {settings.side_cpu_seconds_per_hour:g} CPU seconds per hour; "
                            f"your side games took {cpu:.1f} in the last hour, try again later", {"Retry-After": wait})
     return store.add_side(league.id, "challenge", author, seats, asked.games)
-
-
-def _frees(used: Sequence[tuple[str, float]], excess: float, now: datetime) -> str:
-    """The ``Retry-After`` of an hourly quota: whole seconds until the oldest items of ``used`` (time, amount;
-    oldest first) that add up to ``excess`` have left the hour."""
-    freed = 0.0
-    for when, amount in used:
-        freed += amount
-        if freed >= excess:
-            return retry_after((datetime.fromisoformat(when) + HOUR - now).total_seconds())
-    return retry_after(HOUR.total_seconds())  # not reached: the items add up to more than the excess
 
 
 def _playing(latest: dict[str, VersionRow], bot: str) -> VersionRow:

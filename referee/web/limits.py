@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from litestar.types import ASGIApp, Receive, Scope, Send
 
@@ -123,6 +124,21 @@ def give_back_leases(app: ASGIApp) -> ASGIApp:
 def retry_after(wait: float) -> str:
     """A ``Retry-After`` value: whole seconds, at least 1."""
     return str(max(1, math.ceil(wait)))
+
+
+#: The hourly quotas' window.
+HOUR = timedelta(hours=1)
+
+
+def hour_frees(used: Sequence[tuple[str, float]], excess: float, now: datetime) -> str:
+    """The ``Retry-After`` of an hourly quota: whole seconds until the oldest items of ``used`` (ISO time, amount;
+    oldest first) that add up to ``excess`` have left the hour."""
+    freed = 0.0
+    for when, amount in used:
+        freed += amount
+        if freed >= excess:
+            return retry_after((datetime.fromisoformat(when) + HOUR - now).total_seconds())
+    return retry_after(HOUR.total_seconds())  # not reached: the items add up to more than the excess
 
 
 def client_address(peer: str | None, forwarded_for: Iterable[str], trusted: frozenset[str]) -> str:

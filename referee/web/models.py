@@ -133,18 +133,52 @@ class BotOut(msgspec.Struct, frozen=True):
     games: list[GameLine]  # the latest ones shown
 
 
+class AnalysisOut(msgspec.Struct, frozen=True):
+    """A post-game analysis of one seat, as far as the viewer may see it: its status (``pending``, ``running``,
+    ``done``, ``failed`` with ``result`` saying why), its settings, and once done the seat's summary (its mean loss
+    per decision with a choice and the marks counted); the marks themselves are on the seat's view of the replay."""
+
+    id: int
+    seat: int
+    bot: str
+    status: str
+    playouts: int
+    seed: int
+    created: str
+    result: str = ""
+    finished: str | None = None
+    mean_loss: float | None = None
+    marks: dict[str, int] | None = None
+    url: str = ""
+
+
 class GameOut(msgspec.Struct, frozen=True):
     """A game for the replay viewer: ``views`` are its data (referee.report.game_data), every hand first, then
-    each of the viewer's own seats' views (with that seat's stderr)."""
+    each of the viewer's own seats' views (with that seat's stderr); a seat's view carries the marks of its analysis
+    where the viewer may see one (``analyses``). ``can_analyze``: the seats the viewer may ask an analysis of."""
 
     number: int
     status: str
     views: list[dict[str, Any]]
+    analyses: list[AnalysisOut] = []
+    can_analyze: list[int] = []
 
     @property
     def title(self) -> str:
         """The page's title: its first view's."""
         return str(self.views[0]["title"]) if self.views else f"Game {self.number}"
+
+
+class AnalysisIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An analysis asked for: the seat of the game (the asker's own bot's) whose decisions are judged."""
+
+    seat: int
+
+
+class AnalysisQueued(msgspec.Struct, frozen=True):
+    analysis: int
+    status: str
+    url: str
 
 
 class _Titled(msgspec.Struct):
@@ -158,6 +192,8 @@ class KeptGameOut(msgspec.Struct, frozen=True):
     number: int
     status: str
     views: list[msgspec.Raw]
+    analyses: list[AnalysisOut] = []
+    can_analyze: list[int] = []
 
     @property
     def title(self) -> str:

@@ -27,8 +27,9 @@ from referee.rating.bradley_terry import Z95
 from referee.rating.leaderboard import legend_entries
 from referee.report.page import VIEWER_BODY, script_json
 from referee.results.web_queries import WebStore
-from referee.web import auth, models
+from referee.web import auth, models, urls
 from referee.web.actions import ARCHIVE_CEILING, queue_action, queue_finals
+from referee.web.analyses import take_game_analysis
 from referee.web.answers import GameFilter
 from referee.web.challenges import take_challenge
 from referee.web.charts import rating_chart
@@ -105,7 +106,8 @@ class PublicPages(Controller):
             game = ctx.answers.game(number)
             if game is None:
                 raise NotFoundException(NOT_FOUND)
-            return page_text(ctx, "game.html", game=game, body=VIEWER_BODY, data=script_json(game.views))
+            return page_text(ctx, "game.html", game=game, body=VIEWER_BODY, data=script_json(game.views),
+                             analyze=urls.GAME_ANALYSES(number=number))
         return await shown(request, f"game {number}", REPLAY, make)
 
     @get("/authors/{name:str}", name="page:author")
@@ -166,6 +168,14 @@ class AuthorPages(Controller):
         except Refused as exc:
             return _author(ctx, ctx.viewer.author, exc.detail, exc.status)
         return Redirect(f"/challenges/{row.id}", status_code=303)
+
+    @post("/games/{number:int}/analyses", name="page:game-analyses")
+    async def game_analysis_form(self, request: Req, ctx: Ctx, number: FromPath[int]) -> Response[Any]:
+        """The replay's form: the analysis of the author's own bot's seat (refused: the error page, its status)."""
+        seat = _field(await request.form(), "seat") or ""
+        take_game_analysis(ctx, number, models.AnalysisIn(seat=int(seat) if seat.isdigit() and len(seat) < 3
+                                                          else -1))
+        return Redirect(f"{urls.game(number)}#analyses", status_code=303)
 
     @get("/challenges/{challenge_id:int}", name="page:challenge", sync_to_thread=True)
     def challenge_page(self, ctx: Ctx, challenge_id: FromPath[int]) -> Response[Any]:

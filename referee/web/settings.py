@@ -34,6 +34,9 @@ class WebSettings:
     tables_per_author: int = _ARENA.tables_per_author  # card tables an author may have open
     tables_total: int = _ARENA.tables_total  # card tables open in the whole arena
     table_bots: str = _ARENA.table_bots  # "any" active version, or the author's "own" only
+    analyses_per_hour: int = _ARENA.analyses_per_hour  # post-game analyses an author may ask for
+    analysis_cpu_seconds_per_hour: float = _ARENA.analysis_cpu_seconds_per_hour  # what the daemon spent on them
+    analysis_playouts: int = _ARENA.analysis_playouts  # worlds per decision of each
     moves_per_second: float = 2.0  # a person's moves at the card tables: their own bucket's refill per author
     moves_burst: int = 6
     games_per_page: int = 50
@@ -59,4 +62,6 @@ class WebSettings:
                        side_cpu_seconds_per_hour=arena.side_cpu_seconds_per_hour,
                        table_sizes=tuple(sorted(set(config.sizes))),
                        tables_per_author=arena.tables_per_author, tables_total=arena.tables_total,
-                       table_bots=arena.table_bots)
+                       table_bots=arena.table_bots, analyses_per_hour=arena.analyses_per_hour,
+                       analysis_cpu_seconds_per_hour=arena.analysis_cpu_seconds_per_hour,
+                       analysis_playouts=arena.analysis_playouts)

@@ -26,8 +26,8 @@ from referee.web.published import LEAGUE, LeagueFacts, Page
 from referee.web.visibility import ANONYMOUS
 
 #: The read marks each route a crowd reads shows (beside the league's versions and row). A replay shown once never
-#: changes (a complete group stays complete) unless deleted.
-BOARD, GAMES, REPLAY, AUTHORS = ("board",), ("games", "gone"), ("gone",), ("authors",)
+#: changes (a complete group stays complete) unless deleted, or an analysis of it is done (its marks, once public).
+BOARD, GAMES, REPLAY, AUTHORS = ("board",), ("games", "gone"), ("gone", "analyses"), ("authors",)
 
 
 def bot_marks(name: str) -> tuple[str, ...]:

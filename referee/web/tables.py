@@ -35,7 +35,9 @@ from referee.results.replay import ReplayError, parse_replay
 from referee.results.reproduce import first_mover, previous_fool
 from referee.results.table_store import NewTable, TableRow
 from referee.results.web_queries import WebStore
-from referee.web import models
+from referee.web import models, urls
+from referee.web.analyses import take_table_analysis
+from referee.web.answers import Shown
 from referee.web.context import (
     DEPENDENCIES,
     PAGE_DEPENDENCIES,
@@ -191,12 +193,15 @@ def take_move(ctx: Context, table: TableRow, move: models.MoveIn) -> models.Move
 
 
 def table_replay(ctx: Context, table: TableRow) -> models.GameOut:
-    """The stored game, every hand (the game is over), no bot's stderr nor verdict reason; 404 before."""
+    """The stored game, every hand (the game is over), no bot's stderr nor verdict reason, and the person's seat's
+    view with the marks of their analysis once it is done; 404 before."""
     if table.game_id is None:
         raise NotFoundException(NOT_FOUND)
     stored, = ctx.store.replays_by_id([table.game_id])
-    return models.GameOut(number=table.id, status=table.status,
-                          views=[game_data(stored.replay, reasons=False, game_id=table.id)])
+    views = [game_data(stored.replay, reasons=False, game_id=table.id)]
+    analyses, askable = ctx.answers.analyses(stored, views, Shown(table.id, False, True, False), [table.seat])
+    return models.GameOut(number=table.id, status=table.status, views=views, analyses=analyses,
+                          can_analyze=askable)
 
 
 def choices(ctx: Context) -> models.TableChoices:
@@ -255,6 +260,13 @@ class TableApi(Controller):
             raise Refused(409, "the table is not playing")
         return table_out(table)
 
+    @post("/api/tables/{table_id:int}/analysis", name="api:table-analysis", status_code=HTTP_202_ACCEPTED,
+          sync_to_thread=True)
+    def api_table_analysis(self, ctx: Ctx, table_id: FromPath[int]) -> models.AnalysisQueued:
+        """Ask for the post-game analysis of your seat of the table's finished game (409 before it is over); its
+        status and, once done, your mistakes marked on your seat's view come with the replay."""
+        return take_table_analysis(ctx, own_table(ctx, table_id))
+
     @get("/api/tables/{table_id:int}/replay", name="api:table-replay", sync_to_thread=True)
     def api_table_replay(self, ctx: Ctx, table_id: FromPath[int]) -> models.GameOut:
         """The table's game for the replay viewer, once it is over."""
@@ -302,10 +314,17 @@ class TablePages(Controller):
                 "csrf": ctx.csrf, "hand_order": hand_order_key()}
         return render(ctx.web, "table.html", ctx, table=table_out(table), data=script_json(data))
 
+    @post("/tables/{table_id:int}/analysis", name="page:table-analysis")
+    async def table_analysis_form(self, ctx: Ctx, table_id: FromPath[int]) -> Response[Any]:
+        """The button after game over: the person's analysis asked for, then the replay (where it shows)."""
+        take_table_analysis(ctx, own_table(ctx, table_id))
+        return Redirect(f"{urls.TABLE_REPLAY(table_id=table_id)}#analyses", status_code=303)
+
     @get("/tables/{table_id:int}/replay", name="page:table-replay", sync_to_thread=True)
     def table_replay_page(self, ctx: Ctx, table_id: FromPath[int]) -> Response[Any]:
         game = table_replay(ctx, own_table(ctx, table_id))
-        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views))
+        return render(ctx.web, "game.html", ctx, game=game, body=VIEWER_BODY, data=script_json(game.views),
+                      analyze=urls.TABLE_ANALYSIS(table_id=table_id), table=table_id)
 
 
 def picked_on_form(variant: str, seat: int, bots: list[str]) -> dict[str, Any]:

@@ -48,13 +48,19 @@ UPLOAD = Route("page:upload", "/upload")
 LOGIN = Route("page:login", "/login")
 LOGOUT = Route("page:logout", "/logout")
 TABLES = Route("page:tables", "/tables")
+TABLE_REPLAY = Route("page:table-replay", "/tables/{table_id:int}/replay")
+TABLE_ANALYSIS = Route("page:table-analysis", "/tables/{table_id:int}/analysis")
+GAME_ANALYSES = Route("page:game-analyses", "/games/{number:int}/analyses")
+GAME_API = Route("api:game", "/api/games/{number:int}")
+TABLE_REPLAY_API = Route("api:table-replay", "/api/tables/{table_id:int}/replay")
 UPLOAD_API = Route("api:upload", "/api/uploads/{upload_id:int}")
 CHALLENGE_API = Route("api:challenge", "/api/challenges/{challenge_id:int}")
 STATIC = Route("static", "/static/{name:str}")
 
 #: The routes above, for the test that holds them to the app's.
 ROUTES = (BOARD, BOARD_API, BOARD_LIVE_API, BOT, GAMES, GAME, AUTHOR, CHALLENGES, CHALLENGE, CHALLENGE_GAME, ADMIN,
-          ADMIN_FINALS, ADMIN_ACTION, UPLOAD, LOGIN, LOGOUT, TABLES, UPLOAD_API, CHALLENGE_API, STATIC)
+          ADMIN_FINALS, ADMIN_ACTION, UPLOAD, LOGIN, LOGOUT, TABLES, TABLE_REPLAY, TABLE_ANALYSIS, GAME_ANALYSES,
+          GAME_API, TABLE_REPLAY_API, UPLOAD_API, CHALLENGE_API, STATIC)
 
 
 def board() -> str:

@@ -8,6 +8,9 @@
   stderr; nobody else sees that they exist (not the opponents' authors either).
 - The admin: everything, open groups' games included, and the actions.
 - A card table (a person playing bots): its author alone, the admin included in "nobody else".
+- A post-game analysis of a seat (its marks and values: what the seat knew and how it was judged): the author who
+  asked alone (and the admin) until its game is public, a league game whose group is complete; then anyone. A card
+  table's: its author alone, as the table.
 
 A subject the viewer may not see answers exactly as one that does not exist (404), but for the login wall.
 """
@@ -83,17 +86,28 @@ class TableSubject:
 
 
 @dataclass(frozen=True)
+class AnalysisSubject:
+    """A post-game analysis of one seat: ``author`` asked for it; ``public`` once its game is (a league game of a
+    complete group); ``table``: a card table's, its author's alone as the table is."""
+
+    author: str
+    public: bool
+    table: bool = False
+
+
+@dataclass(frozen=True)
 class AdminSubject:
     """The admin page and actions."""
 
 
 Subject = (PublicSubject | GameSubject | UploadSubject | SideSubject | AuthorSubject | TableSubject
-           | AdminSubject)
+           | AnalysisSubject | AdminSubject)
 
 
 def sight(viewer: Viewer, subject: Subject) -> Sight:
     """How much of ``subject`` ``viewer`` may see (the rule table of docs/WEB.md, in code)."""
-    if isinstance(subject, TableSubject):  # a person's hand in play: theirs alone, not even the admin's
+    if isinstance(subject, TableSubject) or (isinstance(subject, AnalysisSubject) and subject.table):
+        # a person's hand in play, and their analysis of it: theirs alone, not even the admin's
         return Sight.OWNER if viewer.author == subject.author else Sight.HIDDEN
     if viewer.admin:
         return Sight.ALL
@@ -106,6 +120,10 @@ def sight(viewer: Viewer, subject: Subject) -> Sight:
             return Sight.OWNER if viewer.author is not None and viewer.author in authors else Sight.PUBLIC
         case UploadSubject(author=author) | SideSubject(author=author):
             return Sight.OWNER if viewer.author == author else Sight.HIDDEN
+        case AnalysisSubject(author=author, public=public):
+            if viewer.author == author:
+                return Sight.OWNER
+            return Sight.PUBLIC if public else Sight.HIDDEN
         case AuthorSubject(name=name):
             return Sight.OWNER if viewer.author == name else Sight.PUBLIC
         case AdminSubject():

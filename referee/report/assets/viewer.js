@@ -50,7 +50,7 @@ const DurakViewer = (() => {
     return node;
   }
 
-  // durak analyze --html: a judged decision (referee/cli/analyze.py with_marks) as chess annotates one.
+  // durak analyze --html: a judged decision (referee/report/analysis_marks.py with_marks) as chess annotates one.
   const MARK_SIGNS = { blunder: "??", mistake: "?", inaccuracy: "?!" };
 
   function markBadge(mark) {

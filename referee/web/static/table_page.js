@@ -86,6 +86,7 @@
     document.body.dataset.ready = "1";
     if (state.status === "over") {  // the daemon wrote every message before it ended the table
       document.getElementById("resign-box").hidden = true;
+      document.getElementById("analysis-box").hidden = !state.replay;  // a game stored: the person may ask
       over = true;
     }
     return over;
