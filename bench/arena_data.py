@@ -7,6 +7,9 @@ Run by hand from the project root::
 It prints the database's path, the time it took to make (0 when it was reused) and its size. The database is
 ``arena-v{versions}-g{games}-h{history}-s{seed}.db`` in the cache folder, reused when a finished one is there
 (a ``.done`` file beside it says so; ``--fresh`` makes it again).
+A database made or reused is migrated to this checkout's schema, and every public game's replay view (schema 12)
+made as the daemon's publisher makes it, in ``--jobs`` processes (about 7 ms of CPU a game), so that a bench's
+replays are what a running league serves.
 
 What it holds: ``--versions`` versions of bots (1-3 versions each) owned by authors (1-3 bots each), a few retired
 or quarantined; ``--games`` games in complete deal groups of 2-6 versions (bench/bench_league.py's
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import multiprocessing
 import random
 import sqlite3
 import sys
@@ -218,6 +222,9 @@ def insert_chunk(connection: sqlite3.Connection, group_rows: list[tuple[object, 
     connection.executemany("INSERT INTO league_groups (tournament_id, number, deal_key, deal_seed, seats, anchor, "
                            "issued, status, finished) VALUES (?, ?, ?, ?, ?, ?, ?, 'complete', ?)", group_rows)
     connection.executemany(f"INSERT INTO games ({GAME_COLUMNS}, number) VALUES ({marks})", game_rows)
+    # complete from the start, so no group's update queues its games' replay views (schema 12): queued here
+    connection.execute("INSERT OR IGNORE INTO replay_views (game_id) SELECT id FROM games WHERE id > "
+                       "(SELECT COALESCE(MAX(game_id), 0) FROM replay_views)")
     connection.execute("COMMIT")
 
 
@@ -292,19 +299,44 @@ def make(path: Path, params: Params) -> None:
         add_board(store, league.id, params, strength, played, rng)
 
 
-def database(cache: Path, params: Params, *, fresh: bool = False) -> tuple[Path, float]:
-    """The database of ``params`` in ``cache`` (made unless a finished one is there) and the seconds making took."""
+def database(cache: Path, params: Params, *, fresh: bool = False, jobs: int = 2) -> tuple[Path, float]:
+    """The database of ``params`` in ``cache`` (made unless a finished one is there, then migrated to this
+    checkout's schema with every public game's replay view made) and the seconds making took."""
     cache.mkdir(parents=True, exist_ok=True)
     path = cache / params.file_name
     done = path.with_suffix(".done")
-    if done.exists() and path.exists() and not fresh:
-        return path, 0.0
-    done.unlink(missing_ok=True)
     start = time.perf_counter()
-    make(path, params)
-    seconds = time.perf_counter() - start
-    done.write_text(f"{seconds:.1f}\n")
-    return path, seconds
+    if not (done.exists() and path.exists() and not fresh):
+        done.unlink(missing_ok=True)
+        make(path, params)
+        done.write_text(f"{time.perf_counter() - start:.1f}\n")
+    made = make_views(path, jobs)
+    return path, time.perf_counter() - start if made or not done.exists() else 0.0
+
+
+def make_views(path: Path, jobs: int) -> int:
+    """Make every queued replay view as the daemon's publisher does (referee.report.publisher), ahead of a bench, in
+    ``jobs`` processes (each its share of the game ids); how many. A cached database of an older schema is migrated
+    first (which queues its public games)."""
+    with ArenaStore(path) as store:
+        queued = store.queued_replay_views(10**9)
+    if not queued:
+        return 0
+    print(f"{path.name}: making {len(queued):,} replay views in {jobs} processes", file=sys.stderr, flush=True)
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        done = sum(pool.starmap(_make_views, [(path, queued[k::jobs]) for k in range(jobs)]))
+    return done
+
+
+def _make_views(path: Path, ids: list[int]) -> int:
+    from referee.report.game_data import GAME_DATA_VERSION, encode_view, public_view
+    from referee.results.league_store import LeagueStore
+
+    with LeagueStore(path) as store:
+        for start in range(0, len(ids), 50):
+            store.keep_replay_views([(stored.id, encode_view(public_view(stored, stored.number or 0)))
+                                     for stored in store.replays_by_id(ids[start:start + 50])], GAME_DATA_VERSION)
+    return len(ids)
 
 
 def size_mib(path: Path) -> float:
@@ -324,9 +356,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_options(parser)
     parser.add_argument("--fresh", action="store_true", help="make the database again even if one is cached")
+    parser.add_argument("--jobs", type=int, default=2, help="processes making the replay views")
     args = parser.parse_args()
     params = Params(args.versions, args.games, args.history, args.seed)
-    path, seconds = database(args.cache, params, fresh=args.fresh)
+    path, seconds = database(args.cache, params, fresh=args.fresh, jobs=args.jobs)
     made = f"made in {seconds:.1f} s" if seconds else "reused (cached)"
     print(f"{path}: {params.versions:,} versions, {params.games:,} games, {params.history} rating points each; "
           f"{made}; {size_mib(path):,.0f} MiB")
