@@ -20,6 +20,7 @@ from test_cluster import cluster  # noqa: F401 - the fixture: a LocalCluster of 
 from referee import __version__
 from referee.cli import analyze as analyze_command
 from referee.cli.exitcodes import ExitCode
+from referee.tournament.executors import dask as executor
 
 
 def test_a_sample_on_a_cluster_is_the_sample_analyzed_here(stored: Path, cluster: Any) -> None:  # noqa: F811
@@ -61,7 +62,7 @@ def _closed_port() -> int:
 ])
 def test_a_cluster_it_cannot_use_is_one_line_and_exit_code_8(stored: Path, address: str, says: str,  # noqa: F811
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(analyze_command, "CONNECT_SECONDS", 0.5)  # a tournament's 30 s, shortened
+    monkeypatch.setattr(executor, "CONNECT_SECONDS", 0.5)  # a tournament's 30 s too (one connect), shortened
     port = _closed_port()
     ran = invoke("analyze", str(stored), "--bot", "r", "--cluster", address.format(port=port))
     assert ran.code == ExitCode.CLUSTER and ran.out == ""

@@ -1,7 +1,8 @@
 """Tournaments on a Dask cluster (``durak tournament --cluster``): a ``distributed.LocalCluster`` of two workers.
 
 The same stored games as a local run, nothing lost or stored twice when a worker is killed mid-run, a worker
-without a bot's runtime named before any game, and no way for a bot on a worker to reach the cluster.
+without a bot's runtime named before any game, no way for a bot on a worker to reach the cluster, and a malformed
+address one line at once.
 Without Dask installed these tests skip, and fail with CI=true (CI installs the ``cluster`` extra).
 """
 
@@ -331,3 +332,32 @@ def test_a_league_plays_on_a_cluster_and_every_worker_checks_a_new_version(open_
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait()
+
+
+@pytest.mark.parametrize(("command", "address", "says"), [
+    ("tournament", "nonsense", "missing port number in address 'nonsense'"),
+    ("tournament", "foo://x:1", "unknown address scheme 'foo'"),
+    ("league", "nonsense", "missing port number in address 'nonsense'"),
+])
+def test_a_malformed_address_is_one_line_and_exit_code_8_at_once(open_tmp: Path, command: str, address: str,
+                                                                 says: str) -> None:
+    """A ``distributed.Client`` half-made from a malformed address made the process wait 60 s at exit, then print
+    a ``Client.__del__`` traceback: the address is checked before a client is made. A process of its own, since
+    the wait and the traceback come at its exit."""
+    from tests.test_league_daemon import config_text
+
+    if command == "tournament":
+        args = ["tournament", str(_python_bots(open_tmp, deals=2)), "--db", str(open_tmp / "t.db")]
+    else:
+        (open_tmp / "bots").mkdir(mode=0o755)
+        shutil.copy(SAMPLES / "python" / "random_bot.py", open_tmp / "bots")
+        (open_tmp / "league.toml").write_text(config_text(["random"]))
+        args = ["league", "run", str(open_tmp / "league.toml"), "--db", str(open_tmp / "league.db")]
+    started = time.monotonic()
+    ran = subprocess.run([sys.executable, "-m", "referee", *args, "--cluster", address], capture_output=True,
+                         text=True, timeout=30)  # half the wait it had: a client left behind fails it
+    assert ran.returncode == ExitCode.CLUSTER
+    lines = ran.stderr.splitlines()  # a league's daemon first says what it resumes
+    assert len(lines) == (1 if command == "tournament" else 2) and "Traceback" not in ran.stderr, ran.stderr
+    assert lines[-1].startswith(f"durak: error: cannot reach the Dask scheduler at {address}: {says}")
+    assert time.monotonic() - started < 15

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from concurrent.futures import CancelledError, Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, Final
+from typing import Annotated
 
 import msgspec
 import typer
@@ -30,14 +30,12 @@ from referee.report.game_data import NO_TRACES, SeatTraces, game_data
 from referee.report.page import viewer_page, write_private
 from referee.results.sources import ResultsReadError
 from referee.text import visible
-from referee.tournament.executors.dask import ClusterUnavailable
+from referee.tournament.executors.dask import ClusterUnavailable, connect
 from referee.tournament.worker import WorkerFailed
 
 PlayoutsOption = Annotated[int, typer.Option(
     "--playouts", min=2, help="Worlds sampled per decision; every legal action is played out once in each.")]
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the sampled worlds and playouts.")]
-#: How long to wait for the Dask scheduler to answer, and for its first worker (a tournament's wait).
-CONNECT_SECONDS: Final = 30.0
 
 
 @app.command(help=f"""Judge every decision of one seat of a stored game from that seat's information only.
@@ -200,36 +198,18 @@ def _pool(options: BatchOptions) -> Iterator[Executor | None]:
 
 @contextmanager
 def dask_pool(address: str) -> Iterator[Executor]:
-    """An executor on the Dask cluster at ``address``, reached as ``durak tournament --cluster`` reaches it (Dask's
-    TLS settings; the same one-line errors, exit code 8) once every worker runs this durak-referee version; what
-    is left in flight is cancelled and the client closed on the way out.
+    """An executor on the Dask cluster at ``address``, reached by ``durak tournament --cluster``'s own
+    :func:`~referee.tournament.executors.dask.connect` (Dask's TLS settings; the same one-line errors, exit code 8)
+    once every worker runs this durak-referee version; what is left in flight is cancelled and the client closed on
+    the way out.
 
     :raises ClusterUnavailable: Dask is not installed, the scheduler cannot be reached or has no worker, or a
         worker runs another version (or cannot run the check).
     :raises WorkerFailed: Dask lost a game's task (its workers died, the scheduler went away)."""
-    try:
-        import distributed
-        from distributed.comm.addressing import get_address_host_port
-    except ImportError:
-        raise ClusterUnavailable("--cluster needs Dask: pip install -e '.[cluster]' (on every worker too)") from None
-    settings: Any = distributed.Security  # distributed is only partly typed
-    security = settings()  # Dask's TLS settings (its config files and DASK_* variables)
-    if address.startswith("tls://") and not (security.tls_ca_file and security.tls_client_cert):
-        raise ClusterUnavailable(f"{address} is a TLS scheduler, and Dask's settings hold no client certificate: "
-                                 "set distributed.comm.tls.ca-file, .client.cert and .client.key (docs/SCALING.md)")
-    connect: Any = distributed.Client
-    try:
-        # a malformed address first: the client it would half-make waits a minute at exit, then prints a traceback
-        get_address_host_port(address)
-        client = connect(address, timeout=CONNECT_SECONDS, set_as_default=False, security=security)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ClusterUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    client = connect(address)
     try:
         try:
-            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
             versions: dict[str, str] = client.run(referee_version)
-        except TimeoutError:
-            raise ClusterUnavailable(f"the Dask scheduler at {address} has no workers") from None
         except Exception as exc:  # Dask's own, or a worker without durak-referee: its import fails there
             raise ClusterUnavailable(f"the check on the Dask workers at {address} failed: {type(exc).__name__}: "
                                      f"{exc}") from None

@@ -59,7 +59,8 @@ from referee.tournament.worker import (
 LOGGER = logging.getLogger("durak")
 #: The least games a task holds: enough that Dask's few milliseconds a task are about 1% of its time.
 BATCH_GAMES = 64
-_CONNECT_SECONDS = 30.0
+#: How long to wait for the Dask scheduler to answer, then for its first worker.
+CONNECT_SECONDS = 30.0
 _CHECK_SECONDS = 60.0  # for a worker's checks, plus twice each bot's startup time
 _RECOUNT_SECONDS = 5.0
 _DONE = msgspec.json.Decoder(SlotDone)
@@ -82,6 +83,42 @@ class ClusterUnavailable(WorkerFailed):
     no worker, or a worker that fails its checks. Raised before any game is played there; one line."""
 
 
+def connect(address: str) -> Any:
+    """A ``distributed.Client`` (only partly typed: Any) of the scheduler at ``address``, with Dask's TLS settings,
+    once it has a worker: how ``durak tournament``, ``league run`` and ``analyze`` reach a cluster. Dask is
+    imported here, only when a cluster is asked for.
+
+    :raises ClusterUnavailable: Dask is not installed, a malformed address, a TLS address without a client
+        certificate in Dask's settings, a scheduler that does not answer or has no worker within
+        :data:`CONNECT_SECONDS`."""
+    try:
+        import distributed
+        from distributed.comm.addressing import get_address_host_port
+    except ImportError:
+        raise ClusterUnavailable("--cluster needs Dask: pip install -e '.[cluster]' (on every worker too)") from None
+    settings: Any = distributed.Security  # distributed is only partly typed
+    security = settings()  # Dask's TLS settings (its config files and DASK_* variables)
+    if address.startswith("tls://") and not (security.tls_ca_file and security.tls_client_cert):
+        raise ClusterUnavailable(f"{address} is a TLS scheduler, and Dask's settings hold no client certificate: "
+                                 "set distributed.comm.tls.ca-file, .client.cert and .client.key (docs/SCALING.md)")
+    make: Any = distributed.Client
+    try:
+        # a malformed address first: the client it would half-make waits a minute at exit, then prints a traceback
+        get_address_host_port(address)
+        client = make(address, timeout=CONNECT_SECONDS, set_as_default=False, security=security)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except TimeoutError:
+        client.close()
+        raise ClusterUnavailable(f"the Dask scheduler at {address} has no workers") from None
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
 class ClusterExecutor:
     """The executor on a Dask cluster (:class:`referee.tournament.executors.SlotExecutor`).
 
@@ -95,34 +132,18 @@ class ClusterExecutor:
 
     def __init__(self, address: str, setup: WorkerSetup, loaded: LoadedConfig,
                  bots: dict[str, tuple[str, str]]) -> None:
-        try:
-            import distributed
-
-            connect: Any = distributed.Client  # distributed is only partly typed
-            settings: Any = distributed.Security
-        except ImportError:
-            raise ClusterUnavailable("--cluster needs Dask: pip install -e '.[cluster]' (on every worker too)"
-                                     ) from None
-        if setup.sandbox != "bwrap":
-            LOGGER.warning("sandbox %r leaves bots the network: on a cluster they can reach the scheduler and the "
-                           "workers (docs/SCALING.md); use bwrap", setup.sandbox)
         run = ClusterRun(id=secrets.token_hex(8), worker=msgspec.structs.replace(
             setup, config_text=loaded.path.read_text(), core=None), bots=bots, referee=__version__)
         self._run = run
         self._startup = loaded.time_control().startup_time
-        self._address = address
         self._payload = msgspec.json.encode(run)
         self._tasks: set[Any] = set()  # distributed.Future: distributed is only partly typed
         self._numbers = itertools.count()
-        security = settings()  # Dask's TLS settings (its config files and DASK_* variables)
-        if address.startswith("tls://") and not (security.tls_ca_file and security.tls_client_cert):
-            raise ClusterUnavailable(f"{address} is a TLS scheduler, and Dask's settings hold no client certificate: "
-                               "set distributed.comm.tls.ca-file, .client.cert and .client.key (docs/SCALING.md)")
+        self._client = connect(address)
         try:
-            self._client: Any = connect(address, timeout=_CONNECT_SECONDS, set_as_default=False, security=security)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ClusterUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-        try:
+            if setup.sandbox != "bwrap":  # once the cluster is there: a cluster it cannot use is one line
+                LOGGER.warning("sandbox %r leaves bots the network: on a cluster they can reach the scheduler and "
+                               "the workers (docs/SCALING.md); use bwrap", setup.sandbox)
             self._capacity = self._check_workers()
         except BaseException:
             self._client.close()
@@ -141,10 +162,6 @@ class ClusterExecutor:
 
     def _check_workers(self) -> int:
         """Run :func:`check_worker` on every worker; the batches worth keeping in flight (two a thread)."""
-        try:
-            self._client.wait_for_workers(1, timeout=_CONNECT_SECONDS)
-        except TimeoutError:
-            raise ClusterUnavailable(f"the Dask scheduler at {self._address} has no workers") from None
         workers: dict[str, Any] = self._client.scheduler_info()["workers"]
         checks = [self._client.submit(check_worker, self._payload, workers=[address], allow_other_workers=False,
                                       pure=False, key=f"durak-check-{self._run.id}-{address}")
