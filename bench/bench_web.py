@@ -16,7 +16,9 @@ the copy an earlier run left there, with its writer's games), then starts,
 over the copy, for the whole run:
 
 - a writer standing in for the daemon: ``--rate`` games/s in complete deal groups through
-  :meth:`ArenaStore.issue_group`, :meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`;
+  :meth:`ArenaStore.issue_group`, :meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`, with the
+  daemon's replay publisher (:class:`referee.report.publisher.ReplayPublisher`) beside it, as ``durak league run``
+  runs it;
 - a refitter, as the daemon's refit process: every ``--refit-every`` s (or back to back when a refit takes
   longer) :func:`referee.league.board.refit` and :meth:`ArenaStore.save_board`.
 
@@ -194,8 +196,13 @@ class Stopping:
 
 
 def run_writer(db: Path, rate: float, seed: int) -> None:
-    """Complete deal groups at ``rate`` games/s, stored as the daemon stores them, until SIGTERM."""
+    """Complete deal groups at ``rate`` games/s, stored as the daemon stores them, with the daemon's replay publisher
+    beside them (the views of the games it completes made as they become public), until SIGTERM."""
+    from referee.report.publisher import ReplayPublisher
+
     stopping, rng = Stopping(), random.Random(seed)
+    publisher = ReplayPublisher(db)
+    publisher.start()
     templates = Templates.play(seed, per_size=40)
     with ArenaStore(db) as store:
         league = store.league()
@@ -217,8 +224,9 @@ def run_writer(db: Path, rate: float, seed: int) -> None:
             written += len(group.table)
             stopping.sleep(began + written / rate - time.monotonic())
     seconds = time.monotonic() - began
+    publisher.stop()
     print(json.dumps({"games": written, "seconds": round(seconds, 1), "games_per_second": round(written / seconds, 1),
-                      "slowest_group_ms": round(slowest * 1000, 1)}), flush=True)
+                      "slowest_group_ms": round(slowest * 1000, 1), "views_made": publisher.made}), flush=True)
 
 
 def run_refitter(db: Path, every: float) -> None:
