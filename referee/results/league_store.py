@@ -325,9 +325,9 @@ class LeagueStore(Store):
                                  [(body, shape if body is not None else -1, game_id) for game_id, body in views])
 
     def requeue_replay_views(self, shape: int, chunk: int = 20_000) -> int:
-        """Queue every made view again if they were made in another shape than ``shape`` (the viewer's data
-        changed: the meta row ``replay_views_shape`` says which), ``chunk`` game ids per transaction; how many.
-        Once per shape: the common case is one lookup."""
+        """Queue again every view made in another shape than ``shape`` (the viewer's data changed), or that could not
+        be made (-1), ``chunk`` game ids per transaction; how many. Once per shape (the meta row
+        ``replay_views_shape`` says which was looked for last): the common case is one lookup."""
         row = self._query_one("SELECT value FROM meta WHERE key = 'replay_views_shape'")
         if row is not None and row[0] == str(shape):
             return 0
@@ -337,7 +337,7 @@ class LeagueStore(Store):
             with self._transaction():
                 queued += self._db.execute(
                     "UPDATE replay_views SET body = NULL, shape = NULL WHERE game_id > ? AND game_id <= ? AND "
-                    "shape IS NOT NULL", (low, low + chunk)).rowcount
+                    "shape != ?", (low, low + chunk, shape)).rowcount
         with self._transaction():
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('replay_views_shape', ?)", (str(shape),))
         return queued
