@@ -26,10 +26,10 @@ SEED = 0
 def take_game_analysis(ctx: Context, number: int, asked: models.AnalysisIn) -> models.AnalysisQueued:
     """Queue the analysis of seat ``asked.seat`` of the league's game ``number``. :raises Refused: why not (404
     for a game the viewer may not see, as for one that does not exist)."""
-    found = ctx.store.league_game(ctx.answers.league.id, number)
-    players = found[0].record.players if found is not None else []
+    found = ctx.store.league_game_line(ctx.answers.league.id, number)  # its row alone: the replay is the daemon's
+    players = found.record.players if found is not None else []
     authors = tuple(ctx.answers.versions[p].author if p in ctx.answers.versions else "" for p in players)
-    if found is None or sight(ctx.viewer, GameSubject(found[0].status, authors)) is Sight.HIDDEN:
+    if found is None or sight(ctx.viewer, GameSubject(found.status, authors)) is Sight.HIDDEN:
         raise NotFoundException(NOT_FOUND)
     if not 0 <= asked.seat < len(players):
         raise Refused(422, f"seat {asked.seat} is not at this game's table of {len(players)} (seats 0 to "
@@ -37,7 +37,7 @@ def take_game_analysis(ctx: Context, number: int, asked: models.AnalysisIn) -> m
     if authors[asked.seat] != ctx.viewer.author:
         raise Refused(403, f"seat {asked.seat} is {players[asked.seat]}, not a bot of yours: ask for your own bot's "
                            "seat")
-    row = _queue(ctx, NewAnalysis(authors[asked.seat], "game", found[0].id, asked.seat,
+    row = _queue(ctx, NewAnalysis(authors[asked.seat], "game", found.id, asked.seat,
                                   ctx.web.settings.analysis_playouts, SEED))
     return models.AnalysisQueued(analysis=row.id, status=row.status, url=urls.GAME_API(number=number))
 
