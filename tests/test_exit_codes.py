@@ -63,6 +63,10 @@ INTERNAL = {
     "referee.web.refusals.Refused": "an HTTP answer (its status) in web/app.py's exception handlers",
     "referee.web.context.SignInFirst": "a 303 to /login: web/context.py's PAGE_EXCEPTIONS, on the author's pages",
     "referee.league.tables.Abandoned": "a card table given up as the daemon stops: caught in league/tables.py play",
+    "referee.league.analyses.AnalysisFailed": "an analysis request failed with why: caught in league/analyses.py "
+                                              "(the runner's step)",
+    "referee.league.analyses.Abandoned": "an analysis given up as the daemon stops: caught in league/analyses.py "
+                                         "(put back at the next start)",
     "referee.results.requests.PayloadProblem": "a request row that does not decode: RequestRow.problem, refused in "
                                                "league/lifecycle.py",
 }

@@ -120,7 +120,9 @@ def post(db: WebDb, client: TestClient[Any], viewer: str, path: str) -> int:
         "/api/admin/retire": {"bot": "gamma"}, "/api/tables": {"variant": "podkidnoy", "bots": ["beta@1"]},
         f"/api/tables/{db.table}/moves": {"request": 0, "action": "pass"}, f"/api/tables/{db.table}/resign": {},
         "/challenges": {"bot": "alpha", "opponents": "beta", "games": "2"}, "/admin/finals": {"top": "2"},
-        "/admin/retire": {"bot": "gamma"}, "/tables": {"variant": "podkidnoy", "bots": "beta@1"}, "/logout": {}}
+        "/admin/retire": {"bot": "gamma"}, "/tables": {"variant": "podkidnoy", "bots": "beta@1"}, "/logout": {},
+        f"/api/games/{db.games['complete0']}/analyses": {"seat": 0}, f"/games/{db.games['complete0']}/analyses":
+        {"seat": "0"}, f"/api/tables/{db.table}/analysis": {}, f"/tables/{db.table}/analysis": {}}
     body = bodies[path]  # a route without a body here: add one
     if api:
         return client.post(path, json=body, headers=given).status_code
