@@ -19,11 +19,13 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
+from referee.report import publisher as publisher_module
 from referee.report.game_data import GAME_DATA_VERSION, encode_view
 from referee.report.publisher import ReplayPublisher, publish_queued
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore
 from referee.results.schema import SCHEMA_VERSION
+from referee.results.store import StoreError
 from referee.web.app import create_app
 from referee.web.settings import WebSettings
 from tests.old_schemas import drop_schema_12
@@ -162,3 +164,26 @@ def test_a_schema_11_database_queues_its_public_games(base: WebDb, tmp_path: Pat
     with ArenaStore(db.path) as store:
         assert store.schema_version == SCHEMA_VERSION
     assert queue(db) == {game_id(db, key): (None, False) for key in ("complete0", "complete1", "void")}
+
+
+def test_a_failed_batch_is_tried_again_not_given_up(db: WebDb, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy database (a write that fails) costs the publisher one wait, not its thread: the views are made after."""
+    failures = [StoreError("database is locked")]
+    real = publisher_module.publish_queued
+
+    def flaky(store: LeagueStore, limit: int) -> int:
+        if failures:
+            raise failures.pop()
+        return real(store, limit)
+
+    monkeypatch.setattr(publisher_module, "publish_queued", flaky)
+    publisher = ReplayPublisher(db.path, idle_seconds=0.01)
+    publisher.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not all(made for _, made in queue(db).values()):
+            assert time.monotonic() < deadline, queue(db)
+            time.sleep(0.02)
+    finally:
+        publisher.stop()
+    assert failures == [] and publisher.made == 3

@@ -75,9 +75,18 @@ class ReplayPublisher:
             with LeagueStore(self._db_path) as store:  # a writer (the daemon made and migrated it)
                 store.requeue_replay_views(GAME_DATA_VERSION)
                 while not self._stop.is_set():
-                    taken = publish_queued(store, self._batch)
-                    self.made += taken
-                    if taken < self._batch:
-                        self._stop.wait(self._idle)
-        except StoreError as exc:  # the database went away under the daemon: the daemon itself says so
+                    self._step(store)
+        except StoreError as exc:  # the database cannot be opened: the daemon itself says why
             log.warning("the replay publisher stopped: %s", exc)
+
+    def _step(self, store: LeagueStore) -> None:
+        """One batch, then a wait when the queue is empty or a write failed (a busy database: tried again after
+        the wait, never given up while the daemon runs)."""
+        try:
+            taken = publish_queued(store, self._batch)
+        except StoreError as exc:
+            log.warning("replay views not kept this time: %s", exc)
+            taken = 0
+        self.made += taken
+        if taken < self._batch:
+            self._stop.wait(self._idle)
