@@ -521,7 +521,14 @@ def fit_totals(
     anchor_bot, anchor_elo = anchor
     bound, identified = _separation(totals)
     used = 0.0 if identified.all() else solver.prior
-    theta, info, steps = _newton(totals, used, solver.max_iter, solver.tol, start)
+    try:
+        theta, info, steps = _newton(totals, used, solver.max_iter, solver.tol, start)
+    except (ConvergenceError, np.linalg.LinAlgError):
+        if start is None:
+            raise
+        # A start far off (ratings many nats apart saturate the win chances: the information vanishes) is only a
+        # shortcut: the fit from zero is the same optimum.
+        theta, info, steps = _newton(totals, used, solver.max_iter, solver.tol, None)
     cov, errors = _sandwich(theta, info, meat, n_clusters)
     to_anchor = _anchor_matrix(n, anchor_bot) * ELO_PER_NAT
     # relative to the pool mean, cov is already centred (the bread's rows sum to zero): no dense products needed
