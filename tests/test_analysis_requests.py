@@ -11,8 +11,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -27,7 +25,10 @@ from referee.results.schema import SCHEMA_VERSION
 from referee.results.store import StoreError
 from referee.results.web_queries import WebStore
 from tests.old_schemas import drop_schema_12
-from tests.webdb import WebDb, built, league_copy
+from tests.webdb import WebDb
+from tests.webkit import base, db
+
+__all__ = ["base", "db"]  # the fixtures, used by name
 
 PLAYOUTS = 8
 
@@ -35,16 +36,6 @@ PLAYOUTS = 8
 def quota(cpu_per_hour: float) -> ArenaSettings:
     """The [arena] settings the daemon's step reads: ``cpu_per_hour`` CPU seconds per author, 8 worlds at most."""
     return ArenaSettings(analysis_cpu_seconds_per_hour=cpu_per_hour, analysis_playouts=PLAYOUTS)
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[WebDb]:
-    yield from built("durak-test-analysis-requests-")
-
-
-@pytest.fixture
-def db(base: WebDb, tmp_path: Path) -> WebDb:
-    return league_copy(base, tmp_path)
 
 
 def game_id(store: ArenaStore, number: int) -> int:

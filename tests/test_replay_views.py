@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import tempfile
 import time
 import zlib
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -30,22 +28,14 @@ from referee.web.app import create_app
 from referee.web.settings import WebSettings
 from tests.old_schemas import drop_schema_12
 from tests.test_web_visibility import fetch
-from tests.webdb import WebDb, build, league_copy
+from tests.webdb import WebDb, league_copy
+from tests.webkit import base, db
+
+__all__ = ["base", "db"]  # the fixtures, used by name
 
 VIEWERS = ("anonymous", "alice", "bob", "admin")
 #: Nothing kept between requests: each answer is built from the database as it is.
 FRESH = WebSettings(rate_burst=10_000, kept_bytes=0, marks_seconds=0)
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[WebDb]:
-    folder = Path(tempfile.mkdtemp(prefix="durak-test-replay-views-"))
-    yield build(folder)
-
-
-@pytest.fixture
-def db(base: WebDb, tmp_path: Path) -> WebDb:
-    return league_copy(base, tmp_path)
 
 
 def queue(db: WebDb) -> dict[int, tuple[int | None, bool]]:
@@ -53,6 +43,14 @@ def queue(db: WebDb) -> dict[int, tuple[int | None, bool]]:
     with closing(sqlite3.connect(db.path)) as con:
         return {game_id: (shape, body is not None)
                 for game_id, shape, body in con.execute("SELECT game_id, shape, body FROM replay_views")}
+
+
+def wait_until_all_made(db: WebDb, seconds: float = 60) -> None:
+    """Wait for a running publisher to empty the queue (a deadline, not a timing: minutes beside busy cores)."""
+    deadline = time.monotonic() + seconds
+    while not all(made for _, made in queue(db).values()):
+        assert time.monotonic() < deadline, queue(db)
+        time.sleep(0.02)
 
 
 def game_id(db: WebDb, key: str) -> int:
@@ -99,10 +97,7 @@ def test_every_viewer_gets_the_same_bytes_from_the_kept_views(db: WebDb) -> None
     publisher.start()
     try:
         during = answers(db)  # while the publisher writes
-        deadline = time.monotonic() + 60
-        while not all(made for _, made in queue(db).values()):
-            assert time.monotonic() < deadline, queue(db)
-            time.sleep(0.02)
+        wait_until_all_made(db)
     finally:
         publisher.stop()
     assert publisher.made == 3
@@ -180,10 +175,7 @@ def test_a_failed_batch_is_tried_again_not_given_up(db: WebDb, monkeypatch: pyte
     publisher = ReplayPublisher(db.path, idle_seconds=0.01)
     publisher.start()
     try:
-        deadline = time.monotonic() + 60
-        while not all(made for _, made in queue(db).values()):
-            assert time.monotonic() < deadline, queue(db)
-            time.sleep(0.02)
+        wait_until_all_made(db)
     finally:
         publisher.stop()
     assert failures == [] and publisher.made == 3

@@ -44,9 +44,9 @@ def site() -> Iterator[tuple[WebDb, str]]:
 
 def players(db: WebDb, number: int) -> list[str]:
     with WebStore(db.path) as store:
-        found = store.league_game(store.the_league().id, number)
+        found = store.league_game_line(store.the_league().id, number)
     assert found is not None
-    return list(found[0].record.players)
+    return list(found.record.players)
 
 
 def replay(driver: Any, url: str) -> None:

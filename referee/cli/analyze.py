@@ -26,7 +26,7 @@ from referee.cli.options import HtmlOption, TournamentOption
 from referee.cli.paths import check_writable
 from referee.cli.results import load_game, reading
 from referee.report.analysis_marks import with_marks
-from referee.report.game_data import NO_TRACES, SeatTraces, game_data
+from referee.report.game_data import NO_TRACES, game_data, stored_traces
 from referee.report.page import viewer_page, write_private
 from referee.results.sources import ResultsReadError
 from referee.text import visible
@@ -94,8 +94,7 @@ def analyze(  # noqa: PLR0913 (a typer command: a parameter per option)
         data, stored = load_game(source, game, tournament_id)
         analysis = analyze_game(data, seat_named(data, seat), Settings(playouts=playouts, seed=seed))
         if html is not None:
-            traces = SeatTraces(stored.stderr, stored.record.strikes, stored.move_us) if stored is not None \
-                else NO_TRACES
+            traces = stored_traces(stored) if stored is not None else NO_TRACES
             shown = game_data(data, traces, seat=analysis.seat, game_id=stored.number if stored else None)
             write_private(html, viewer_page([with_marks(shown, analysis)]))
     if as_json:

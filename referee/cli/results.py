@@ -23,7 +23,7 @@ from referee.games.play import ResultsWriteError
 from referee.league.private import LeaguePrivate
 from referee.rating.bradley_terry import rate
 from referee.rating.leaderboard import LEGEND, render
-from referee.report.game_data import NO_TRACES, SeatTraces, game_data
+from referee.report.game_data import NO_TRACES, game_data, stored_traces
 from referee.report.page import viewer_page, write_private
 from referee.report.tournament_page import PageOptions, ReportWriter
 from referee.results.league_store import LeagueStore
@@ -222,8 +222,7 @@ def replay(
         header, _, _ = parse_replay(data)
         seat_index = None if seat is None else seat_of(header.names, seat)
         if html is not None:
-            traces = (SeatTraces(stored.stderr, stored.record.strikes, stored.move_us) if stored is not None
-                      else NO_TRACES)
+            traces = stored_traces(stored) if stored is not None else NO_TRACES
             number = stored.number if stored is not None else None
             shown = [game_data(data, traces, seat=seat_index, private=stderr, game_id=number)]
             write_private(html, viewer_page(shown))

@@ -16,7 +16,7 @@ import msgspec
 from protocol.records import ResultRecord
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import GroupStatus
-from referee.results.rows import StoredReplay, TournamentRow, decode_record
+from referee.results.rows import TournamentRow, decode_record
 from referee.results.schema import SCHEMA_VERSION, open_shared, schema_version
 from referee.results.store import StoreError, _why
 
@@ -452,14 +452,6 @@ class WebStore(ArenaStore):
         row = self._query_one(f"SELECT {_GAME_COLUMNS} WHERE g.tournament_id = ? AND g.number = ?",
                               (league_id, number))
         return None if row is None else LeagueGame.from_row(row)
-
-    def league_game(self, league_id: int, number: int) -> tuple[LeagueGame, StoredReplay] | None:
-        """A game of the league by number, whatever its group's status, with its stored replay."""
-        game = self.league_game_line(league_id, number)
-        if game is None:
-            return None
-        replay, = self.replays_by_id([game.id])
-        return game, replay
 
 
 
