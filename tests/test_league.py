@@ -172,6 +172,29 @@ def test_a_course_stores_a_group_when_issued_completes_it_and_voids_it_when_a_ve
             [(v.id, v.active, v.last_seated, v.issued, v.served, v.by_size) for v in course.state.versions]
 
 
+def test_a_restart_completes_a_group_whose_games_were_all_stored_before_it_was_closed(
+        league_config: Path, tmp_path: Path) -> None:
+    """A daemon killed (kill -9) after storing a group's last game but before closing the group: at the next
+    start the group has nothing left to play; it is completed there, not left open for ever (holding its
+    versions' seats in flight, and the finals, which wait for the groups in flight)."""
+    loaded = load_league(league_config)
+    with ArenaStore(tmp_path / "l.db") as store:
+        league = open_league(store, loaded)
+        versions_of(store, league.id, {"a": "x", "b": "y", "c": "z"}, tmp_path)
+        course = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, None), {})  # type: ignore[arg-type]
+        course.begin(store, league, 0, None)
+        slots = course.more()
+        for slot in slots:  # every game stored, and the kill before the course heard of the last one
+            store.save_slots(league.id, [[game_row(slot, 0, Played.games(slot)[0], {})]])
+        assert [group.number for group in store.groups(league.id, "open")] == [0]
+
+        restarted = LeagueCourse(store, league, loaded, Lifecycle(store, league, loaded, None), {})  # type: ignore[arg-type]
+        assert not restarted.resumed() and not restarted.open and not restarted.state.in_flight
+        assert not store.groups(league.id, "open") and store.groups(league.id, "complete")[0].number == 0
+        assert store.outcomes(league.id).n_games == len(slots)  # rated: its summary stored with it
+        assert restarted.more()  # the league goes on with the next group
+
+
 def test_a_league_config_text_example_decodes(tmp_path: Path) -> None:
     """sample_bots/league.toml, the annotated reference, loads as it stands."""
     loaded = load_league(Path(__file__).resolve().parents[1] / "sample_bots" / "league.toml")

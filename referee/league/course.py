@@ -74,6 +74,7 @@ class LeagueCourse:
                                    self.board.ratings, self.board.rated, loaded.match_settings())
         self.open = {group.number: group for group in self.state.in_flight}
         self.stored = {number: store.group_games(league.id, number) for number in self.open}
+        self._complete_stored()
         self.progress: LeagueProgress | None = None
         #: Called with a version reinstated: the coordinator forgets its run of failed games.
         self.on_reinstated: Callable[[str], None] = lambda name: None
@@ -92,6 +93,16 @@ class LeagueCourse:
                 seated = any(version.name in group.table for group in self.open.values())
                 stops = self.retiring if version.retired is not None and seated else self.disqualified
                 stops[version.name] = version.state()
+
+    def _complete_stored(self) -> None:
+        """Close the open groups whose games are all stored: a daemon killed between storing a group's last game
+        and closing the group left it open with nothing to play, which would hold its versions' seats in flight
+        (and the finals, which wait for the groups in flight) for ever."""
+        for number, group in list(self.open.items()):
+            if self.stored[number] >= group.size:
+                self.store.close_group(self.league.id, number, "complete")
+                self.state = finish(self.state, group)
+                del self.open[number], self.stored[number]
 
     # -- the coordinator's course ------------------------------------------------------
 
