@@ -192,9 +192,9 @@ def test_a_kept_page_is_the_fresh_page_while_the_daemon_writes(db: WebDb, writer
 def test_control_pages_kept_past_their_marks_are_caught(db: WebDb, writer: Writer,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison catches what it must: with the marks not looked at, kept pages go stale and differ."""
-    def blind(self: Published, key: str, names: tuple[str, ...]) -> Any:
+    def blind(self: Published, key: str, names: tuple[str, ...], pool: str = "pages") -> Any:
         with self._lock:
-            found = self._pages.get(key)
+            found = self._pools[pool].pages.get(key)
         return None if found is None else found.page
     monkeypatch.setattr(Published, "kept", blind)
     _, differed = compare_while_written(db, writer, 3.0)
@@ -240,3 +240,56 @@ def test_a_reading_of_the_marks_serves_kept_pages_without_a_query_until_it_is_ol
         assert published.kept("board", depends) is None  # the reading is read again: the board moved
         again = published.make("board", depends, board_mark)
         assert int(again.body) == int(built.body) + 1 and published.kept("board", depends) == again
+
+
+def test_the_marks_that_move_with_every_group_are_read_once_per_games_seconds(db: WebDb) -> None:
+    """A bot's mark (and the games lists') moves at every deal group the league completes: a worker reads them at
+    most once per ``games_seconds`` (10 here), the rest once per ``marks_seconds`` (1). So a bot page stays as built
+    for up to 10 s of groups, and a refit (its ``board`` mark) is seen within 1 s as before. The control: with no
+    lagging marks, the same group is seen within 1 s."""
+    def raise_mark(name: str) -> None:
+        with sqlite3.connect(db.path) as connection:
+            connection.execute("INSERT INTO read_marks (name, value, changed) VALUES (?, 1, 0) ON CONFLICT(name) "
+                               "DO UPDATE SET value = value + 1", (name,))
+
+    def page(store: WebStore, facts: Any) -> tuple[bytes, str]:
+        return repr(store.marks(("board", "bot:alpha")).values).encode(), "text/plain"
+
+    depends = ("versions", "league", "board", "bot:alpha")
+    for lagging in (("games", "bot:"), ()):
+        now = [100.0]
+        published = Published(db.path, 1 << 20, 1.0, clock=lambda: now[0], lagging=lagging,  # noqa: B023
+                              lagging_seconds=10.0)
+        built = published.make("bot alpha", depends, page)
+        assert published.kept("bot alpha", depends) == built  # the marks read at 100 s
+        raise_mark("bot:alpha")  # a group of alpha's completes
+        now[0] += 1.0
+        if not lagging:  # the control: seen at the next reading of the marks
+            assert published.kept("bot alpha", depends) is None
+            continue
+        assert published.kept("bot alpha", depends) == built  # read at 101 s, but the bot's mark as of 100 s
+        now[0] += 8.0
+        assert published.kept("bot alpha", depends) == built
+        now[0] += 1.0  # the lagging reading is 10 s old: the group is seen
+        assert published.kept("bot alpha", depends) is None
+        again = published.make("bot alpha", depends, page)
+        assert again.body != built.body and published.kept("bot alpha", depends) == again
+        raise_mark("board")  # a refit: seen at the next reading, 1 s on
+        now[0] += 1.0
+        assert published.kept("bot alpha", depends) is None
+
+
+def test_replays_are_kept_in_a_pool_of_their_own(db: WebDb) -> None:
+    """A crowd's replays are nearly all different games: however many are kept, they push out only replays, never
+    the pages a crowd asks for again (the control: in one pool, the bot page is pushed out)."""
+    def page(size: int) -> Any:
+        return lambda store, facts: (b"x" * size, "text/plain")
+
+    depends = ("versions", "league")
+    for pool in ("replays", "pages"):
+        published = Published(db.path, 400_000)  # pages 300,000 bytes, replays 100,000
+        bot = published.make("bot alpha", depends, page(50_000))
+        for number in range(40):
+            published.make(f"game {number}", depends, page(30_000), pool)
+        assert published.kept("game 39", depends, pool) is not None
+        assert (published.kept("bot alpha", depends) == bot) is (pool == "replays"), pool

@@ -108,7 +108,7 @@ class PublicPages(Controller):
                 raise NotFoundException(NOT_FOUND)
             return page_text(ctx, "game.html", game=game, body=VIEWER_BODY, data=script_json(game.views),
                              analyze=urls.GAME_ANALYSES(number=number))
-        return await shown(request, f"game {number}", REPLAY, make)
+        return await shown(request, f"game {number}", REPLAY, make, "replays")
 
     @get("/authors/{name:str}", name="page:author")
     async def author_page(self, request: Req, name: FromPath[str]) -> Response[Any]:

@@ -7,7 +7,9 @@ tables: :mod:`referee.results.schema`); a worker process of the web keeps the by
 query: each worker reads every mark at most once per ``marks_seconds`` (one small table; the request that finds the
 reading older reads it again, the others meanwhile use the one they have), and a page is served while none of its
 marks has moved past what it was built under. So a page may be ``marks_seconds`` older than the database, well
-inside the ``public_seconds`` a browser or a proxy may keep it anyway. The first request after a change builds the
+inside the ``public_seconds`` a browser or a proxy may keep it anyway; the marks that move at every deal group a
+league completes (*lagging* marks: a games list's, a bot's) are taken from a reading at most ``games_seconds``
+old, so that a crowd does not have those pages built again at nearly every request. The first request after a change builds the
 page once (one build per page at a time: a crowd at a board just refitted waits for one build, not fifty), inside
 one read transaction, so that the marks it is kept under and the rows it shows agree. Pages are kept least recently
 used first out, within a byte budget.
@@ -73,69 +75,107 @@ def page_of(body: bytes, media_type: str, changed: float) -> Page:
                 formatdate(changed, usegmt=True))
 
 
+class _Pool:
+    """Kept pages of one kind, least recently used out first within ``budget`` bytes (the caller holds the lock)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.pages: OrderedDict[str, _Kept] = OrderedDict()
+        self.bytes = 0
+
+    def keep(self, key: str, kept: _Kept) -> None:
+        old = self.pages.pop(key, None)
+        if old is not None:
+            self.bytes -= len(old.page.body)
+        self.pages[key] = kept
+        self.bytes += len(kept.page.body)
+        while self.bytes > self.budget and self.pages:
+            _, dropped = self.pages.popitem(last=False)
+            self.bytes -= len(dropped.page.body)
+
+
+#: The pools of kept pages and each one's share of the budget. Replays have a pool of their own: a crowd's replays
+#: are nearly all different games (each made ahead by the daemon and cheap to send again), and in one pool with the
+#: rest they would push out the bot pages and games lists that a crowd does ask for again.
+POOLS = {"pages": 0.75, "replays": 0.25}
+
+
 class Published:
     """One worker process's kept pages and league facts over the database at ``db_path``, within ``budget_bytes``
     of pages (0: nothing is kept, every page and fact is read afresh). Its reading of the marks is trusted for
-    ``marks_seconds`` of ``clock`` (0: the marks a page shows are read at every request)."""
+    ``marks_seconds`` of ``clock`` (0: the marks a page shows are read at every request), and its reading of the
+    ``lagging`` marks (those that move at every deal group a league completes: the games lists' and the bot pages')
+    for ``lagging_seconds`` (if longer): a crowd then gets such a page built at most once in that time, not at
+    nearly every request while a league stores games by the second."""
 
     def __init__(self, db_path: Path, budget_bytes: int, marks_seconds: float = 0.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *, lagging: tuple[str, ...] = (),
+                 lagging_seconds: float = 0.0) -> None:
         self._db_path = db_path
         self._budget = budget_bytes
         self._marks_seconds = marks_seconds
+        self._lagging, self._lagging_seconds = lagging, max(lagging_seconds, marks_seconds)
         self._clock = clock
-        self._local = threading.local()  # each thread's own connection for the marks (SQLite's rule)
-        self._lock = threading.Lock()  # the kept pages' dict and byte count
-        self._pages: OrderedDict[str, _Kept] = OrderedDict()
-        self._bytes = 0
+        self._local = threading.local()  # each thread's own connection (SQLite's rule), kept: :meth:`_store`
+        self._lock = threading.Lock()  # the pools
+        self._pools = {name: _Pool(int(budget_bytes * share)) for name, share in POOLS.items()}
         self._stripes = [threading.Lock() for _ in range(_STRIPES)]
         self._facts: tuple[tuple[int, ...], LeagueFacts] | None = None
         self._reading: tuple[float, dict[str, int]] | None = None  # when the marks were read, and their values
+        self._lagging_reading: tuple[float, dict[str, int]] | None = None  # the reading the lagging marks come from
         self._reading_lock = threading.Lock()  # one request reads them again; the others use the reading they have
 
-    def kept(self, key: str, marks: tuple[str, ...]) -> Page | None:
+    def kept(self, key: str, marks: tuple[str, ...], pool: str = "pages") -> Page | None:
         """The page kept under ``key`` if none of ``marks`` has moved past what it was built under, else None."""
+        kept_in = self._pools[pool]
         with self._lock:
-            kept = self._pages.get(key)
+            kept = kept_in.pages.get(key)
         if kept is None or not _current(kept.stamp, self._marks(marks)):
             return None
         with self._lock:
-            if key in self._pages:
-                self._pages.move_to_end(key)
+            if key in kept_in.pages:
+                kept_in.pages.move_to_end(key)
         return kept.page
 
     def _marks(self, names: tuple[str, ...]) -> tuple[int, ...]:
         """The values of the marks ``names``: as read at most ``marks_seconds`` ago, or read now."""
         if self._marks_seconds <= 0:
-            return self._marks_store().marks(names).values
+            return self._store().marks(names).values
         reading, now = self._reading, self._clock()
         if self._stale(reading, now) and self._reading_lock.acquire(blocking=reading is None):
             try:
                 reading = self._reading
                 if self._stale(reading, now):  # not read again by the request this one waited for
-                    reading = self._reading = (now, self._marks_store().all_marks())
+                    reading = self._reading = (now, self._store().all_marks())
+                    lagging = self._lagging_reading
+                    if lagging is None or now - lagging[0] >= self._lagging_seconds:
+                        self._lagging_reading = reading
             finally:
                 self._reading_lock.release()
         assert reading is not None
-        return tuple(reading[1].get(name, 0) for name in names)
+        lagging = self._lagging_reading or reading
+        return tuple((lagging if name.startswith(self._lagging) and self._lagging else reading)[1].get(name, 0)
+                     for name in names)
 
     def _stale(self, reading: tuple[float, dict[str, int]] | None, now: float) -> bool:
         return reading is None or now - reading[0] >= self._marks_seconds
 
     def make(self, key: str, marks: tuple[str, ...], build: Callable[[WebStore, LeagueFacts], tuple[bytes, str]],
-             ) -> Page:
+             pool: str = "pages") -> Page:
         """The page of ``key``: kept, or built by ``build`` (its body and media type) from one snapshot and kept.
         An exception of ``build`` (a missing bot's 404) keeps nothing."""
         with self._stripes[hash(key) % _STRIPES]:
-            with WebStore(self._db_path) as store, store.snapshot():
+            store = self._store()
+            with store.snapshot():
                 now = store.marks(marks)
                 with self._lock:
-                    kept = self._pages.get(key)
+                    kept = self._pools[pool].pages.get(key)
                 if kept is not None and kept.stamp == now.values:
                     return kept.page  # built by the thread this one waited for
                 body, media_type = build(store, self.facts(store))
             page = page_of(body, media_type, now.changed)
-            self._keep(key, _Kept(now.values, page))
+            with self._lock:
+                self._pools[pool].keep(key, _Kept(now.values, page))
             return page
 
     def facts(self, store: WebStore) -> LeagueFacts:
@@ -151,18 +191,9 @@ class Published:
             self._facts = (stamp, facts)
         return facts
 
-    def _keep(self, key: str, kept: _Kept) -> None:
-        with self._lock:
-            old = self._pages.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old.page.body)
-            self._pages[key] = kept
-            self._bytes += len(kept.page.body)
-            while self._bytes > self._budget and self._pages:
-                _, dropped = self._pages.popitem(last=False)
-                self._bytes -= len(dropped.page.body)
-
-    def _marks_store(self) -> WebStore:
+    def _store(self) -> WebStore:
+        """This thread's connection, kept open (SQLite's rule: one thread per connection): a new connection parses
+        the whole schema at its first query, 1 ms of CPU, which a page kept for a crowd should not pay per build."""
         store: WebStore | None = getattr(self._local, "store", None)
         if store is None:
             store = self._local.store = WebStore(self._db_path)

@@ -45,6 +45,10 @@ class WebSettings:
     #: How long a worker trusts its reading of the read marks before it reads them again: an anonymous page may be
     #: that much older than the database (well inside public_seconds); 0: the marks are read at every request.
     marks_seconds: float = 0.5
+    #: How long a worker trusts its reading of the marks that move at every deal group the league completes (the
+    #: games lists', each bot's): such a page is built at most once in that time however many groups complete, so
+    #: a games list or a bot page may be that much older than the database (the board's live part is not).
+    games_seconds: float = 10.0
     table_streams_per_author: int = 4  # a card table's event streams an author may hold open (tabs, a reload)
     table_streams_total: int = 64  # event streams open in all (each worker process: like the rate limits)
     table_stream_seconds: float = 300.0  # a stream's longest life: then it ends and the browser reconnects

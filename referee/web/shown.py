@@ -28,6 +28,9 @@ from referee.web.visibility import ANONYMOUS
 #: The read marks each route a crowd reads shows (beside the league's versions and row). A replay shown once never
 #: changes (a complete group stays complete) unless deleted, or an analysis of it is done (its marks, once public).
 BOARD, GAMES, REPLAY, AUTHORS = ("board",), ("games", "gone"), ("gone", "analyses"), ("authors",)
+#: The marks that move at every deal group a league completes (a games list's, a bot's): read by a worker at most
+#: once per ``games_seconds`` (:class:`~referee.web.published.Published`'s lagging marks).
+LAGGING = ("games", "bot:")
 
 
 def bot_marks(name: str) -> tuple[str, ...]:
@@ -48,17 +51,18 @@ Make = Callable[[Context], "str | msgspec.Struct"]
 _ENCODER = msgspec.json.Encoder()
 
 
-async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make) -> Response[Any]:
+async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make, pool: str = "pages") -> Response[Any]:
     """The answer of a route a crowd reads: ``make``'s for this viewer, kept under ``key`` (the route and the
-    parameters it parsed: what is not a parameter of the route never splits what is kept) and the read ``marks``
-    it shows (beside :data:`~referee.web.published.LEAGUE`) for anonymous visitors."""
+    parameters it parsed: what is not a parameter of the route never splits what is kept) in ``pool`` and the read
+    ``marks`` it shows (beside :data:`~referee.web.published.LEAGUE`) for anonymous visitors."""
     web = web_state(request)
     if request.headers.get("authorization") is not None or auth.SESSION_COOKIE in request.cookies:
         return await anyio.to_thread.run_sync(_for_viewer, request, make)
     depends = LEAGUE + marks
-    page = web.published.kept(key, depends)
+    page = web.published.kept(key, depends, pool)
     if page is None:
-        page = await anyio.to_thread.run_sync(web.published.make, key, depends, partial(_for_anyone, web, make))
+        page = await anyio.to_thread.run_sync(web.published.make, key, depends, partial(_for_anyone, web, make),
+                                              pool)
     return _answer(request, page, web.settings.public_seconds)
 
 

@@ -1,0 +1,33 @@
+"""The long tables drawn in Python (:mod:`referee.web.long_tables`) are what the templates' loops drew, byte for
+byte, for any entrant text: markup, quotes, controls, bidirectional characters, a slash."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from jinja2 import Environment, select_autoescape
+
+from referee.text import visible_value
+from referee.web import models, urls
+from referee.web.long_tables import head_to_head_rows
+
+#: The head to head's loop as bot.html wrote it before (the environment as the app makes it: finalize, autoescape).
+LOOP = ('{% for h in rows %}<tr><td><a href="{{ urls.bot(h.opponent) }}">{{ h.opponent }}</a></td><td>{{ h.games }}'
+        '</td><td>{{ h.fool }}</td><td>{{ h.opponent_fool }}</td></tr>{% endfor %}')
+ENVIRONMENT = Environment(autoescape=select_autoescape(default=True, default_for_string=True),
+                          finalize=visible_value)
+
+names = st.text(alphabet=st.sampled_from(list("ab<>&\"'/ \x1b\u202e\u00e9@1")) | st.characters(), max_size=12)
+rows = st.lists(st.builds(models.HeadToHead, names, st.integers(0, 10**6), st.integers(0, 10**6),
+                          st.integers(0, 10**6)), max_size=6)
+
+
+@given(rows)
+def test_head_to_head_rows_are_the_templates_loop_byte_for_byte(drawn: list[models.HeadToHead]) -> None:
+    expected = ENVIRONMENT.from_string(LOOP).render(rows=drawn, urls=urls)
+    assert ENVIRONMENT.from_string("{{ table(rows) }}").render(rows=drawn, table=head_to_head_rows) == expected
+
+
+def test_entrant_markup_is_escaped_and_controls_made_visible() -> None:
+    drawn = head_to_head_rows([models.HeadToHead('<script>"x"&\x1b', 1, 2, 3)])
+    assert "<script>" not in drawn and "&lt;script&gt;&#34;x&#34;&amp;\\x1b" in drawn
