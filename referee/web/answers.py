@@ -22,7 +22,7 @@ from referee.results.stamps import stamp
 from referee.results.store import StoreError
 from referee.results.web_queries import GameQuery, LeagueGame, WebStore
 from referee.web import models, urls
-from referee.web.published import LeagueFacts
+from referee.web.published import LeagueFacts, NotQuick
 from referee.web.visibility import (
     AdminSubject,
     AnalysisSubject,
@@ -167,10 +167,11 @@ class Answers:
         players = None if bot is None else tuple(name for name, v in self.versions.items() if v.bot == bot)
         return GameQuery(with_open=sight(self.viewer, AdminSubject()) is Sight.ALL, players=players, **more)
 
-    def game(self, number: int) -> models.GameOut | models.KeptGameOut | None:
+    def game(self, number: int, *, quick: bool = False) -> models.GameOut | models.KeptGameOut | None:
         """A game for the viewer (None: no such game, or one this viewer may not see: the same answer). Its public
         view is the bytes the daemon's publisher kept (:mod:`referee.report.publisher`), where made: only a viewer
-        who sees more (an author's own seats, the admin's every stderr) has views built for them."""
+        who sees more (an author's own seats, the admin's every stderr) has views built for them. ``quick``: raise
+        :class:`~referee.web.published.NotQuick` rather than build a view or an analysis."""
         game = self.store.league_game_line(self.league.id, number)
         if game is None:
             return None
@@ -183,6 +184,8 @@ class Answers:
         kept = None if seen is Sight.ALL else self.store.replay_view(game.id, GAME_DATA_VERSION)
         if kept is not None and not own and not rows:  # what a crowd asks for: the kept bytes alone
             return models.KeptGameOut(number=game.number, status=game.status, views=[msgspec.Raw(kept)])
+        if quick:
+            raise NotQuick(f"game {number}")
         stored, = self.store.replays_by_id([game.id])
         views = viewer_views(stored, game.number, seen, own) if kept is None else seat_views(stored, game.number, own)
         analyses, askable = self.analyses(stored, views, Shown(game.number, game.status == "complete", False,

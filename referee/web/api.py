@@ -64,7 +64,7 @@ class PublicApi(Controller):
     async def api_game(self, request: Req, number: FromPath[int]) -> Response[models.GameOut]:
         """A game's replay data: every hand (once its group is done), and the viewer's own seats' views."""
         return await shown(request, f"api game {number}", REPLAY, lambda ctx: _found(ctx.answers.game(number)),
-                           "replays")
+                           "replays", quick=lambda ctx: _found(ctx.answers.game(number, quick=True)))
 
     @get("/api/authors/{name:str}", name="api:author", tags=["authors"])
     async def api_author(self, request: Req, name: FromPath[str]) -> Response[models.AuthorOut]:

@@ -9,6 +9,7 @@ dependency injection, its form's CSRF token checked before the handler runs."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -102,13 +103,13 @@ class PublicPages(Controller):
 
     @get("/games/{number:int}", name="page:game")
     async def game_page(self, request: Req, number: FromPath[int]) -> Response[Any]:
-        def make(ctx: Context) -> str:
-            game = ctx.answers.game(number)
+        def make(ctx: Context, quick: bool = False) -> str:
+            game = ctx.answers.game(number, quick=quick)
             if game is None:
                 raise NotFoundException(NOT_FOUND)
             return page_text(ctx, "game.html", game=game, body=VIEWER_BODY, data=script_json(game.views),
                              analyze=urls.GAME_ANALYSES(number=number))
-        return await shown(request, f"game {number}", REPLAY, make, "replays")
+        return await shown(request, f"game {number}", REPLAY, make, "replays", quick=partial(make, quick=True))
 
     @get("/authors/{name:str}", name="page:author")
     async def author_page(self, request: Req, name: FromPath[str]) -> Response[Any]:

@@ -9,10 +9,11 @@ reading older reads it again, the others meanwhile use the one they have), and a
 marks has moved past what it was built under. So a page may be ``marks_seconds`` older than the database, well
 inside the ``public_seconds`` a browser or a proxy may keep it anyway; the marks that move at every deal group a
 league completes (*lagging* marks: a games list's, a bot's) are taken from a reading at most ``games_seconds``
-old, so that a crowd does not have those pages built again at nearly every request. The first request after a change builds the
-page once (one build per page at a time: a crowd at a board just refitted waits for one build, not fifty), inside
-one read transaction, so that the marks it is kept under and the rows it shows agree. Pages are kept least recently
-used first out, within a byte budget.
+old, so that a crowd does not have those pages built again at nearly every request. The first request after a
+change builds the page once (one build per page at a time: a crowd at a board just refitted waits for one build,
+not fifty), inside one read transaction, so that the marks it is kept under and the rows it shows agree; a quick
+build (a replay the daemon made ahead) in the event loop itself. Pages are kept least recently used first out,
+within a byte budget of a pool per kind.
 
 Signed-in viewers get their pages built fresh, but over the same cached league facts (:class:`LeagueFacts`: the
 versions, read again only when a version changes), through queries whose cost does not grow with the games
@@ -40,6 +41,11 @@ LEAGUE: tuple[str, ...] = ("versions", "league")
 _STRIPES = 64
 
 
+class NotQuick(Exception):
+    """Raised by a build asked to be quick (:meth:`Published.make_now`) that would not be: the engine would replay a
+    game, or a viewer's own parts be built."""
+
+
 @dataclass(frozen=True)
 class LeagueFacts:
     """What nearly every answer needs of the league: its row and its versions by name, in the order added."""
@@ -62,6 +68,10 @@ class Page:
 class _Kept:
     stamp: tuple[int, ...]  # the values of the page's marks when it was built
     page: Page
+
+
+#: A page's build: its body and media type, from a store inside one read transaction and the league's facts.
+Build = Callable[[WebStore, "LeagueFacts"], tuple[bytes, str]]
 
 
 def _current(stamp: tuple[int, ...], read: tuple[int, ...]) -> bool:
@@ -160,23 +170,40 @@ class Published:
     def _stale(self, reading: tuple[float, dict[str, int]] | None, now: float) -> bool:
         return reading is None or now - reading[0] >= self._marks_seconds
 
-    def make(self, key: str, marks: tuple[str, ...], build: Callable[[WebStore, LeagueFacts], tuple[bytes, str]],
-             pool: str = "pages") -> Page:
+    def make(self, key: str, marks: tuple[str, ...], build: Build, pool: str = "pages") -> Page:
         """The page of ``key``: kept, or built by ``build`` (its body and media type) from one snapshot and kept.
         An exception of ``build`` (a missing bot's 404) keeps nothing."""
         with self._stripes[hash(key) % _STRIPES]:
-            store = self._store()
-            with store.snapshot():
-                now = store.marks(marks)
-                with self._lock:
-                    kept = self._pools[pool].pages.get(key)
-                if kept is not None and kept.stamp == now.values:
-                    return kept.page  # built by the thread this one waited for
-                body, media_type = build(store, self.facts(store))
-            page = page_of(body, media_type, now.changed)
+            return self._build(key, marks, build, pool)
+
+    def make_now(self, key: str, marks: tuple[str, ...], build: Build, pool: str = "pages") -> Page | None:
+        """:meth:`make` in the caller's thread (the event loop's), for a build that is quick, a few indexed reads
+        (a replay's view as the daemon's publisher made it): a thread's hop would cost more than the build. None
+        when it would wait (a page of the same build lock is being built: the event loop never waits on a lock) or
+        when ``build`` finds it is not quick (:class:`NotQuick`): then :meth:`make` it in a thread."""
+        stripe = self._stripes[hash(key) % _STRIPES]
+        if not stripe.acquire(blocking=False):
+            return None
+        try:
+            return self._build(key, marks, build, pool)
+        except NotQuick:
+            return None
+        finally:
+            stripe.release()
+
+    def _build(self, key: str, marks: tuple[str, ...], build: Build, pool: str) -> Page:
+        store = self._store()
+        with store.snapshot():
+            now = store.marks(marks)
             with self._lock:
-                self._pools[pool].keep(key, _Kept(now.values, page))
-            return page
+                kept = self._pools[pool].pages.get(key)
+            if kept is not None and kept.stamp == now.values:
+                return kept.page  # built by the thread this one waited for
+            body, media_type = build(store, self.facts(store))
+        page = page_of(body, media_type, now.changed)
+        with self._lock:
+            self._pools[pool].keep(key, _Kept(now.values, page))
+        return page
 
     def facts(self, store: WebStore) -> LeagueFacts:
         """The league's row and versions, read again only when the versions or the league's row changed (1,000

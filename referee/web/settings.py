@@ -47,8 +47,9 @@ class WebSettings:
     marks_seconds: float = 0.5
     #: How long a worker trusts its reading of the marks that move at every deal group the league completes (the
     #: games lists', each bot's): such a page is built at most once in that time however many groups complete, so
-    #: a games list or a bot page may be that much older than the database (the board's live part is not).
-    games_seconds: float = 10.0
+    #: a games list or a bot page may be that much older than the database (the board's live part is not); the
+    #: board's ratings are as old, at the league's default refit_seconds.
+    games_seconds: float = 30.0
     table_streams_per_author: int = 4  # a card table's event streams an author may hold open (tabs, a reload)
     table_streams_total: int = 64  # event streams open in all (each worker process: like the rate limits)
     table_stream_seconds: float = 300.0  # a stream's longest life: then it ends and the browser reconnects

@@ -51,15 +51,20 @@ Make = Callable[[Context], "str | msgspec.Struct"]
 _ENCODER = msgspec.json.Encoder()
 
 
-async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make, pool: str = "pages") -> Response[Any]:
+async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make, pool: str = "pages",
+                quick: Make | None = None) -> Response[Any]:
     """The answer of a route a crowd reads: ``make``'s for this viewer, kept under ``key`` (the route and the
     parameters it parsed: what is not a parameter of the route never splits what is kept) in ``pool`` and the read
-    ``marks`` it shows (beside :data:`~referee.web.published.LEAGUE`) for anonymous visitors."""
+    ``marks`` it shows (beside :data:`~referee.web.published.LEAGUE`) for anonymous visitors. ``quick``: the same
+    answer built in the event loop when that is quick (it raises :class:`~referee.web.published.NotQuick` when
+    not: then ``make`` builds it in a thread)."""
     web = web_state(request)
     if request.headers.get("authorization") is not None or auth.SESSION_COOKIE in request.cookies:
         return await anyio.to_thread.run_sync(_for_viewer, request, make)
     depends = LEAGUE + marks
     page = web.published.kept(key, depends, pool)
+    if page is None and quick is not None:
+        page = web.published.make_now(key, depends, partial(_for_anyone, web, quick), pool)
     if page is None:
         page = await anyio.to_thread.run_sync(web.published.make, key, depends, partial(_for_anyone, web, make),
                                               pool)
