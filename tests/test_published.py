@@ -21,6 +21,7 @@ from litestar.testing import TestClient
 from referee.results.arena_store import ArenaStore, BoardRow
 from referee.results.league_store import GroupRow, VersionRow
 from referee.results.web_queries import WebStore
+from referee.web.answers import Answers
 from referee.web.app import create_app
 from referee.web.published import Published
 from referee.web.settings import WebSettings
@@ -293,3 +294,53 @@ def test_replays_are_kept_in_a_pool_of_their_own(db: WebDb) -> None:
             published.make(f"game {number}", depends, page(30_000), pool)
         assert published.kept("game 39", depends, pool) is not None
         assert (published.kept("bot alpha", depends) == bot) is (pool == "replays"), pool
+
+
+def test_a_page_of_games_that_no_longer_change_is_kept_through_groups_and_is_the_fresh_page(
+        db: WebDb, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page of the games older than a number below every group in flight (``settled_below``) counts nothing and
+    shows games whose groups are over for good: kept while groups complete (not built again), and still the page
+    built afresh. A page that reaches into a group in flight is not kept past it: when that group completes, its
+    game shows. The control: with every such page taken as settled, that game stays hidden on the kept page."""
+    builds: list[int] = []
+    real_games = Answers.games
+    monkeypatch.setattr(Answers, "games", lambda self, wanted, per_page: (builds.append(1),
+                                                                          real_games(self, wanted, per_page))[1])
+    opened = db.games["open"]
+    with ArenaStore(db.path) as store:
+        league = store.league()
+        assert league is not None
+        for number in range(60, 63):
+            play_group(store, league.id, number, ("alpha@1", "beta@1"))
+        with WebStore(db.path) as web_store:
+            assert web_store.settled_below(league.id) == opened  # the group in flight's game
+    settled, reaching = f"/api/games?page=3&before={opened}", f"/api/games?page=2&before={opened + 1}"
+    settings = {**{f: getattr(SETTINGS, f) for f in ("rate_burst", "rate_per_second", "marks_seconds")},
+                "games_per_page": 1}
+    with TestClient(create_app(db.path, WebSettings(**settings))) as kept, \
+            TestClient(create_app(db.path, WebSettings(**settings, kept_bytes=0))) as fresh:
+        first = kept.get(settled)
+        assert first.json()["total"] is None and first.json()["games"]
+        assert opened not in [g["number"] for g in kept.get(reaching).json()["games"]]
+        builds.clear()
+        with ArenaStore(db.path) as store:
+            play_group(store, league.id, 63, ("beta@1", "alpha@1"))  # the games mark moves
+            again = kept.get(settled)
+            assert builds == [] and again.content == first.content == fresh.get(settled).content  # kept, as fresh
+            store.close_group(league.id, 1, "complete")  # the group in flight is over: its game may be seen
+        shown = [g["number"] for g in kept.get(reaching).json()["games"]]
+        assert shown == [opened] and kept.get(reaching).content == fresh.get(reaching).content
+
+    monkeypatch.setattr(Published, "settled_below", lambda self: 10**9)  # the control: every keyset page settled
+    with ArenaStore(db.path) as store:
+        store.issue_group(league.id, GroupRow(number=70, deal_seed=70, seats=("alpha@1", "beta@1"),
+                                              anchor="alpha@1"))
+        store.save_slots(league.id, [[stored(game(["alpha@1", "beta@1"], 170, "g70", ["", ""]), 70, 0)]])
+        newest = store.count_games(league.id)
+        with TestClient(create_app(db.path, WebSettings(**settings))) as kept:
+            page = f"/api/games?page=1&before={newest + 1}"
+            assert newest not in [g["number"] for g in kept.get(page).json()["games"]]
+            store.close_group(league.id, 70, "void")
+            assert newest not in [g["number"] for g in kept.get(page).json()["games"]]  # kept past its change
+    with TestClient(create_app(db.path, WebSettings(**settings, kept_bytes=0))) as fresh:
+        assert newest in [g["number"] for g in fresh.get(page).json()["games"]]  # where it shows

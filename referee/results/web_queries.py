@@ -163,6 +163,16 @@ class WebStore(ArenaStore):
         return Marks(tuple(int(rows[name]["value"]) if name in rows else 0 for name in names),
                      max((float(row["changed"]) for row in rows.values()), default=0.0))
 
+    def settled_below(self, league_id: int) -> int:
+        """A game number below which every game of the league is in a group over (complete or void) for good: the
+        lowest number stored in a group in flight, or past the newest game. No game below it will ever change whether
+        it is shown (a game stored later is numbered above every stored one), so a page of games below it changes only
+        when a game is deleted (a few seeks: the groups in flight, and the games' numbers' index)."""
+        row = self._query_one(f"SELECT COALESCE((SELECT MIN(g.number) {_OPEN_GAMES}), (SELECT number FROM games "
+                              "WHERE tournament_id = ? ORDER BY number DESC LIMIT 1) + 1, 1) AS below",
+                              (league_id, league_id))
+        return int(row["below"]) if row else 1
+
     def all_marks(self) -> dict[str, int]:
         """Every read mark's value, by name (one small table: a row per kind of fact and per bot)."""
         return {row["name"]: int(row["value"]) for row in self._query("SELECT name, value FROM read_marks", ())}

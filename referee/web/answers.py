@@ -148,19 +148,29 @@ class Answers:
 
     def games(self, wanted: GameFilter, per_page: int) -> models.GamesPage:
         query = self._query(wanted.bot, verdict=wanted.verdict, table=wanted.players)
-        total = self.store.count_league_games(self.league.id, query)
-        pages = max(1, -(-total // per_page))
-        page = min(max(1, wanted.page), pages)
         # A page reached by its neighbour's link reads the games past that neighbour's through the index (a
-        # keyset); a page asked for by number alone counts its way there (OFFSET).
-        keyset = wanted.before is not None or wanted.after is not None
-        shown = self.store.league_games(self.league.id, replace(query, newest_first=True, limit=per_page,
-                                                                 offset=0 if keyset else (page - 1) * per_page,
-                                                                 before=wanted.before, after=wanted.after))
+        # keyset), one more to know whether an older page follows, and counts nothing; a page asked for by number
+        # alone counts the games and finds where it begins (OFFSET, or a narrow index).
+        if wanted.before is not None or wanted.after is not None:
+            total = pages = None
+            page = max(1, wanted.page)
+            read = self.store.league_games(self.league.id, replace(
+                query, newest_first=True, limit=per_page + 1, before=wanted.before, after=wanted.after))
+            if wanted.after is not None:  # newest first: the one more is the newest, past this page
+                shown, older = read[-per_page:], bool(read)
+            else:
+                shown, older = read[:per_page], len(read) > per_page
+        else:
+            total = self.store.count_league_games(self.league.id, query)
+            pages = max(1, -(-total // per_page))
+            page = min(max(1, wanted.page), pages)
+            shown = self.store.league_games(self.league.id, replace(query, newest_first=True, limit=per_page,
+                                                                     offset=(page - 1) * per_page))
+            older = page < pages
         # The query leaves out open groups for all but the admin; sight() has the last word on each game.
         return models.GamesPage(games=[self._line(g) for g in shown if self._sight(g) is not Sight.HIDDEN],
-                                total=total, page=page, pages=pages, after=shown[0].number if shown else None,
-                                before=shown[-1].number if shown else None)
+                                total=total, page=page, pages=pages, older=older,
+                                after=shown[0].number if shown else None, before=shown[-1].number if shown else None)
 
     def _query(self, bot: str | None, **more: Any) -> GameQuery:
         """The SQL side of what this viewer may list: open groups' games for the admin only; ``bot``'s versions."""

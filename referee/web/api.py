@@ -21,7 +21,7 @@ from referee.web.answers import GameFilter
 from referee.web.challenges import take_challenge
 from referee.web.context import ADMIN_DEPENDENCIES, DEPENDENCIES, Ctx, requires_author
 from referee.web.refusals import NOT_FOUND, Refused
-from referee.web.shown import AUTHORS, BOARD, REPLAY, bot_marks, list_marks, shown
+from referee.web.shown import AUTHORS, BOARD, REPLAY, bot_marks, games_list, shown
 from referee.web.uploads import take_upload
 
 Req = Request[Any, Any, Any]
@@ -57,7 +57,8 @@ class PublicApi(Controller):
         the games older than that, or with ``after`` (the ``after`` of the page below it) the newer ones: a page
         reached from its neighbour's costs the same however deep it is."""
         wanted = GameFilter(bot, verdict, players, page, before, after)
-        return await shown(request, f"api games {wanted}", list_marks(wanted),
+        key, marks = games_list(request, wanted)
+        return await shown(request, f"api {key}", marks,
                            lambda ctx: ctx.answers.games(wanted, ctx.web.settings.games_per_page))
 
     @get("/api/games/{number:int}", name="api:game", tags=["league"])

@@ -113,12 +113,16 @@ class GameLine(msgspec.Struct, frozen=True):
 
 class GamesPage(msgspec.Struct, frozen=True):
     """A page of the games list. ``after`` and ``before`` are the numbers of its newest and oldest games: the next
-    page newer is ``page - 1`` with ``after``, the next older ``page + 1`` with ``before`` (both None: no games)."""
+    page newer is ``page - 1`` with ``after``, the next older ``page + 1`` with ``before`` (both None: no games);
+    ``older``: whether there is one. ``total`` and ``pages`` count the games the filter picks on a page asked for by
+    number; a page reached by a neighbour's link (``before`` or ``after``) is not counted (None): uncounted, a page
+    of games that no longer change is the same bytes for good, which a crowd can be sent without a query."""
 
     games: list[GameLine]
-    total: int
+    total: int | None
     page: int
-    pages: int
+    pages: int | None
+    older: bool = False
     after: int | None = None
     before: int | None = None
 

@@ -47,7 +47,7 @@ from referee.web.context import (
 from referee.web.limits import is_tls
 from referee.web.refusals import NOT_FOUND, Refused
 from referee.web.rendering import page_text, render
-from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_marks, list_marks, shown
+from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_marks, games_list, shown
 from referee.web.uploads import take_upload
 
 Req = Request[Any, Any, Any]
@@ -99,7 +99,8 @@ class PublicPages(Controller):
             found = ctx.answers.games(wanted, ctx.web.settings.games_per_page)
             return page_text(ctx, "games.html", found=found, wanted=wanted, verdicts=VERDICTS,
                              sizes=range(MIN_PLAYERS, MAX_PLAYERS + 1))
-        return await shown(request, f"games {wanted}", list_marks(wanted), make)
+        key, marks = games_list(request, wanted)
+        return await shown(request, key, marks, make)
 
     @get("/games/{number:int}", name="page:game")
     async def game_page(self, request: Req, number: FromPath[int]) -> Response[Any]:

@@ -85,6 +85,13 @@ def page_of(body: bytes, media_type: str, changed: float) -> Page:
                 formatdate(changed, usegmt=True))
 
 
+@dataclass(frozen=True)
+class _Reading:
+    at: float  # when, on the clock
+    marks: dict[str, int]  # every mark's value
+    settled_below: int  # WebStore.settled_below
+
+
 class _Pool:
     """Kept pages of one kind, least recently used out first within ``budget`` bytes (the caller holds the lock)."""
 
@@ -107,7 +114,7 @@ class _Pool:
 #: The pools of kept pages and each one's share of the budget. Replays have a pool of their own: a crowd's replays
 #: are nearly all different games (each made ahead by the daemon and cheap to send again), and in one pool with the
 #: rest they would push out the bot pages and games lists that a crowd does ask for again.
-POOLS = {"pages": 0.75, "replays": 0.25}
+POOLS = {"pages": 0.875, "replays": 0.125}
 
 
 class Published:
@@ -131,8 +138,8 @@ class Published:
         self._pools = {name: _Pool(int(budget_bytes * share)) for name, share in POOLS.items()}
         self._stripes = [threading.Lock() for _ in range(_STRIPES)]
         self._facts: tuple[tuple[int, ...], LeagueFacts] | None = None
-        self._reading: tuple[float, dict[str, int]] | None = None  # when the marks were read, and their values
-        self._lagging_reading: tuple[float, dict[str, int]] | None = None  # the reading the lagging marks come from
+        self._reading: _Reading | None = None  # the marks as last read
+        self._lagging_reading: _Reading | None = None  # the reading the lagging marks come from
         self._reading_lock = threading.Lock()  # one request reads them again; the others use the reading they have
 
     def kept(self, key: str, marks: tuple[str, ...], pool: str = "pages") -> Page | None:
@@ -151,24 +158,41 @@ class Published:
         """The values of the marks ``names``: as read at most ``marks_seconds`` ago, or read now."""
         if self._marks_seconds <= 0:
             return self._store().marks(names).values
+        reading = self._read()
+        lagging = self._lagging_reading or reading
+        return tuple((lagging if name.startswith(self._lagging) and self._lagging else reading).marks.get(name, 0)
+                     for name in names)
+
+    def settled_below(self) -> int:
+        """A game number below which no game will change whether it is shown, as of the reading of the marks
+        (:meth:`WebStore.settled_below`: it only rises, so an older reading's is lower, and as true)."""
+        if self._marks_seconds <= 0:
+            store = self._store()
+            return store.settled_below(self.facts(store).league.id)
+        return self._read().settled_below
+
+    def _read(self) -> _Reading:
+        """The reading of the marks, read again if it is ``marks_seconds`` old (by one request: the others use the
+        one they have meanwhile)."""
         reading, now = self._reading, self._clock()
         if self._stale(reading, now) and self._reading_lock.acquire(blocking=reading is None):
             try:
                 reading = self._reading
                 if self._stale(reading, now):  # not read again by the request this one waited for
-                    reading = self._reading = (now, self._store().all_marks())
+                    store = self._store()
+                    with store.snapshot():
+                        reading = self._reading = _Reading(now, store.all_marks(),
+                                                           store.settled_below(self.facts(store).league.id))
                     lagging = self._lagging_reading
-                    if lagging is None or now - lagging[0] >= self._lagging_seconds:
+                    if lagging is None or now - lagging.at >= self._lagging_seconds:
                         self._lagging_reading = reading
             finally:
                 self._reading_lock.release()
         assert reading is not None
-        lagging = self._lagging_reading or reading
-        return tuple((lagging if name.startswith(self._lagging) and self._lagging else reading)[1].get(name, 0)
-                     for name in names)
+        return reading
 
-    def _stale(self, reading: tuple[float, dict[str, int]] | None, now: float) -> bool:
-        return reading is None or now - reading[0] >= self._marks_seconds
+    def _stale(self, reading: _Reading | None, now: float) -> bool:
+        return reading is None or now - reading.at >= self._marks_seconds
 
     def make(self, key: str, marks: tuple[str, ...], build: Build, pool: str = "pages") -> Page:
         """The page of ``key``: kept, or built by ``build`` (its body and media type) from one snapshot and kept.

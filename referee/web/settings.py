@@ -41,7 +41,7 @@ class WebSettings:
     moves_burst: int = 6
     games_per_page: int = 50
     public_seconds: int = 5  # how long a browser or a reverse proxy may reuse an anonymous page without asking
-    kept_bytes: int = 64 * MIB  # the anonymous pages each worker keeps (least recently used out first; 0: none)
+    kept_bytes: int = 256 * MIB  # the anonymous pages each worker keeps (least recently used out first; 0: none)
     #: How long a worker trusts its reading of the read marks before it reads them again: an anonymous page may be
     #: that much older than the database (well inside public_seconds); 0: the marks are read at every request.
     marks_seconds: float = 0.5

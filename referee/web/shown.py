@@ -43,6 +43,16 @@ def list_marks(wanted: GameFilter) -> tuple[str, ...]:
     return GAMES if wanted.bot is None else (f"bot:{wanted.bot}", "gone")
 
 
+def games_list(request: Req, wanted: GameFilter) -> tuple[str, tuple[str, ...]]:
+    """A games list page's key and marks (its route's prefix aside). A page of the games older than a number below
+    which every game's group is over (:meth:`~referee.web.published.Published.settled_below`) counts nothing and
+    shows games that no longer change: it is kept until a game is deleted, not built again at every group. (The
+    bench's crowd reads 950 such pages of the oldest games: built at every group, they were most of its cost.)"""
+    settled = (wanted.before is not None and wanted.after is None
+               and wanted.before <= web_state(request).published.settled_below())
+    return (f"games {wanted} settled", ("gone",)) if settled else (f"games {wanted}", list_marks(wanted))
+
+
 Req = Request[Any, Any, Any]
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
