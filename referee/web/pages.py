@@ -72,7 +72,7 @@ class PublicPages(Controller):
     @get("/", name="page:board")
     async def board_page(self, request: Req) -> Response[Any]:
         return await shown(request, "board", BOARD, lambda ctx: page_text(
-            ctx, "board.html", board=ctx.answers.board(), poll=ctx.web.settings.board_seconds))
+            ctx, "board.html", board=ctx.answers.board(), poll=ctx.web.settings.board_seconds), slow=True)
 
     @get("/bots/{name:str}", name="page:bot")
     async def bot_page(self, request: Req, name: FromPath[str]) -> Response[Any]:

@@ -11,13 +11,13 @@ inside the ``public_seconds`` a browser or a proxy may keep it anyway; the marks
 league completes (*lagging* marks: a games list's, a bot's) are taken from a reading at most ``games_seconds``
 old, so that a crowd does not have those pages built again at nearly every request. The first request after a
 change builds the page once (one build per page at a time: a crowd at a board just refitted waits for one build,
-not fifty), inside one read transaction, so that the marks it is kept under and the rows it shows agree; a quick
-build (a replay the daemon made ahead) in the event loop itself. Pages are kept least recently used first out,
-within a byte budget of a pool per kind.
+not fifty), inside one read transaction, so that the marks it is kept under and the rows it shows agree; in the event
+loop itself (a few indexed reads and a template), a slow one (the board's page) in a thread. Pages are kept least
+recently used first out, within a byte budget of a pool per kind.
 
 Signed-in viewers get their pages built fresh, but over the same cached league facts (:class:`LeagueFacts`: the
-versions, read again only when a version changes), through queries whose cost does not grow with the games
-stored (tests/test_query_plans.py).
+versions, read again only when a version changes), through queries whose cost does not grow with the games stored
+(tests/test_query_plans.py).
 """
 
 from __future__ import annotations
@@ -201,10 +201,10 @@ class Published:
             return self._build(key, marks, build, pool)
 
     def make_now(self, key: str, marks: tuple[str, ...], build: Build, pool: str = "pages") -> Page | None:
-        """:meth:`make` in the caller's thread (the event loop's), for a build that is quick, a few indexed reads
-        (a replay's view as the daemon's publisher made it): a thread's hop would cost more than the build. None
-        when it would wait (a page of the same build lock is being built: the event loop never waits on a lock) or
-        when ``build`` finds it is not quick (:class:`NotQuick`): then :meth:`make` it in a thread."""
+        """:meth:`make` in the caller's thread (the event loop's), for a build of a few indexed reads and a template:
+        a thread's hop and the GIL's handoffs would cost more than the build. None when it would wait (a page of the
+        same build lock is being built in a thread: the event loop never waits on a lock) or when ``build`` finds it
+        is not quick after all (:class:`NotQuick`): then :meth:`make` it in a thread."""
         stripe = self._stripes[hash(key) % _STRIPES]
         if not stripe.acquire(blocking=False):
             return None
