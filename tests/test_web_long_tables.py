@@ -9,7 +9,7 @@ from jinja2 import Environment, select_autoescape
 
 from referee.text import visible_value
 from referee.web import models, urls
-from referee.web.long_tables import head_to_head_rows
+from referee.web.long_tables import head_to_head_rows, latest_points
 
 #: The head to head's loop as bot.html wrote it before (the environment as the app makes it: finalize, autoescape).
 LOOP = ('{% for h in rows %}<tr><td><a href="{{ urls.bot(h.opponent) }}">{{ h.opponent }}</a></td><td>{{ h.games }}'
@@ -31,3 +31,17 @@ def test_head_to_head_rows_are_the_templates_loop_byte_for_byte(drawn: list[mode
 def test_entrant_markup_is_escaped_and_controls_made_visible() -> None:
     drawn = head_to_head_rows([models.HeadToHead('<script>"x"&\x1b', 1, 2, 3)])
     assert "<script>" not in drawn and "&lt;script&gt;&#34;x&#34;&amp;\\x1b" in drawn
+
+
+versions = st.sampled_from(["a@1", "a@2", "b@1"])
+
+
+@given(st.lists(versions, max_size=40), st.integers(0, 12))
+def test_the_history_table_keeps_each_versions_latest_points_in_order(drawn: list[str], limit: int) -> None:
+    points = [models.RatingPointOut(version=v, fitted=f"2026-01-01T00:00:{i:02d}", elo=float(i), sd=1.0, games=i)
+              for i, v in enumerate(drawn)]
+    kept = latest_points(points, limit)
+    assert kept == [p for p in points if p in kept]  # a subsequence, in order
+    for version in set(drawn):
+        mine = [p for p in points if p.version == version]
+        assert [p for p in kept if p.version == version] == mine[len(mine) - min(limit, len(mine)):]

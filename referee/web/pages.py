@@ -45,6 +45,7 @@ from referee.web.context import (
     web_state,
 )
 from referee.web.limits import is_tls
+from referee.web.long_tables import HISTORY_ROWS, latest_points
 from referee.web.refusals import NOT_FOUND, Refused
 from referee.web.rendering import page_text, render
 from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_marks, games_list, shown
@@ -81,7 +82,8 @@ class PublicPages(Controller):
             if bot is None:
                 raise NotFoundException(NOT_FOUND)
             return page_text(ctx, "bot.html", bot=bot, chart=rating_chart(bot.history), z95=Z95,
-                             ci_legend=dict(legend_entries())["+-95%"])
+                             ci_legend=dict(legend_entries())["+-95%"], history_rows=latest_points(bot.history),
+                             history_limit=HISTORY_ROWS)
         return await shown(request, f"bot {name}", bot_marks(name), make)
 
     @get("/games", name="page:games")

@@ -6,11 +6,18 @@ scripts take the addresses their page or its JSON gives them: nothing else spell
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 _PARAMETER = re.compile(r"\{(\w+):\w+\}")
+
+
+@functools.cache
+def _parts(path: str) -> tuple[str, ...]:
+    """A path template as its literal text and its parameters' names, alternating (text first)."""
+    return tuple(_PARAMETER.split(path))
 
 
 @dataclass(frozen=True)
@@ -24,7 +31,8 @@ class Route:
         """The path with ``values`` in its parameters (each quoted whole: a ``/`` in a name stays in its segment).
 
         :raises KeyError: a parameter without a value."""
-        return _PARAMETER.sub(lambda m: quote(str(values[m.group(1)]), safe=""), self.path)
+        parts = _parts(self.path)  # a page of 500 links fills the same few templates: split each once
+        return "".join(part if i % 2 == 0 else quote(str(values[part]), safe="") for i, part in enumerate(parts))
 
     @property
     def parameters(self) -> list[str]:
