@@ -62,6 +62,8 @@ INTERNAL = {
                                              "cli/league.py",
     "referee.web.refusals.Refused": "an HTTP answer (its status) in web/app.py's exception handlers",
     "referee.web.context.SignInFirst": "a 303 to /login: web/context.py's PAGE_EXCEPTIONS, on the author's pages",
+    "referee.web.published.NotQuick": "a build that would not be quick in the event loop: caught in web/published.py "
+                                      "make_now (it is made in a thread instead)",
     "referee.league.tables.Abandoned": "a card table given up as the daemon stops: caught in league/tables.py play",
     "referee.league.analyses.AnalysisFailed": "an analysis request failed with why: caught in league/analyses.py "
                                               "(the runner's step)",
