@@ -712,10 +712,43 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
                                check_same_thread=False)
 
 
+#: What the web server's connection may write (:func:`open_shared`), table by table: the requests it takes (the
+#: daemon's queue, uploads, challenges, analyses), the sessions it keeps, the card tables people open, move at and
+#: resign, and its own key. Everything else is the daemon's to write (games, groups, the board, versions, an upload's
+#: steps, a table's end), and a statement of the web's that tried would be refused by SQLite ("not authorized"),
+#: whatever Python code ran it: the web's store class inherits the daemon's writes, its connection cannot make them.
+WEB_WRITES: dict[str, frozenset[int]] = {
+    "league_requests": frozenset({sqlite3.SQLITE_INSERT}),
+    "arena_uploads": frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE}),
+    "side_requests": frozenset({sqlite3.SQLITE_INSERT}),
+    "analysis_requests": frozenset({sqlite3.SQLITE_INSERT}),
+    "web_sessions": frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_DELETE}),
+    "human_tables": frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE}),
+    "human_moves": frozenset({sqlite3.SQLITE_INSERT}),
+    "meta": frozenset({sqlite3.SQLITE_INSERT}),  # the web key, made once if missing
+}
+_WRITES = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE})
+#: Statements that change the schema or reach another database: never the web's.
+_SCHEMA_CHANGES = frozenset(getattr(sqlite3, name) for name in dir(sqlite3)
+                            if name.startswith(("SQLITE_CREATE_", "SQLITE_DROP_"))) | {
+    sqlite3.SQLITE_ALTER_TABLE, sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH}
+
+
+def web_writes_only(action: int, table: str | None, _column: str | None, _database: str | None,
+                    trigger: str | None) -> int:
+    """The web connection's authorizer (:data:`WEB_WRITES`). A write made by a trigger is the database's own
+    consequence of a write already allowed (a read mark raised), and is let through."""
+    if action in _WRITES:
+        return sqlite3.SQLITE_OK if trigger is not None or action in WEB_WRITES.get(table or "", ()) \
+            else sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_DENY if action in _SCHEMA_CHANGES else sqlite3.SQLITE_OK
+
+
 def open_shared(path: Path) -> sqlite3.Connection:
-    """The web server's connection to a league's database: read-write (it writes requests and uploads), never
-    created (a missing file is an error, not a new empty database), never migrated (the daemon, the owner,
-    migrates) and never ``immutable`` (the daemon writes it all the time: an immutable reader would miss that).
+    """The web server's connection to a league's database: read-write (it writes requests and uploads; only
+    :data:`WEB_WRITES`, the rest refused by SQLite), never created (a missing file is an error, not a new empty
+    database), never migrated (the daemon, the owner, migrates) and never ``immutable`` (the daemon writes it all the
+    time: an immutable reader would miss that).
 
     :raises sqlite3.Error: the file cannot be opened read-write.
     """
@@ -725,4 +758,5 @@ def open_shared(path: Path) -> sqlite3.Connection:
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA busy_timeout=5000")
     db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # not a database: fails here, not later
+    db.set_authorizer(web_writes_only)
     return db
