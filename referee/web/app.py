@@ -50,7 +50,9 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
         key = store.web_key()
     templates = Environment(loader=PackageLoader("referee.web", "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True),
-                            finalize=visible_value)  # every {{ ... }}: entrant text with its controls escaped
+                            finalize=visible_value,  # every {{ ... }}: entrant text with its controls escaped
+                            auto_reload=False)  # the package's templates do not change under a running server:
+                            # with the default, every page built looked at each of its templates' files (a stat)
     templates.globals.update(template_globals())  # what templates are told by the Python that owns it
     state = WebState(db_path=Path(db_path), settings=settings, key=key,
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
