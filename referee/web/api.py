@@ -55,7 +55,8 @@ class PublicApi(Controller):
         """The games this viewer may see, newest first, filtered by bot, verdict kind (or ``any``) and table size.
         ``page`` alone: that page, counted from the newest; with ``before`` (the ``before`` of the page above it)
         the games older than that, or with ``after`` (the ``after`` of the page below it) the newer ones: a page
-        reached from its neighbour's costs the same however deep it is."""
+        reached from its neighbour's costs the same however deep it is, and is not counted (``total`` and ``pages``
+        null; ``older`` says whether an older page follows)."""
         wanted = GameFilter(bot, verdict, players, page, before, after)
         key, marks = games_list(request, wanted)
         return await shown(request, f"api {key}", marks,
