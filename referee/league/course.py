@@ -74,7 +74,8 @@ class LeagueCourse:
                                    self.board.ratings, self.board.rated, loaded.match_settings())
         self.open = {group.number: group for group in self.state.in_flight}
         self.stored = {number: store.group_games(league.id, number) for number in self.open}
-        self._complete_stored()
+        for number in list(self.open):  # a daemon killed between storing a group's last game and closing the
+            self._complete_if_stored(number)  # group left it open with nothing to play: closed here, not held for ever
         self.progress: LeagueProgress | None = None
         #: Called with a version reinstated: the coordinator forgets its run of failed games.
         self.on_reinstated: Callable[[str], None] = lambda name: None
@@ -94,15 +95,16 @@ class LeagueCourse:
                 stops = self.retiring if version.retired is not None and seated else self.disqualified
                 stops[version.name] = version.state()
 
-    def _complete_stored(self) -> None:
-        """Close the open groups whose games are all stored: a daemon killed between storing a group's last game
-        and closing the group left it open with nothing to play, which would hold its versions' seats in flight
-        (and the finals, which wait for the groups in flight) for ever."""
-        for number, group in list(self.open.items()):
-            if self.stored[number] >= group.size:
-                self.store.close_group(self.league.id, number, "complete")
-                self.state = finish(self.state, group)
-                del self.open[number], self.stored[number]
+    def _complete_if_stored(self, number: int) -> bool:
+        """Close the open group ``number`` as complete if every one of its games is stored; whether it was. (One
+        left open would hold its versions' seats in flight, and the finals, which wait for the groups in flight.)"""
+        group = self.open[number]
+        if self.stored[number] < group.size:
+            return False
+        self.store.close_group(self.league.id, number, "complete")
+        self.state = finish(self.state, group)
+        del self.open[number], self.stored[number]
+        return True
 
     # -- the coordinator's course ------------------------------------------------------
 
@@ -149,13 +151,8 @@ class LeagueCourse:
             if number not in self.open:
                 continue  # a game of a group made void meanwhile: kept, never rated
             self.stored[number] += len(games)
-            group = self.open[number]
-            if self.stored[number] >= group.size:
-                self.store.close_group(self.league.id, number, "complete")
-                self.state = finish(self.state, group)
-                del self.open[number], self.stored[number]
-                if self.board.table is None:  # the first complete group: on the board at the next look, not in 30 s
-                    self._next_refit = 0.0
+            if self._complete_if_stored(number) and self.board.table is None:
+                self._next_refit = 0.0  # the first complete group: on the board at the next look, not in 30 s
         self._release_retiring()
         return False
 

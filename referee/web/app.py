@@ -51,8 +51,9 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
     templates = Environment(loader=PackageLoader("referee.web", "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True),
                             finalize=visible_value,  # every {{ ... }}: entrant text with its controls escaped
-                            auto_reload=False)  # the package's templates do not change under a running server:
-                            # with the default, every page built looked at each of its templates' files (a stat)
+                            # the package's templates do not change under a running server: with the default,
+                            # every page built looked at each of its templates' files (a stat)
+                            auto_reload=False)
     templates.globals.update(template_globals())  # what templates are told by the Python that owns it
     state = WebState(db_path=Path(db_path), settings=settings, key=key,
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
@@ -60,7 +61,7 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                      move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst),
                      table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total),
                      published=Published(Path(db_path), settings.kept_bytes, settings.marks_seconds,
-                                                         lagging=LAGGING, lagging_seconds=settings.games_seconds))
+                                         lagging=LAGGING, lagging_seconds=settings.games_seconds))
     return Litestar(
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, *live.ROUTES, static_file,
                         favicon],

@@ -160,8 +160,7 @@ class Published:
             return self._store().marks(names).values
         reading = self._read()
         lagging = self._lagging_reading or reading
-        return tuple((lagging if name.startswith(self._lagging) and self._lagging else reading).marks.get(name, 0)
-                     for name in names)
+        return tuple((lagging if name.startswith(self._lagging) else reading).marks.get(name, 0) for name in names)
 
     def settled_below(self) -> int:
         """A game number below which no game will change whether it is shown, as of the reading of the marks
