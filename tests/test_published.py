@@ -23,7 +23,7 @@ from referee.results.league_store import GroupRow, VersionRow
 from referee.results.web_queries import WebStore
 from referee.web.answers import Answers
 from referee.web.app import create_app
-from referee.web.published import Published
+from referee.web.published import Lag, Published
 from referee.web.settings import WebSettings
 from tests.webdb import WebDb, game, stored
 from tests.webkit import base, db
@@ -259,8 +259,7 @@ def test_the_marks_that_move_with_every_group_are_read_once_per_games_seconds(db
     depends = ("versions", "league", "board", "bot:alpha")
     for lagging in (("games", "bot:"), ()):
         now = [100.0]
-        published = Published(db.path, 1 << 20, 1.0, clock=lambda: now[0], lagging=lagging,  # noqa: B023
-                              lagging_seconds=10.0)
+        published = Published(db.path, 1 << 20, 1.0, clock=lambda: now[0], lag=Lag(lagging, 10.0))  # noqa: B023
         built = published.make("bot alpha", depends, page)
         assert published.kept("bot alpha", depends) == built  # the marks read at 100 s
         raise_mark("bot:alpha")  # a group of alpha's completes
@@ -344,3 +343,44 @@ def test_a_page_of_games_that_no_longer_change_is_kept_through_groups_and_is_the
             assert newest not in [g["number"] for g in kept.get(page).json()["games"]]  # kept past its change
     with TestClient(create_app(db.path, WebSettings(**settings, kept_bytes=0))) as fresh:
         assert newest in [g["number"] for g in fresh.get(page).json()["games"]]  # where it shows
+
+
+def test_a_refit_takes_the_lagging_marks_up_to_date_so_a_bot_page_is_built_once_per_refit(db: WebDb) -> None:
+    """A bot page shows the board (a refit every 10 s here) and the bot's groups (one a second, read once per
+    ``games_seconds``, 10). Caught up at each refit, the page is built once per refit, and never shows groups more
+    than 10 s old. The control: a lagging reading of its own, taken at other moments, has the page built about
+    twice per refit."""
+    def raise_mark(name: str) -> None:
+        with sqlite3.connect(db.path) as connection:
+            connection.execute("INSERT INTO read_marks (name, value, changed) VALUES (?, 1, 0) ON CONFLICT(name) "
+                               "DO UPDATE SET value = value + 1", (name,))
+
+    def mark(name: str) -> int:
+        with sqlite3.connect(db.path) as connection:
+            row = connection.execute("SELECT value FROM read_marks WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+
+    depends = ("versions", "league", "board", "bot:alpha")
+    for catch_up in (("board",), ()):
+        now, builds, groups = [100.0], [0], {}  # groups: the bot's mark as it stood at each second
+
+        def page(store: WebStore, facts: Any) -> tuple[bytes, str]:
+            builds[0] += 1  # noqa: B023
+            return repr(store.marks(("bot:alpha",)).values[0]).encode(), "text/plain"
+
+        published = Published(db.path, 1 << 20, 1.0, clock=lambda: now[0],  # noqa: B023
+                              lag=Lag(("bot:",), 10.0, catch_up))
+        for tick in range(1200):  # 60 s, a request every 0.05 s
+            now[0] = 100.0 + tick * 0.05
+            if tick % 20 == 7:
+                raise_mark("bot:alpha")  # a group completes
+                groups[tick // 20] = mark("bot:alpha")
+            if tick % 200 == 150:
+                raise_mark("board")  # a refit, at 107.5 s, 117.5 s...
+            shown = published.kept("bot alpha", depends) or published.make("bot alpha", depends, page)
+            if tick >= 220:  # the page shows every group stored 10 s (and the reading's second) before
+                assert int(shown.body) >= groups[tick // 20 - 11], (catch_up, now[0])
+        if catch_up:
+            assert builds[0] <= 8, builds  # the first, and one per refit (6)
+        else:
+            assert builds[0] >= 11, builds  # the control: a refit's and a lagging reading's

@@ -26,10 +26,10 @@ from referee.web.admission import admit
 from referee.web.context import WebState
 from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
 from referee.web.page_values import template_globals
-from referee.web.published import Published
+from referee.web.published import Lag, Published
 from referee.web.refusals import DOMAIN, Refused, refusal
 from referee.web.settings import WebSettings
-from referee.web.shown import LAGGING
+from referee.web.shown import CATCH_UP, LAGGING
 from referee.web.static import favicon, static_file
 
 #: Every answer's headers (a strict CSP: scripts and styles only from /static, nothing framed or posted elsewhere).
@@ -61,7 +61,7 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                      move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst),
                      table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total),
                      published=Published(Path(db_path), settings.kept_bytes, settings.marks_seconds,
-                                         lagging=LAGGING, lagging_seconds=settings.games_seconds))
+                                         lag=Lag(LAGGING, settings.games_seconds, CATCH_UP)))
     return Litestar(
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, *live.ROUTES, static_file,
                         favicon],

@@ -117,21 +117,33 @@ class _Pool:
 POOLS = {"pages": 0.875, "replays": 0.125}
 
 
+@dataclass(frozen=True)
+class Lag:
+    """The marks that move at every deal group a league completes (by prefix: the games lists', the bot pages'),
+    whose reading a worker trusts for ``seconds`` (if longer than its ``marks_seconds``): a crowd then gets such a
+    page built at most once in that time, not at nearly every request while a league stores games by the second. A
+    move of a mark of ``catch_up_on`` (a refit) brings them up to date too: the pages that show both (a bot's) are
+    built anew then anyway, and a lagging reading of its own, taken at other moments, would have them built a second
+    time in each interval."""
+
+    marks: tuple[str, ...] = ()
+    seconds: float = 0.0
+    catch_up_on: tuple[str, ...] = ()
+
+
 class Published:
     """One worker process's kept pages and league facts over the database at ``db_path``, within ``budget_bytes``
     of pages (0: nothing is kept, every page and fact is read afresh). Its reading of the marks is trusted for
-    ``marks_seconds`` of ``clock`` (0: the marks a page shows are read at every request), and its reading of the
-    ``lagging`` marks (those that move at every deal group a league completes: the games lists' and the bot pages')
-    for ``lagging_seconds`` (if longer): a crowd then gets such a page built at most once in that time, not at
-    nearly every request while a league stores games by the second."""
+    ``marks_seconds`` of ``clock`` (0: the marks a page shows are read at every request), that of the lagging marks
+    as ``lag`` says."""
 
     def __init__(self, db_path: Path, budget_bytes: int, marks_seconds: float = 0.0,
-                 clock: Callable[[], float] = time.monotonic, *, lagging: tuple[str, ...] = (),
-                 lagging_seconds: float = 0.0) -> None:
+                 clock: Callable[[], float] = time.monotonic, lag: Lag = Lag()) -> None:
         self._db_path = db_path
         self._budget = budget_bytes
         self._marks_seconds = marks_seconds
-        self._lagging, self._lagging_seconds = lagging, max(lagging_seconds, marks_seconds)
+        self._lagging, self._lagging_seconds = lag.marks, max(lag.seconds, marks_seconds)
+        self._catch_up_on = lag.catch_up_on
         self._clock = clock
         self._local = threading.local()  # each thread's own connection (SQLite's rule), kept: :meth:`_store`
         self._lock = threading.Lock()  # the pools
@@ -183,7 +195,8 @@ class Published:
                         reading = self._reading = _Reading(now, store.all_marks(),
                                                            store.settled_below(self.facts(store).league.id))
                     lagging = self._lagging_reading
-                    if lagging is None or now - lagging.at >= self._lagging_seconds:
+                    if (lagging is None or now - lagging.at >= self._lagging_seconds
+                            or any(reading.marks.get(name) != lagging.marks.get(name) for name in self._catch_up_on)):
                         self._lagging_reading = reading
             finally:
                 self._reading_lock.release()

@@ -31,6 +31,8 @@ BOARD, GAMES, REPLAY, AUTHORS = ("board",), ("games", "gone"), ("gone", "analyse
 #: The marks that move at every deal group a league completes (a games list's, a bot's): read by a worker at most
 #: once per ``games_seconds`` (:class:`~referee.web.published.Published`'s lagging marks).
 LAGGING = ("games", "bot:")
+#: A refit: every bot page is built anew, and takes its groups' marks up to date with it (once per refit, not twice).
+CATCH_UP = BOARD
 
 
 def bot_marks(name: str) -> tuple[str, ...]:
