@@ -33,9 +33,9 @@ __all__ = ["base", "db"]  # the fixtures, used by name
 #: Every route a crowd reads, as a visitor asks for it (``{game}``: a game of a complete group).
 #: Tries a route gets to find no mark moving between its two answers before the writer is held for it.
 QUIET_TRIES = 10
-ROUTES = ("/", "/api/board", "/bots/alpha", "/api/bots/beta", "/games", "/api/games", "/games?verdict=crash",
-          "/api/games?verdict=any&players=2", "/games?bot=alpha", "/api/games?page=2", "/games/{game}",
-          "/api/games/{game}", "/authors/alice", "/api/authors/bob")
+ROUTES = ("/", "/api/board", "/api/bots/alpha", "/bots/alpha", "/api/bots/beta", "/games", "/api/games",
+          "/games?verdict=crash", "/api/games?verdict=any&players=2", "/games?bot=alpha", "/api/games?page=2",
+          "/games/{game}", "/api/games/{game}", "/authors/alice", "/api/authors/bob")
 #: The marks read at every request (``marks_seconds=0``): these tests compare pages with the database as it is at
 #: that moment; a worker's reading trusted for a while is tested on its own (test_a_reading_of_the_marks_...).
 SETTINGS = WebSettings(rate_burst=10**9, rate_per_second=10**6, marks_seconds=0)
@@ -384,3 +384,28 @@ def test_a_refit_takes_the_lagging_marks_up_to_date_so_a_bot_page_is_built_once_
             assert builds[0] <= 8, builds  # the first, and one per refit (6)
         else:
             assert builds[0] >= 11, builds  # the control: a refit's and a lagging reading's
+
+
+def test_a_bot_page_is_drawn_from_its_kept_json_answer_and_is_the_page_drawn_from_the_answer_built(
+        db: WebDb, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot's HTML page and its JSON answer cost one set of queries: whichever is asked for first keeps the
+    answer's bytes, and the other is drawn from them (while its marks stand). The page drawn from the decoded bytes
+    is, byte for byte, the page drawn from the answer as built. The control: with nothing kept, each asks again."""
+    built: list[str] = []
+    real = Answers.bot
+    monkeypatch.setattr(Answers, "bot", lambda self, name: (built.append(name), real(self, name))[1])
+    quick = {f: getattr(SETTINGS, f) for f in ("rate_burst", "rate_per_second", "marks_seconds")}
+    urls = ("/api/bots/alpha", "/bots/alpha", "/bots/beta", "/api/bots/beta")
+    for kept_bytes in (SETTINGS.kept_bytes, 0):
+        built.clear()
+        with TestClient(create_app(db.path, WebSettings(**quick, kept_bytes=kept_bytes))) as client:
+            pages = {url: client.get(url) for url in urls}
+            assert client.get("/bots/nobody").status_code == client.get("/api/bots/nobody").status_code == 404
+        assert all(page.status_code == 200 for page in pages.values())
+        assert built == (["alpha", "beta", "nobody", "nobody"] if kept_bytes else
+                         ["alpha", "alpha", "beta", "beta", "nobody", "nobody"])
+    with monkeypatch.context() as direct:  # each page drawn from the answer as built, no twin
+        direct.setattr("referee.web.pages.twin", lambda ctx, key, marks, make, kind: make(ctx))
+        with TestClient(create_app(db.path, WebSettings(**quick, kept_bytes=0))) as client:
+            for url in ("/bots/alpha", "/bots/beta"):
+                assert client.get(url).content == pages[url].content, url

@@ -7,6 +7,7 @@ anonymous visitors by :func:`~referee.web.shown.shown`), :class:`AuthorApi` (a s
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, TypeVar
 
 from litestar import Controller, Request, Response, get, post
@@ -21,7 +22,7 @@ from referee.web.answers import GameFilter
 from referee.web.challenges import take_challenge
 from referee.web.context import ADMIN_DEPENDENCIES, DEPENDENCIES, Ctx, requires_author
 from referee.web.refusals import NOT_FOUND, Refused
-from referee.web.shown import AUTHORS, BOARD, REPLAY, bot_marks, games_list, shown
+from referee.web.shown import AUTHORS, BOARD, REPLAY, bot_answer, bot_key, bot_marks, games_list, shown
 from referee.web.uploads import take_upload
 
 Req = Request[Any, Any, Any]
@@ -45,7 +46,7 @@ class PublicApi(Controller):
     @get("/api/bots/{name:str}", name="api:bot", tags=["league"])
     async def api_bot(self, request: Req, name: FromPath[str]) -> Response[models.BotOut]:
         """A bot: its versions, rating history, head to head, verdict kinds and latest games."""
-        return await shown(request, f"api bot {name}", bot_marks(name), lambda ctx: _found(ctx.answers.bot(name)))
+        return await shown(request, bot_key(name), bot_marks(name), partial(bot_answer, name=name))
 
     @get("/api/games", name="api:games", tags=["league"])
     async def api_games(  # noqa: PLR0913 (a parameter per query parameter)

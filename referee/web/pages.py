@@ -48,7 +48,7 @@ from referee.web.limits import is_tls
 from referee.web.long_tables import HISTORY_ROWS, latest_points
 from referee.web.refusals import NOT_FOUND, Refused
 from referee.web.rendering import page_text, render
-from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_marks, games_list, shown
+from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_answer, bot_key, bot_marks, games_list, shown, twin
 from referee.web.uploads import take_upload
 
 Req = Request[Any, Any, Any]
@@ -78,9 +78,7 @@ class PublicPages(Controller):
     @get("/bots/{name:str}", name="page:bot")
     async def bot_page(self, request: Req, name: FromPath[str]) -> Response[Any]:
         def make(ctx: Context) -> str:
-            bot = ctx.answers.bot(name)
-            if bot is None:
-                raise NotFoundException(NOT_FOUND)
+            bot = twin(ctx, bot_key(name), bot_marks(name), partial(bot_answer, name=name), models.BotOut)
             return page_text(ctx, "bot.html", bot=bot, chart=rating_chart(bot.history), z95=Z95,
                              ci_legend=dict(legend_entries())["+-95%"], history_rows=latest_points(bot.history),
                              history_limit=HISTORY_ROWS)

@@ -230,12 +230,19 @@ class Published:
     def _build(self, key: str, marks: tuple[str, ...], build: Build, pool: str) -> Page:
         store = self._store()
         with store.snapshot():
-            now = store.marks(marks)
-            with self._lock:
-                kept = self._pools[pool].pages.get(key)
-            if kept is not None and kept.stamp == now.values:
-                return kept.page  # built by the thread this one waited for
-            body, media_type = build(store, self.facts(store))
+            return self.alongside(store, key, marks, build, pool)
+
+    def alongside(self, store: WebStore, key: str, marks: tuple[str, ...], build: Build, pool: str = "pages") -> Page:
+        """The page of ``key`` as of the read transaction ``store`` is in (a build's): kept under exactly the marks
+        it reads there (built by the thread this one waited for, or as a twin), or built by ``build`` and kept. A page
+        built from its twin's answer (a bot's, from its JSON) takes it this way: both are built from one set of
+        queries per change of their marks."""
+        now = store.marks(marks)
+        with self._lock:
+            kept = self._pools[pool].pages.get(key)
+        if kept is not None and kept.stamp == now.values:
+            return kept.page
+        body, media_type = build(store, self.facts(store))
         page = page_of(body, media_type, now.changed)
         with self._lock:
             self._pools[pool].keep(key, _Kept(now.values, page))
