@@ -242,16 +242,19 @@ class Published:
             kept = self._pools[pool].pages.get(key)
         if kept is not None and kept.stamp == now.values:
             return kept.page
-        body, media_type = build(store, self.facts(store))
+        league = now.values[:len(LEAGUE)] if marks[:len(LEAGUE)] == LEAGUE else None
+        body, media_type = build(store, self.facts(store, league))
         page = page_of(body, media_type, now.changed)
         with self._lock:
             self._pools[pool].keep(key, _Kept(now.values, page))
         return page
 
-    def facts(self, store: WebStore) -> LeagueFacts:
+    def facts(self, store: WebStore, stamp: tuple[int, ...] | None = None) -> LeagueFacts:
         """The league's row and versions, read again only when the versions or the league's row changed (1,000
-        versions take 4 ms to read: a request should not pay that to show one bot)."""
-        stamp = store.marks(LEAGUE).values  # before the rows: rows newer than their stamp only cost a reread
+        versions take 4 ms to read: a request should not pay that to show one bot). ``stamp``: the :data:`LEAGUE`
+        marks as the caller read them in ``store``'s read transaction (not read again)."""
+        if stamp is None:
+            stamp = store.marks(LEAGUE).values  # before the rows: rows newer than their stamp only cost a reread
         cached = self._facts
         if cached is not None and cached[0] == stamp:
             return cached[1]
