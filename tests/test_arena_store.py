@@ -189,6 +189,7 @@ def test_a_bots_meetings_are_counted_over_the_games_its_viewer_may_see(tmp_path:
     db = build(tmp_path).path
     with WebStore(db) as store:
         league = store.the_league()
+        bot_of = {v.name: v.bot for v in store.versions(league.id)}
         for versions in ([v.name for v in store.versions(league.id)][:1], [v.name for v in store.versions(league.id)]):
             for with_open in (False, True):
                 shown = [g for g in store.league_games(league.id) if with_open or g.status != "open"]
@@ -196,7 +197,7 @@ def test_a_bots_meetings_are_counted_over_the_games_its_viewer_may_see(tmp_path:
                 for game in shown:
                     mine = [p for p in game.record.players if p in versions]
                     for other in (p for p in game.record.players if mine and p not in versions):
-                        counts = naive.setdefault(other, [0, 0, 0])
+                        counts = naive.setdefault(bot_of.get(other, other), [0, 0, 0])
                         counts[0] += 1
                         counts[1] += any(p in game.record.fools for p in mine)
                         counts[2] += other in game.record.fools

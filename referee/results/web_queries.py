@@ -123,7 +123,7 @@ class GameQuery:
 
 @dataclass(frozen=True)
 class Meetings:
-    """How often one of a bot's versions sat with ``opponent`` (a version) in shown games, and who was the fool."""
+    """How often a bot's versions sat with ``opponent`` (another bot's) in shown games, and who was the fool."""
 
     opponent: str
     games: int
@@ -365,22 +365,32 @@ class WebStore(ArenaStore):
         return int(row["games"]) if row else 0
 
     def meetings(self, league_id: int, versions: list[str], *, with_open: bool) -> list[Meetings]:
-        """Each opponent version met by ``versions`` in games the viewer may see (open groups' only ``with_open``):
-        read from ``league_meetings`` (kept as games are stored), less the meetings in open groups' games."""
+        """Each other bot met by ``versions`` (one bot's) in games the viewer may see (open groups' only
+        ``with_open``), its versions added up, by name: read from ``league_meetings`` (kept as games are stored), each
+        opponent version with its bot (a player that is no version of the league counts as a bot of its own), less
+        the meetings in open groups' games. Summed in one pass (a bot meets some 1,000 versions)."""
         marks = ", ".join("?" * len(versions)) or "NULL"
         met: dict[str, list[int]] = {}
-        for row in self._query(f"SELECT opponent, games, fool, opponent_fool FROM league_meetings WHERE "
-                               f"tournament_id = ? AND version IN ({marks})", (league_id, *versions)):
-            if row["opponent"] not in versions:
-                counts = met.setdefault(row["opponent"], [0, 0, 0])
-                counts[0] += row["games"]
-                counts[1] += row["fool"]
-                counts[2] += row["opponent_fool"]
+        for bot, games, fool, opponent_fool in self._query(
+                f"SELECT COALESCE(v.bot, m.opponent), m.games, m.fool, m.opponent_fool FROM league_meetings m "
+                f"LEFT JOIN league_versions v ON v.tournament_id = m.tournament_id AND v.name = m.opponent "
+                f"WHERE m.tournament_id = ? AND m.version IN ({marks}) AND m.opponent NOT IN ({marks})",
+                (league_id, *versions, *versions)):
+            counts = met.get(bot)
+            if counts is None:
+                met[bot] = [games, fool, opponent_fool]
+            else:
+                counts[0] += games
+                counts[1] += fool
+                counts[2] += opponent_fool
         if not with_open:
             for row in self._query(
-                    "SELECT o.version AS opponent, s.fool AS fool, o.fool AS opponent_fool " + _OPEN_GROUPS.format(
+                    "SELECT COALESCE(v.bot, o.version) AS opponent, s.fool AS fool, o.fool AS opponent_fool " +
+                    _OPEN_GROUPS.format(
                         joined=f" JOIN league_seats s ON s.game_id = x.game_id AND s.version IN ({marks}) "
-                               f"JOIN league_seats o ON o.game_id = x.game_id AND o.version NOT IN ({marks})"),
+                               f"JOIN league_seats o ON o.game_id = x.game_id AND o.version NOT IN ({marks}) "
+                               f"LEFT JOIN league_versions v ON v.tournament_id = o.tournament_id "
+                               f"AND v.name = o.version"),
                     (*versions, *versions, league_id)):
                 counts = met[row["opponent"]]
                 counts[0] -= 1

@@ -3,7 +3,6 @@ object passes :func:`referee.web.visibility.sight` first. Nothing else reads the
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -132,17 +131,9 @@ class Answers:
                              games=[self._line(g) for g in recent if self._sight(g) is not Sight.HIDDEN])
 
     def _head_to_head(self, versions: list[str], with_open: bool) -> list[models.HeadToHead]:
-        """The bot's meetings with each other bot (their versions added up)."""
-        met: Counter[str] = Counter()
-        fool: Counter[str] = Counter()
-        their_fool: Counter[str] = Counter()
-        for meeting in self.store.meetings(self.league.id, versions, with_open=with_open):
-            other = self._bot(meeting.opponent)
-            met[other] += meeting.games
-            fool[other] += meeting.fool
-            their_fool[other] += meeting.opponent_fool
-        return [models.HeadToHead(opponent=o, games=met[o], fool=fool[o], opponent_fool=their_fool[o])
-                for o in sorted(met)]
+        """The bot's meetings with each other bot (their versions added up), by name."""
+        return [models.HeadToHead(opponent=m.opponent, games=m.games, fool=m.fool, opponent_fool=m.opponent_fool)
+                for m in self.store.meetings(self.league.id, versions, with_open=with_open)]
 
     # -- games ----------------------------------------------------------------------------
 
