@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from referee.results.arena_store import ArenaStore, BoardRow, UploadStep
 from referee.results.requests import CarryOutUpload
 from referee.results.rows import decode_record
 from referee.results.schema import make_private
+from referee.results.stamps import stamp
 from referee.results.store import StoreError
 from referee.results.web_queries import WebStore
 from tests.clirun import invoke
@@ -89,6 +91,44 @@ def test_the_board_keeps_a_point_of_history_only_when_games_change(store: ArenaS
     assert [(r.version, r.elo) for r in store.board(league.id)] == [("a@1", 12.0), ("b@1", 0.0)]
     history = store.rating_history(league.id, ["a@1"])
     assert [(p.fitted, p.sd) for p in history] == [("t1", None), ("t3", 4.0)]
+
+
+
+def test_a_rating_history_keeps_its_last_hour_whole_and_the_last_point_of_each_hour_before(
+        store: ArenaStore) -> None:
+    """A version gains a point at each refit that moves its games (every 40 s here, for three and a half hours):
+    after each, it has every point of the hour before its newest, and of each older hour (UTC) the last point alone.
+    A history saved whole (as before this rule) is thinned to the same points at the daemon's start."""
+    league = store.league()
+    assert league is not None
+    start = datetime(2026, 12, 1, 9, 50, tzinfo=UTC)
+    fitted = [stamp(start + timedelta(seconds=40 * n)) for n in range(315)]
+    for games, at in enumerate(fitted, start=1):
+        store.save_board(league.id, [BoardRow("a@1", 1, float(games), 1.0, games, at), BoardRow("b@1", 2, 0.0, 1.0,
+                                                                                                 1, at)])
+        if games % 45 == 0 or games == len(fitted):
+            kept = [p.fitted for p in store.rating_history(league.id, ["a@1"])]
+            assert kept == expected_history(fitted[:games]), games
+    assert [p.fitted for p in store.rating_history(league.id, ["b@1"])] == fitted[:1]  # no games since: one point
+    whole = sqlite3.connect(store.path)
+    with whole:
+        whole.executemany("INSERT OR REPLACE INTO league_rating_history (tournament_id, version, fitted, elo, sd, "
+                          "games) VALUES (?, 'c@1', ?, 0, 1, ?)", [(league.id, at, n) for n, at in enumerate(fitted)])
+    assert len(store.rating_history(league.id, ["c@1"])) == len(fitted)
+    store.thin_history(league.id)
+    assert [p.fitted for p in store.rating_history(league.id, ["c@1"])] == expected_history(fitted)
+    assert [p.fitted for p in store.rating_history(league.id, ["a@1"])] == expected_history(fitted)
+
+
+def expected_history(fitted: list[str]) -> list[str]:
+    """The points :data:`~referee.results.arena_store.HISTORY_WHOLE` keeps of a history fitted at ``fitted``: every
+    one of the hour before the newest; of those before it, the last of each hour."""
+    before = datetime.fromisoformat(fitted[-1]) - timedelta(hours=1)
+    older = [at for at in fitted if datetime.fromisoformat(at) < before]
+    last_of_hour = {datetime.fromisoformat(at).strftime("%Y%m%d%H"): at for at in older}
+    return [at for at in fitted if at not in older or last_of_hour[datetime.fromisoformat(at).strftime("%Y%m%d%H")]
+            == at]
+
 
 
 def test_the_web_key_is_drawn_once(store: ArenaStore, tmp_path: Path) -> None:

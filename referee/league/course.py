@@ -69,6 +69,7 @@ class LeagueCourse:
         self.ledger = Ledger(league.id)
         if store.schema_version >= SUMMARIES_SCHEMA:
             store.fill_summaries(league.id)  # groups completed before their summaries were kept: once, in chunks
+        store.thin_history(league.id)  # a rating history kept whole before its points were thinned: once
         self.board = self.ledger.refit(store)
         self.state = rebuild_state(league.seed, list(self.versions.values()), store.groups(league.id),
                                    self.board.ratings, self.board.rated, loaded.match_settings())

@@ -12,6 +12,7 @@ import math
 import secrets
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Literal
 
 import msgspec
@@ -25,6 +26,17 @@ from referee.results.table_store import TABLE_OPEN, TableStore
 
 #: Why a revoked author's open card table ended.
 REVOKED_TABLE = "the author's token was revoked"
+#: A version's rating history keeps every point of its last hour and, before that, the last point of each hour (of
+#: UTC). It gains a point at every refit that moves its games (2,880 a day at the default 30 s), and its bot page
+#: reads and draws them all: kept whole, the page's cost grew with the league's age.
+HISTORY_WHOLE = timedelta(hours=1)
+#: The points to thin at each refit: those fitted in the two hours before the last hour (once an hour is wholly in
+#: there, only its last point stays); a point older than that was thinned then (:meth:`ArenaStore.thin_history`
+#: thins a whole history, at the daemon's start).
+_THINNED_AT_A_REFIT = timedelta(hours=2)
+_THIN = ("DELETE FROM league_rating_history WHERE tournament_id = ?1 AND version = ?2 AND fitted >= ?3 AND fitted < ?4 "
+         "AND fitted NOT IN (SELECT MAX(fitted) FROM league_rating_history WHERE tournament_id = ?1 AND version = ?2 "
+         "AND fitted >= ?3 AND fitted < ?4 GROUP BY substr(fitted, 1, 13))")  # a stamp's first 13: its hour
 _OPEN_TABLES = ", ".join(f"'{status}'" for status in TABLE_OPEN)
 
 UploadStatus = Literal["pending", "extracting", "building", "gating", "accepted", "refused"]
@@ -285,11 +297,32 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
                 "INSERT INTO league_board (tournament_id, version, rank, elo, sd, games, fitted) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(league_id, r.version, r.rank, r.elo, _finite(r.sd), r.games, r.fitted) for r in rows])
+            points = [r for r in rows if r.games and last.get(r.version) != r.games]  # unrated: no point
             self._db.executemany(
                 "INSERT OR REPLACE INTO league_rating_history (tournament_id, version, fitted, elo, sd, games) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [(league_id, r.version, r.fitted, r.elo, _finite(r.sd), r.games) for r in rows
-                 if r.games and last.get(r.version) != r.games])  # an unrated row is no point of its history
+                [(league_id, r.version, r.fitted, r.elo, _finite(r.sd), r.games) for r in points])
+            for point in points:
+                self._thin(league_id, point.version, point.fitted, _THINNED_AT_A_REFIT)
+
+    def thin_history(self, league_id: int) -> None:
+        """Thin every version's whole rating history as :data:`HISTORY_WHOLE` says, up to an hour before its
+        latest point (a refit thins only the hours just past: a history kept whole before this rule is thinned
+        here, once)."""
+        with self._transaction():
+            for row in self._db.execute("SELECT version, MAX(fitted) AS fitted FROM league_rating_history "
+                                        "WHERE tournament_id = ? GROUP BY version", (league_id,)).fetchall():
+                self._thin(league_id, row["version"], row["fitted"], None)
+
+    def _thin(self, league_id: int, version: str, fitted: str, span: timedelta | None) -> None:
+        """Thin ``version``'s points fitted within ``span`` (None: any time) before the hour before ``fitted``."""
+        try:
+            newest = datetime.fromisoformat(fitted)
+        except ValueError:
+            return  # not a time stamp (a test's label): nothing to thin by
+        before = newest - HISTORY_WHOLE
+        since = "" if span is None else stamp(before - span)
+        self._db.execute(_THIN, (league_id, version, since, stamp(before)))
 
     def board(self, league_id: int) -> list[BoardRow]:
         """The board as last fitted, best first (empty before the first fit)."""
