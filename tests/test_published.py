@@ -21,6 +21,7 @@ from litestar.testing import TestClient
 from referee.results.arena_store import ArenaStore, BoardRow
 from referee.results.league_store import GroupRow, VersionRow
 from referee.results.web_queries import WebStore
+from referee.web import auth
 from referee.web.answers import Answers
 from referee.web.app import create_app
 from referee.web.published import Lag, Published
@@ -404,6 +405,13 @@ def test_a_bot_page_is_drawn_from_its_kept_json_answer_and_is_the_page_drawn_fro
         assert all(page.status_code == 200 for page in pages.values())
         assert built == (["alpha", "beta", "nobody", "nobody"] if kept_bytes else
                          ["alpha", "alpha", "beta", "beta", "nobody", "nobody"])
+    built.clear()  # a failed session cookie's page is built for it (no read transaction): no twin kept from it
+    with TestClient(create_app(db.path, WebSettings(**quick))) as client:
+        client.cookies.set(auth.SESSION_COOKIE, "forged")
+        assert client.get("/bots/alpha").status_code == 200
+        client.cookies.clear()
+        assert client.get("/api/bots/alpha").content == pages["/api/bots/alpha"].content
+    assert built == ["alpha", "alpha"]
     with monkeypatch.context() as direct:  # each page drawn from the answer as built, no twin
         direct.setattr("referee.web.pages.twin", lambda ctx, key, marks, make, kind: make(ctx))
         with TestClient(create_app(db.path, WebSettings(**quick, kept_bytes=0))) as client:

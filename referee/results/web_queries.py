@@ -194,6 +194,11 @@ class WebStore(ArenaStore):
         """Every read mark's value, by name (one small table: a row per kind of fact and per bot)."""
         return {row["name"]: int(row["value"]) for row in self._query("SELECT name, value FROM read_marks", ())}
 
+    @property
+    def reading(self) -> bool:
+        """Whether a read transaction (:meth:`snapshot`) is open."""
+        return self._db.in_transaction
+
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """One read transaction: every query inside sees the database as of its first (the marks a page is built

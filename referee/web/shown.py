@@ -109,8 +109,10 @@ def twin(ctx: Context, key: str, marks: tuple[str, ...], make: Callable[[Context
     """``make``'s answer, for a page drawn from the answer its JSON twin route sends (a bot's page, from
     ``/api/bots/NAME``'s). For an anonymous visitor, the twin's bytes as of this build's read transaction, kept
     under ``key`` and ``marks`` as :func:`shown` keeps them, or the answer built and kept as the twin's, decoded: the
-    two pages cost one set of queries (a bot's: 3 of its 5 ms). A signed-in viewer's is built for them."""
-    if ctx.viewer != ANONYMOUS:
+    two pages cost one set of queries (a bot's: 3 of its 5 ms). A signed-in viewer's is built for them, as is one
+    built outside a read transaction (a request whose credentials failed: only an anonymous build in one read
+    transaction, as :func:`shown`'s, keeps the bytes under the marks they show)."""
+    if ctx.viewer != ANONYMOUS or not ctx.store.reading:
         return make(ctx)
     page = ctx.web.published.alongside(ctx.store, key, LEAGUE + marks, partial(_for_anyone, ctx.web, make))
     return msgspec.json.decode(page.body, type=kind)
