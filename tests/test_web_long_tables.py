@@ -9,7 +9,7 @@ from jinja2 import Environment, select_autoescape
 
 from referee.text import visible_value
 from referee.web import models, urls
-from referee.web.long_tables import head_to_head_rows, latest_points
+from referee.web.long_tables import game_rows, head_to_head_rows, latest_points
 
 #: The head to head's loop as bot.html wrote it before (the environment as the app makes it: finalize, autoescape).
 LOOP = ('{% for h in rows %}<tr><td><a href="{{ urls.bot(h.opponent) }}">{{ h.opponent }}</a></td><td>{{ h.games }}'
@@ -33,6 +33,25 @@ def test_head_to_head_rows_are_the_templates_loop_byte_for_byte(drawn: list[mode
 def test_entrant_markup_is_escaped_and_controls_made_visible() -> None:
     drawn = head_to_head_rows([models.HeadToHead('<script>"x"&\x1b', 1, 2, 3)])
     assert "<script>" not in drawn and "&lt;script&gt;&#34;x&#34;&amp;\\x1b" in drawn
+
+
+#: The games table's loop as games_table.html wrote it before.
+GAMES_LOOP = ('{% for game in games %}\n'
+              '<tr><td><a href="{{ game.url }}">{{ game.number }}</a></td><td>{{ game.players | join(" ") }}</td>\n'
+              '<td>{{ game.fools | join(" ") or "-" }}</td><td>{{ game.end }}</td>\n'
+              '<td>{% for v in game.verdicts %}<span class="verdict">{{ v.bot }} {{ v.kind }}{% if v.reason is not '
+              'none %}: {{ v.reason }}{% endif %}</span> {% else %}-{% endfor %}</td>\n'
+              '<td>{{ game.status }}</td></tr>\n'
+              '{% endfor %}\n')
+verdicts = st.lists(st.builds(models.VerdictOut, st.integers(0, 5), names, names, st.none() | names), max_size=3)
+game_lines = st.lists(st.builds(models.GameLine, st.integers(1, 10**9), names, names, st.lists(names, max_size=4),
+                                st.lists(names, max_size=2), names, verdicts, names), max_size=5)
+
+
+@given(game_lines)
+def test_game_rows_are_the_templates_loop_byte_for_byte(drawn: list[models.GameLine]) -> None:
+    expected = ENVIRONMENT.from_string(GAMES_LOOP).render(games=drawn)
+    assert ENVIRONMENT.from_string("{{ table(games) }}").render(games=drawn, table=game_rows) == expected
 
 
 versions = st.sampled_from(["a@1", "a@2", "b@1"])

@@ -1,10 +1,10 @@
 """Tables too long for a template's loop. A bot page's head to head has a row per opponent (500 at a league of
 1,000 versions), and drawing them through Jinja (a URL, four escapes and a call per cell) took 4.5 of the page's
-7 ms: drawn here as one join, each cell as the templates write it, entrant text made visible
-(:func:`referee.text.visible_value`, the environment's ``finalize``) and then escaped (its ``autoescape``);
-tests/test_web_long_tables.py holds the two byte for byte. Its rating history gains a point per version at every
-refit that moves it (2,880 a day at a 30 s refit): the table lists each version's latest few, the chart draws them
-all."""
+7 ms; a games list's 50 rows took half of its build. They are drawn here as one join, each cell as the templates
+write it, entrant text made visible (:func:`referee.text.visible_value`, the environment's ``finalize``) and then
+escaped (its ``autoescape``); tests/test_web_long_tables.py holds the two byte for byte. A bot's rating history
+gains a point per version at every refit that moves it: the table lists each version's latest few, the chart draws
+them all."""
 
 from __future__ import annotations
 
@@ -27,6 +27,23 @@ def head_to_head_rows(rows: Sequence[models.HeadToHead]) -> Markup:
     return Markup("".join(  # every entrant string is escaped by _cell
         f'<tr><td><a href="{_cell(urls.bot(row.opponent))}">{_cell(row.opponent)}</a></td><td>{row.games}</td>'
         f"<td>{row.fool}</td><td>{row.opponent_fool}</td></tr>" for row in rows))
+
+
+def game_rows(games: Sequence[models.GameLine]) -> Markup:
+    """A games table's rows (a games list's 50, a bot page's latest 20), each as the template's loop drew it: the
+    number (a link to the replay), the players, the fools (``-``: none), the end, each verdict (its bot, kind and
+    reason where shown; ``-``: none) and the group's status."""
+    return Markup("".join(  # every entrant string is escaped by _cell
+        f'\n<tr><td><a href="{_cell(game.url)}">{game.number}</a></td><td>{_cell(" ".join(game.players))}</td>\n'
+        f'<td>{_cell(" ".join(game.fools) or "-")}</td><td>{_cell(game.end)}</td>\n'
+        f"<td>{_verdicts(game.verdicts)}</td>\n<td>{_cell(game.status)}</td></tr>\n" for game in games))
+
+
+def _verdicts(verdicts: Sequence[models.VerdictOut]) -> str:
+    if not verdicts:
+        return "-"
+    return "".join(f'<span class="verdict">{_cell(v.bot)} {_cell(v.kind)}'
+                   f'{"" if v.reason is None else ": " + _cell(v.reason)}</span> ' for v in verdicts)
 
 
 #: The rating history's table: each version's latest points (the chart above it draws every one, the API has them).
