@@ -302,27 +302,30 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
                 "INSERT OR REPLACE INTO league_rating_history (tournament_id, version, fitted, elo, sd, games) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(league_id, r.version, r.fitted, r.elo, _finite(r.sd), r.games) for r in points])
-            for point in points:
-                self._thin(league_id, point.version, point.fitted, _THINNED_AT_A_REFIT)
+            self._thin(league_id, [(point.version, point.fitted) for point in points], _THINNED_AT_A_REFIT)
 
     def thin_history(self, league_id: int) -> None:
         """Thin every version's whole rating history as :data:`HISTORY_WHOLE` says, up to an hour before its
         latest point (a refit thins only the hours just past: a history kept whole before this rule is thinned
         here, once)."""
         with self._transaction():
-            for row in self._db.execute("SELECT version, MAX(fitted) AS fitted FROM league_rating_history "
-                                        "WHERE tournament_id = ? GROUP BY version", (league_id,)).fetchall():
-                self._thin(league_id, row["version"], row["fitted"], None)
+            self._thin(league_id, [(row["version"], row["fitted"]) for row in self._db.execute(
+                "SELECT version, MAX(fitted) AS fitted FROM league_rating_history WHERE tournament_id = ? "
+                "GROUP BY version", (league_id,)).fetchall()], None)
 
-    def _thin(self, league_id: int, version: str, fitted: str, span: timedelta | None) -> None:
-        """Thin ``version``'s points fitted within ``span`` (None: any time) before the hour before ``fitted``."""
-        try:
-            newest = datetime.fromisoformat(fitted)
-        except ValueError:
-            return  # not a time stamp (a test's label): nothing to thin by
-        before = newest - HISTORY_WHOLE
-        since = "" if span is None else stamp(before - span)
-        self._db.execute(_THIN, (league_id, version, since, stamp(before)))
+    def _thin(self, league_id: int, newest: list[tuple[str, str]], span: timedelta | None) -> None:
+        """Thin each version's points fitted within ``span`` (None: any time) before the hour before its newest
+        point's ``fitted`` (of a refit: one stamp for all, read once)."""
+        bounds: dict[str, tuple[str, str] | None] = {}
+        for fitted in {fitted for _, fitted in newest}:
+            try:
+                before = datetime.fromisoformat(fitted) - HISTORY_WHOLE
+            except ValueError:
+                bounds[fitted] = None  # not a time stamp (a test's label): nothing to thin by
+                continue
+            bounds[fitted] = ("" if span is None else stamp(before - span), stamp(before))
+        self._db.executemany(_THIN, [(league_id, version, *window) for version, fitted in newest
+                                     if (window := bounds[fitted]) is not None])
 
     def board(self, league_id: int) -> list[BoardRow]:
         """The board as last fitted, best first (empty before the first fit)."""

@@ -251,9 +251,6 @@ class Answers:
         # A player that is no version of the league belongs to nobody (no author sees it as theirs).
         return self._authors(game.record.players)
 
-    def _bot(self, version: str) -> str:
-        return self.versions[version].bot if version in self.versions else version
-
     # -- authors, uploads, admin ----------------------------------------------------------
 
     def author(self, name: str) -> models.AuthorOut | None:
