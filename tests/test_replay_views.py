@@ -22,6 +22,7 @@ from referee.report.game_data import GAME_DATA_VERSION, encode_view
 from referee.report.publisher import ReplayPublisher, publish_queued
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import LeagueStore
+from referee.results.packed import pack, unpack
 from referee.results.schema import SCHEMA_VERSION
 from referee.results.store import StoreError
 from referee.web.app import create_app
@@ -111,7 +112,7 @@ def test_the_kept_bytes_are_what_is_served(db: WebDb) -> None:
     number, gid = db.games["complete0"], game_id(db, "complete0")
     with closing(sqlite3.connect(db.path)) as con, con:
         body, = con.execute("SELECT body FROM replay_views WHERE game_id = ?", (gid,)).fetchone()
-        view = msgspec.json.decode(zlib.decompress(body))
+        view = msgspec.json.decode(unpack(body))
         view["title"] = "KEPT-VIEW-MARK"
         con.execute("UPDATE replay_views SET body = ? WHERE game_id = ?", (encode_view(view), gid))
     shown = answers(db)
@@ -119,6 +120,20 @@ def test_the_kept_bytes_are_what_is_served(db: WebDb) -> None:
     assert b"<title>KEPT-VIEW-MARK" in shown[("anonymous", f"/games/{number}")][1]
     assert b"KEPT-VIEW-MARK" in shown[("alice", f"/api/games/{number}")][1]  # the public view, then her own
     assert b"KEPT-VIEW-MARK" not in shown[("admin", f"/api/games/{number}")][1]  # the admin's is built
+
+
+def test_a_view_kept_by_zlib_before_zstandard_is_served_as_it_was(db: WebDb) -> None:
+    """Views a daemon kept before Zstandard (zlib's) are read as such: every viewer's bytes are those of the views
+    packed now. The control: the zlib bytes are not Zstandard's (a reader of one format alone would fail)."""
+    with LeagueStore(db.path) as store:
+        publish_queued(store)
+    now = answers(db)
+    with closing(sqlite3.connect(db.path)) as con, con:
+        kept = con.execute("SELECT game_id, body FROM replay_views WHERE body IS NOT NULL").fetchall()
+        assert kept and all(body == pack(unpack(body)) and body[:1] != b"\x78" for _, body in kept)
+        con.executemany("UPDATE replay_views SET body = ? WHERE game_id = ?",
+                        [(zlib.compress(unpack(body), 6), gid) for gid, body in kept])
+    assert answers(db) == now
 
 
 def test_a_view_planted_for_an_open_game_or_of_another_shape_is_never_served(db: WebDb) -> None:

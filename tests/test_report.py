@@ -30,7 +30,7 @@ from protocol.events import ActionTaken, CardsDrawn
 from protocol.rules import Rules
 from referee import __version__
 from referee.engine import SeededRng, new_game
-from referee.report.game_data import game_data
+from referee.report.game_data import game_data, view_title
 from referee.report.page import script_json
 from referee.report.steps import replay_steps
 from referee.report.tournament_page import GAME_BYTES_CAP, LiveReport, PageOptions, ReportWriter
@@ -155,6 +155,21 @@ def test_embedded_json_of_any_text_holds_no_character_that_could_end_its_script(
     text = script_json(value)
     assert not set(text) & {"<", ">", "&", "\u2028", "\u2029"}
     assert json.loads(text) == value
+
+
+_TITLED = st.sampled_from(['"', "\\", '\\"', "a", "é", "\n"]) | _SCRIPT_TEXT
+
+
+@given(st.lists(_TITLED, max_size=6).map("".join) | st.text(min_size=4000, max_size=5000),
+       st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), st.booleans())
+def test_a_views_title_read_from_its_head_is_the_title_its_json_holds(title: str, number: int | None,
+                                                                      shaped: bool) -> None:
+    """The page's title is read from a view's head, not its whole JSON: for any title (quotes, backslashes before
+    them), the same as the JSON decoded; and a view of another shape (keys in another order) decoded whole."""
+    view = {"v": 3, "id": number, "title": title, "game": 'g","title":"not it'} if shaped else \
+        {"game": '","title":"not it', "title": title}
+    encoded = msgspec.json.encode(view)
+    assert view_title(encoded) == view_title(msgspec.Raw(encoded)) == title  # as kept, and as a page holds it
 
 
 # ------------------------------------------------------------------ over a real tournament

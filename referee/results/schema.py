@@ -387,9 +387,10 @@ CREATE TRIGGER IF NOT EXISTS league_summaries_gone AFTER DELETE ON games
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _SUMMARIES.strip()
 #: ``replay_views``: each public league game's replay as an anonymous visitor's viewer gets it (the JSON of its one
-#: view, :func:`referee.report.game_data.public_view`, zlib-compressed), made once by the daemon's publisher
-#: (:mod:`referee.report.publisher`) and served by the web as those bytes: a replay is the costliest page to build
-#: (the game replayed through the engine, 5-8 ms) and never changes once public. A row with no ``body`` is queued:
+#: view, :func:`referee.report.game_data.public_view`, packed by :mod:`referee.results.packed`), made once by the
+#: daemon's publisher (:mod:`referee.report.publisher`) and served by the web as those bytes: a replay is the
+#: costliest page to build (the game replayed through the engine, 5-8 ms) and never changes once public. A row with
+#: no ``body`` is queued:
 #: the trigger queues a group's games (no ``shape`` yet) in the transaction that makes them public (its group
 #: complete or void), the publisher fills the queue newest first (its partial index; a game it cannot replay gets
 #: ``shape`` -1 and no body: the web builds it, and says why), and a deleted game takes its row with it.

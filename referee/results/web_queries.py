@@ -5,7 +5,6 @@ of opening the file (read-write, never created nor migrated: the daemon owns the
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -16,6 +15,7 @@ import msgspec
 from protocol.records import Verdict
 from referee.results.arena_store import ArenaStore
 from referee.results.league_store import GroupStatus
+from referee.results.packed import unpack
 from referee.results.rows import TournamentRow
 from referee.results.schema import SCHEMA_VERSION, open_shared, schema_version
 from referee.results.store import StoreError, _why
@@ -487,7 +487,7 @@ class WebStore(ArenaStore):
         """A public game's replay view as the publisher made it in the viewer data's version ``shape`` (its JSON),
         or None: not made yet (or made in another shape)."""
         row = self._query_one("SELECT body FROM replay_views WHERE game_id = ? AND shape = ?", (game_id, shape))
-        return None if row is None else zlib.decompress(row["body"])
+        return None if row is None else unpack(row["body"])
 
     def league_game_line(self, league_id: int, number: int) -> LeagueGame | None:
         """A game of the league by number, whatever its group's status (its replay is read apart)."""

@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from protocol.views import PlayerView
+from referee.report.game_data import view_title
 from referee.results.requests import FinalsBudget, FinalsTop
 
 
@@ -185,10 +186,6 @@ class AnalysisQueued(msgspec.Struct, frozen=True):
     url: str
 
 
-class _Titled(msgspec.Struct):
-    title: str = ""
-
-
 class KeptGameOut(msgspec.Struct, frozen=True):
     """A :class:`GameOut` whose views are JSON as made (the public one as the daemon's publisher kept it), never
     decoded: it encodes to the bytes the same GameOut would."""
@@ -201,7 +198,8 @@ class KeptGameOut(msgspec.Struct, frozen=True):
 
     @property
     def title(self) -> str:
-        return msgspec.json.decode(self.views[0], type=_Titled).title if self.views else f"Game {self.number}"
+        """The page's title: its first view's (read from the view's head, not decoded whole)."""
+        return view_title(self.views[0]) if self.views else f"Game {self.number}"
 
 
 class StepOut(msgspec.Struct, frozen=True):
