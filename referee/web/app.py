@@ -1,5 +1,5 @@
-"""The Litestar app: routes (pages, API, /static), the security headers on every answer, the guard every request
-passes first (the per-address rate limit, a write's credential, numbers in range: :mod:`referee.web.admission`),
+"""The Litestar app: routes (pages, API, /static), the security headers on every answer, the admission every
+request passes first (the per-address rate limit, a write's credential, numbers in range: :mod:`referee.web.admission`),
 body caps, and error pages (every refusal answered here). :func:`create_app` checks the database once (a league,
 this schema) before serving."""
 
@@ -22,7 +22,7 @@ from referee import __version__
 from referee.results.web_queries import WebStore
 from referee.text import visible_value
 from referee.web import api, auth, live, pages, table_events, tables
-from referee.web.admission import admit
+from referee.web.admission import admission
 from referee.web.context import WebState
 from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
 from referee.web.page_values import template_globals
@@ -69,8 +69,7 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, *live.ROUTES, static_file,
                         favicon],
         state=_state(state),
-        guards=[admit],
-        middleware=[give_back_leases],
+        middleware=[give_back_leases, admission],
         before_send=[_security_headers],
         exception_handlers={HTTPException: _error, Refused: _refused, **{kind: _refused for kind in DOMAIN}},
         request_max_body_size=settings.form_bytes,
