@@ -105,6 +105,22 @@ def test_a_visitor_gets_the_kept_bytes_and_a_304_for_the_etag_they_hold(db: WebD
         assert signed_in.status_code == 200 and "etag" not in signed_in.headers  # never from what is kept
 
 
+def test_every_route_says_its_media_type_once(db: WebDb) -> None:
+    """Each route a crowd reads names its media type and charset once, kept or built for a signed-in viewer, as do
+    the login page and an error page (Litestar adds the charset of a text type itself: naming it too made every
+    page's ``text/html; charset=utf-8; charset=utf-8``)."""
+    number = db.games["complete0"]
+    anonymous = {"Accept": "text/html"}
+    signed_in = {**anonymous, "Authorization": f"Bearer {db.tokens['alice']}"}
+    with TestClient(create_app(db.path, SETTINGS)) as client:
+        for route in (*ROUTES, "/login", "/games/999999"):
+            url = route.format(game=number)
+            wanted = "application/json" if url.startswith("/api/") else "text/html; charset=utf-8"
+            for headers in (anonymous, signed_in):
+                answer = client.get(url, headers=headers)
+                assert answer.headers["content-type"] == wanted, (url, headers)
+
+
 class Writer(threading.Thread):
     """The daemon's writes, on and on: groups completing (and some left open), refits, a version now and then."""
 

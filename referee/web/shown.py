@@ -71,7 +71,7 @@ def games_list(request: Req, wanted: GameFilter) -> tuple[str, tuple[str, ...]]:
 
 
 Req = Request[Any, Any, Any]
-HTML = "text/html; charset=utf-8"
+HTML = "text/html"  # Litestar adds "; charset=utf-8" to a text type's answer
 JSON = "application/json"
 #: What a route makes for a viewer: a page's text (HTML) or an answer (JSON).
 Make = Callable[[Context], "str | msgspec.Struct"]
