@@ -28,7 +28,8 @@ def _group_of(rows: str) -> str:
 
 
 _GROUP = _group_of("g")
-_GAME_COLUMNS = f"g.id, g.number, g.record, g.deal_key, COALESCE(lg.status, 'complete') AS status FROM games g {_GROUP}"
+_GAME_FIELDS = "g.id, g.number, g.record, g.deal_key, COALESCE(lg.status, 'complete') AS status"
+_GAME_COLUMNS = f"{_GAME_FIELDS} FROM games g {_GROUP}"
 
 
 class ListedRecord(msgspec.Struct, frozen=True):
@@ -61,6 +62,16 @@ class LeagueGame:
     def from_row(cls, row: sqlite3.Row) -> LeagueGame:
         return cls(id=row["id"], number=row["number"], record=_listed_decoder.decode(row["record"]),
                    status=row["status"])
+
+
+@dataclass(frozen=True)
+class ShownGame:
+    """A league game as its replay shows it: its line, its kept public view (JSON) if made, and whether an analysis
+    of it was asked for (then its replay shows the analyses the viewer may see, and is built)."""
+
+    game: LeagueGame
+    view: bytes | None
+    analysed: bool
 
 
 @dataclass(frozen=True)
@@ -483,11 +494,19 @@ class WebStore(ArenaStore):
         return [tuple(msgspec.json.decode(row["seats"], type=list[str])) for row in self._query(
             "SELECT seats FROM league_groups WHERE tournament_id = ? AND status = 'open'", (league_id,))]
 
-    def replay_view(self, game_id: int, shape: int) -> bytes | None:
-        """A public game's replay view as the publisher made it in the viewer data's version ``shape`` (its JSON),
-        or None: not made yet (or made in another shape)."""
-        row = self._query_one("SELECT body FROM replay_views WHERE game_id = ? AND shape = ?", (game_id, shape))
-        return None if row is None else unpack(row["body"])
+    def league_game_shown(self, league_id: int, number: int, shape: int) -> ShownGame | None:
+        """A game of the league by number (:meth:`league_game_line`), and in the same query its replay view as the
+        daemon's publisher kept it in the viewer data's version ``shape`` (its JSON; None: not made yet, or made in
+        another shape) and whether an analysis of it was asked for: a replay a crowd asks for is one query, not
+        three."""
+        row = self._query_one(
+            f"SELECT {_GAME_FIELDS}, v.body AS view, EXISTS (SELECT 1 FROM analysis_requests a WHERE a.game_id = g.id) "
+            f"AS analysed FROM games g {_GROUP} LEFT JOIN replay_views v ON v.game_id = g.id AND v.shape = ? "
+            f"WHERE g.tournament_id = ? AND g.number = ?", (shape, league_id, number))
+        if row is None:
+            return None
+        return ShownGame(LeagueGame.from_row(row), None if row["view"] is None else unpack(row["view"]),
+                         bool(row["analysed"]))
 
     def league_game_line(self, league_id: int, number: int) -> LeagueGame | None:
         """A game of the league by number, whatever its group's status (its replay is read apart)."""

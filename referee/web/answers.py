@@ -173,20 +173,21 @@ class Answers:
         view is the bytes the daemon's publisher kept (:mod:`referee.report.publisher`), where made: only a viewer
         who sees more (an author's own seats, the admin's every stderr) has views built for them. ``quick``: raise
         :class:`~referee.web.published.NotQuick` rather than build a view or an analysis."""
-        game = self.store.league_game_line(self.league.id, number)
-        if game is None:
+        found = self.store.league_game_shown(self.league.id, number, GAME_DATA_VERSION)
+        if found is None:
             return None
+        game = found.game
         seen = self._sight(game)
         if seen is Sight.HIDDEN:
             return None
         mine = own_seats(self.viewer, self._authors_of(game))
         own = mine if seen is Sight.OWNER else []  # the seats whose own views (and stderr) the viewer gets
-        rows = self.store.analyses_of(game.id)
-        kept = None if seen is Sight.ALL else self.store.replay_view(game.id, GAME_DATA_VERSION)
-        if kept is not None and not own and not rows:  # what a crowd asks for: the kept bytes alone
+        kept = None if seen is Sight.ALL else found.view
+        if kept is not None and not own and not found.analysed:  # what a crowd asks for: the kept bytes alone
             return models.KeptGameOut(number=game.number, status=game.status, views=[msgspec.Raw(kept)])
         if quick:
             raise NotQuick(f"game {number}")
+        rows = self.store.analyses_of(game.id)
         stored, = self.store.replays_by_id([game.id])
         views = viewer_views(stored, game.number, seen, own) if kept is None else seat_views(stored, game.number, own)
         analyses, askable = self.analyses(stored, views, Shown(game.number, game.status == "complete", False,
