@@ -190,8 +190,10 @@ def test_each_bot_sits_at_the_seat_its_row_names(browser: Any, site: tuple[WebDb
     gap = browser.find_elements(By.CSS_SELECTOR, ".seat-row select")
     Select(gap[1]).select_by_value("")  # the person at seat 0, seat 1 empty, a bot at seat 2
     Select(gap[2]).select_by_value("rand@1")
+    browser.execute_script("document.documentElement.dataset.before = '1'")
     browser.find_element(By.CSS_SELECTOR, "#new-table button").click()
-    wait_for(browser, "return document.readyState === 'complete'")
+    # The form's answer, not the page it was sent from (whose readyState is 'complete' until the answer replaces it)
+    wait_for(browser, "return !document.documentElement.dataset.before && document.readyState === 'complete'", 30)
     assert "seat 1 is empty" in browser.find_element(By.CSS_SELECTOR, "p.error").text
     assert Select(browser.find_elements(By.CSS_SELECTOR, ".seat-row select")[2]).first_selected_option.text == \
         "rand@1"  # the form keeps what was chosen
