@@ -6,7 +6,7 @@ Run by hand from the project root, one size at a time (each run copies its datab
 
     flock /tmp/durak-cpu.lock python bench/bench_web.py --games 100000 [--versions 1000] [--clients 1,10,50]
         [--modes back-to-back,paced] [--seconds 20] [--paced-seconds 30] [--think 1.0] [--warmup 10]
-        [--stacks arena,bare] [--workers 1] [--plain] [--rate 50] [--refit-every 30] [--cpu-requests 20]
+        [--stacks arena,bare] [--workers 1] [--rounds 0] [--plain] [--rate 50] [--refit-every 30] [--cpu-requests 20]
         [--mix '/=3,/api/board=2,...'] [--run-dir /tmp/durak-bench/run] [--keep-copy] [--code DIR]
         [--json] [--save FILE] [--py-spy PATH] [--profiles DIR]
 
@@ -51,6 +51,11 @@ page number, HTML and JSON):
 - ``arena/bare`` at 50 back-to-back clients: the ratio of requests/s (target: 0.5 or more); p99 at 50 paced
   clients per route (target: under 100 ms).
 
+``--rounds N``: then, with both servers up and warm, the back-to-back load of the most clients on the arena and on
+the bare stack in turn, N times (the stacks taking turns going first), and each round's ratio of requests/s and
+their median: the cells of a stack run one after the other, minutes from the other stack's, and this machine's
+speed drifts by 15-25% over minutes, so a single cell's ratio is a noisy reading of the target.
+
 Then the CPU per request per route, one client, no load but the writer's and refitter's: bench/web_cpu.py on the
 run's copy for the arena's app and for the bare app (``--cpu-requests`` URLs per route; medians, in ms, of the
 first request of a URL (its page built) and of the same URL asked again (its kept bytes), the test client's cost
@@ -73,6 +78,7 @@ import random
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -283,6 +289,7 @@ class Run:
     cells: list[dict[str, Any]] = field(default_factory=list)
     warmups: list[dict[str, Any]] = field(default_factory=list)
     pages: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)  # route -> url, media type, bytes
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # --rounds: each round's two loads and their ratio
 
 
 def bot_names(db: Path) -> list[str]:
@@ -379,6 +386,31 @@ def load_cells(run: Run, stack: str, server: subprocess.Popen[bytes], port: int)
                               "client_cpu_ms_per_request": round(client * 1000 / answers, 3), "routes": rows})
 
 
+def alternate(run: Run, stacks: dict[str, tuple[subprocess.Popen[bytes], int]]) -> None:
+    """``--rounds``: the back-to-back load of the most clients on each stack in turn, ``--rounds`` times, both
+    servers up and warm throughout (the one not loaded is idle); each round's ratio is its two loads' requests/s.
+    The stacks take turns going first, so that a drift of the machine's speed over the rounds (minutes: the cells'
+    arena and bare halves are further apart) falls on both."""
+    args, clients = run.args, max(run.args.clients)
+    for number in range(args.rounds):
+        order = ("arena", "bare") if number % 2 == 0 else ("bare", "arena")
+        done: dict[str, dict[str, float]] = {}
+        for stack in order:
+            server, port = stacks[stack]
+            load = Load(clients, 0, args.seconds, run.bots, args.seed + 7 * number, run.games, args.timeout, args.mix)
+            cpu = group_cpu(server.pid)
+            wall = run_load(load, port)
+            cpu = group_cpu(server.pid) - cpu
+            overall = summary(load.samples, wall)[-1]
+            done[stack] = {"requests_per_s": overall["requests_per_s"], "not_200": overall["not_200"],
+                           "p99_ms": overall["p99_ms"],
+                           "server_cpu_ms_per_request": round(cpu * 1000 / max(1, overall["requests"]), 3)}
+        run.rounds.append({"round": number + 1, "first": order[0], **{f"{stack}_{key}": value for stack, figures
+                                                                       in done.items() for key, value in
+                                                                       figures.items()},
+                           "ratio": round(done["arena"]["requests_per_s"] / done["bare"]["requests_per_s"], 3)})
+
+
 def profiler(run: Run, stack: str, server: subprocess.Popen[bytes], mode: str, clients: int, seconds: float,
              ) -> subprocess.Popen[bytes] | None:
     """``--py-spy``: py-spy sampling the server's process (workers too) over a back-to-back cell of the most
@@ -426,6 +458,7 @@ def bench(args: argparse.Namespace) -> None:
     servers: list[subprocess.Popen[bytes]] = []
     wal = WalWatch(db)
     cpu: dict[str, list[dict[str, Any]]] = {}
+    ports: dict[str, int] = {}
     try:
         daemon.append(start([PYTHON, __file__, "--role", "writer", "--db", str(db), "--rate", str(args.rate)],
                             logs / "writer.log"))
@@ -449,7 +482,15 @@ def bench(args: argparse.Namespace) -> None:
                 check_bare(run, port)
             if stack in args.stacks:
                 load_cells(run, stack, servers[-1], port)
-            stop(servers[-1])
+            if args.rounds:
+                ports[stack] = port
+            else:
+                stop(servers[-1])
+        if args.rounds:
+            alternate(run, {stack: (server, ports[stack]) for stack, server in zip(("arena", "bare"), servers,
+                                                                                    strict=True)})
+            for server in servers:
+                stop(server)
         if args.cpu_requests:
             cpu = {stack: route_cpu(run, None if stack == "arena" else pages) for stack in args.stacks}
         refitter_cpu = group_cpu(daemon[1].pid)
@@ -474,6 +515,9 @@ def targets(run: Run) -> dict[str, Any]:
                                                         bare["routes"][-1]["requests_per_s"], 3)
         found["arena_over_bare_cpu_per_request"] = round(arena["server_cpu_ms_per_request"] /
                                                          bare["server_cpu_ms_per_request"], 1)
+    if run.rounds:
+        found["rounds"] = [r["ratio"] for r in run.rounds]
+        found["rounds_median_arena_over_bare_requests_per_s"] = round(statistics.median(found["rounds"]), 3)
     paced = cell("arena", "paced")
     if paced:
         found["paced_clients"] = paced["clients"]
@@ -498,7 +542,8 @@ def report(run: Run, prepared: tuple[float, float], cpu: dict[str, list[dict[str
                           "copy_s": round(copying, 1), "db_mib": round(size_mib(run.db)), "uvicorn": stack,
                           "workers": args.workers, "plain": args.plain, "code": str(args.code), "mix": args.mix,
                           "think_s": args.think, "warmups": run.warmups, "cells": run.cells, "pages": pages,
-                          "route_cpu": cpu, "targets": targets(run), "writer": writer, "refitter": refitter})
+                          "route_cpu": cpu, "targets": targets(run), "rounds": run.rounds, "writer": writer,
+                          "refitter": refitter})
     if args.save:
         args.save.write_text(figures + "\n")
     if args.json:
@@ -531,6 +576,10 @@ def report(run: Run, prepared: tuple[float, float], cpu: dict[str, list[dict[str
                                                        f"({row['requests_per_s']:g})") if row else ""
             table.append(line)
         print(tabulate(table, headers="keys", tablefmt="github"))
+    if run.rounds:
+        print(f"\n--rounds: {max(args.clients)} back-to-back clients, {args.seconds:g} s a load, the stacks in turn "
+              "(req/s, p99 ms, server CPU ms/req)")
+        print(tabulate(run.rounds, headers="keys", tablefmt="github"))
     if cpu:
         print(f"\nCPU ms per request per route, one client (bench/web_cpu.py, {args.cpu_requests} URLs per route; "
               "median; test client included, its floor the first line)")
@@ -577,6 +626,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds a client waits for an answer")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds the writer runs before the load")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes, for both stacks")
+    parser.add_argument("--rounds", type=int, default=0,
+                        help="then the back-to-back load of the most clients on each stack in turn, this many times "
+                             "(a median of ratios: single cells drift with the machine)")
     parser.add_argument("--plain", action="store_true", help="uvicorn with the asyncio loop and h11")
     parser.add_argument("--rate", type=float, default=50.0, help="games/s the writer stores")
     parser.add_argument("--refit-every", type=float, default=30.0)
