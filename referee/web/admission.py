@@ -5,7 +5,8 @@ Litestar runs an app's middleware once the route is matched (its handler and pat
 before the route's guards, before the handler's parameters are parsed (the query's validation) and before any body
 is read (a handler reads it when it takes ``data``, a form, or calls ``request.body()``/``stream()``). A refusal
 raised there is answered by the app's exception handlers, as a guard's is. (It was the app's guard: Litestar hands
-each guard a copy of the route's handler, a tenth of a kept page's CPU in the app.) So here, in this order:
+each guard a copy of the route's handler, and a kept page's request took 42 us of the app's CPU, 34.5 without.)
+So here, in this order:
 
 1. the client address's rate limit (429 with ``Retry-After``);
 2. a write (POST, PUT, PATCH, DELETE) other than the login form's needs a credential that holds now: a Bearer
