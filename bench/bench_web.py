@@ -648,6 +648,8 @@ def main() -> None:
     parser.add_argument("--role", choices=["writer", "refitter"], help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rounds and set(args.stacks) != {"arena", "bare"}:
+        parser.error("--rounds loads both stacks in turn: leave --stacks at arena,bare")
     if args.role == "writer":
         run_writer(args.db, args.rate, args.seed)
     elif args.role == "refitter":

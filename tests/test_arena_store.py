@@ -93,7 +93,6 @@ def test_the_board_keeps_a_point_of_history_only_when_games_change(store: ArenaS
     assert [(p.fitted, p.sd) for p in history] == [("t1", None), ("t3", 4.0)]
 
 
-
 def test_a_rating_history_keeps_its_last_hour_whole_and_the_last_point_of_each_hour_before(
         store: ArenaStore) -> None:
     """A version gains a point at each refit that moves its games (every 40 s here, for three and a half hours):
@@ -128,7 +127,6 @@ def expected_history(fitted: list[str]) -> list[str]:
     last_of_hour = {datetime.fromisoformat(at).strftime("%Y%m%d%H"): at for at in older}
     return [at for at in fitted if at not in older or last_of_hour[datetime.fromisoformat(at).strftime("%Y%m%d%H")]
             == at]
-
 
 
 def test_the_web_key_is_drawn_once(store: ArenaStore, tmp_path: Path) -> None:
