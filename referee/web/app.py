@@ -19,11 +19,13 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import Message, Scope
 
 from referee import __version__
+from referee.report.page import VIEWER_BODY
 from referee.results.web_queries import WebStore
 from referee.text import visible_value
 from referee.web import api, auth, live, pages, table_events, tables
 from referee.web.admission import admission
 from referee.web.context import WebState
+from referee.web.frames import replay_frame
 from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
 from referee.web.page_values import template_globals
 from referee.web.published import Lag, Published
@@ -64,7 +66,8 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
                      move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst),
                      table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total),
                      published=Published(Path(db_path), settings.kept_bytes, settings.marks_seconds,
-                                         lag=Lag(LAGGING, settings.games_seconds, CATCH_UP)))
+                                         lag=Lag(LAGGING, settings.games_seconds, CATCH_UP)),
+                     replay_frame=replay_frame(templates, VIEWER_BODY))
     return Litestar(
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, *live.ROUTES, static_file,
                         favicon],

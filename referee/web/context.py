@@ -35,6 +35,7 @@ from litestar.types import ExceptionHandlersMap
 from referee.results.web_queries import WebStore
 from referee.web import auth
 from referee.web.answers import Answers
+from referee.web.frames import Frame
 from referee.web.limits import RateLimiter, StreamSlots, retry_after
 from referee.web.published import Published
 from referee.web.refusals import NOT_FOUND
@@ -60,6 +61,7 @@ class WebState:
     move_limits: RateLimiter  # a person's moves at the card tables, per author
     table_streams: StreamSlots  # the card tables' open event streams
     published: Published  # the pages kept for anonymous visitors, and the league's facts
+    replay_frame: Frame  # a replay's page for anyone not signed in, drawn as a join (referee.web.frames)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from litestar.exceptions import NotFoundException, PermissionDeniedException
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect
+from markupsafe import Markup
 
 from protocol.rules import MAX_PLAYERS, MIN_PLAYERS
 from referee.engine import VERDICTS
@@ -50,6 +51,7 @@ from referee.web.refusals import NOT_FOUND, Refused
 from referee.web.rendering import page_text, render
 from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_answer, bot_key, bot_marks, games_list, shown, twin
 from referee.web.uploads import take_upload
+from referee.web.visibility import ANONYMOUS
 
 Req = Request[Any, Any, Any]
 
@@ -108,7 +110,10 @@ class PublicPages(Controller):
             game = ctx.answers.game(number, quick=quick)
             if game is None:
                 raise NotFoundException(NOT_FOUND)
-            return page_text(ctx, "game.html", game=game, body=VIEWER_BODY, data=script_json(game.views),
+            data = script_json(game.views)
+            if _framed(ctx, game):  # what a crowd asks for: a join, not a render (referee.web.frames)
+                return ctx.web.replay_frame.fill({"title": game.title, "status": game.status, "data": Markup(data)})
+            return page_text(ctx, "game.html", game=game, body=VIEWER_BODY, data=data,
                              analyze=urls.GAME_ANALYSES(number=number))
         return await shown(request, f"game {number}", REPLAY, make, "replays", quick=partial(make, quick=True))
 
@@ -247,6 +252,13 @@ class AdminPages(Controller):
         queued = queue_action(ctx.store, ctx.answers, action, _field(form, "bot") or "")
         return render(ctx.web, "done.html", ctx, message=f"asked the daemon to {queued.kind} {queued.bot} "
                                                          f"(request {queued.request})")
+
+
+def _framed(ctx: Context, game: models.GameOut | models.KeptGameOut) -> bool:
+    """Whether a replay's page is the one its frame draws: one kept view, for a viewer who is not signed in, with no
+    analyses to show or ask for."""
+    return (isinstance(game, models.KeptGameOut) and len(game.views) == 1 and not game.analyses
+            and not game.can_analyze and ctx.viewer == ANONYMOUS and not ctx.csrf)
 
 
 def _author(ctx: Context, name: str, error: str | None = None, status: int = 200) -> Response[str]:
