@@ -77,8 +77,22 @@ SCHEMA_12_TABLES = ("replay_views", "analysis_requests")
 
 def drop_schema_12(con: sqlite3.Connection) -> None:
     """Back to schema 11 (if not there already): the triggers, then the tables."""
+    drop_schema_13(con)
     for trigger in SCHEMA_12_TRIGGERS:
         con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     for table in SCHEMA_12_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute("DELETE FROM meta WHERE key = 'replay_views_shape'")
+
+
+#: Schema 13's objects: the head to head by bot, kept by triggers on schema 9's ``league_meetings``.
+SCHEMA_13_TRIGGERS = ("league_bot_meetings_added", "league_bot_meetings_moved", "league_bot_meetings_gone")
+SCHEMA_13_TABLES = ("league_bot_meetings",)
+
+
+def drop_schema_13(con: sqlite3.Connection) -> None:
+    """Back to schema 12 (if not there already): the triggers, then the table."""
+    for trigger in SCHEMA_13_TRIGGERS:
+        con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    for table in SCHEMA_13_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")

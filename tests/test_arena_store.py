@@ -12,6 +12,7 @@ import pytest
 
 from referee.league.authors import author_of_token, new_author, token_sha256
 from referee.results.arena_store import ArenaStore, BoardRow, UploadStep
+from referee.results.league_store import GroupRow, VersionRow
 from referee.results.requests import CarryOutUpload
 from referee.results.rows import decode_record
 from referee.results.schema import make_private
@@ -19,8 +20,8 @@ from referee.results.stamps import stamp
 from referee.results.store import StoreError
 from referee.results.web_queries import WebStore
 from tests.clirun import invoke
-from tests.old_schemas import drop_schema_5, drop_schema_9
-from tests.webdb import build
+from tests.old_schemas import drop_schema_5, drop_schema_9, drop_schema_13
+from tests.webdb import build, game, stored
 
 
 @pytest.fixture
@@ -223,25 +224,75 @@ def test_each_league_games_seats_are_indexed_by_the_trigger_and_by_the_migration
     assert seats_stored(db) == expected
 
 
+def second_alpha(db: Path) -> None:
+    """A second version of alpha (``alpha@2``), at a table of three with alpha@1 and beta@1 in a complete group and
+    one open group's game: a bot whose two versions met, and whose meetings add up two versions'."""
+    with ArenaStore(db) as store:
+        league = store.league()
+        assert league is not None
+        store.add_version(league.id, VersionRow(name="alpha@2", bot="alpha", number=2, author="alice", command=["x"],
+                                                env={}, dir=str(db.parent), sha256="alpha2"))
+        seats = ("alpha@2", "beta@1", "alpha@1")
+        for number, status in ((10, "complete"), (11, None)):
+            store.issue_group(league.id, GroupRow(number=number, deal_seed=number, seats=seats, anchor="alpha@1"))
+            store.save_slots(league.id, [[stored(game(list(seats), 30 + number, f"g{number}", ["", "", ""]),
+                                                 number, 0)]])
+            if status is not None:
+                store.close_group(league.id, number, status)
+
+
 def test_a_bots_meetings_are_counted_over_the_games_its_viewer_may_see(tmp_path: Path) -> None:
-    db = build(tmp_path).path
+    """Each bot's head to head, with and without open groups' games, against a count over the games' records: a
+    game counts once per pair of the bot's version and another bot's version at its table."""
+    db = build(tmp_path, extra_bots={"gamma": "bob"}).path
+    second_alpha(db)
     with WebStore(db) as store:
         league = store.the_league()
         bot_of = {v.name: v.bot for v in store.versions(league.id)}
-        for versions in ([v.name for v in store.versions(league.id)][:1], [v.name for v in store.versions(league.id)]):
+        bots = sorted(set(bot_of.values()))
+        assert len(bots) < len(bot_of)  # a bot with two versions: their meetings are added up
+        for bot in bots:
+            versions = [name for name, of in bot_of.items() if of == bot]
             for with_open in (False, True):
                 shown = [g for g in store.league_games(league.id) if with_open or g.status != "open"]
                 naive: dict[str, list[int]] = {}
                 for game in shown:
-                    mine = [p for p in game.record.players if p in versions]
-                    for other in (p for p in game.record.players if mine and p not in versions):
-                        counts = naive.setdefault(bot_of.get(other, other), [0, 0, 0])
-                        counts[0] += 1
-                        counts[1] += any(p in game.record.fools for p in mine)
-                        counts[2] += other in game.record.fools
-                got = {m.opponent: [m.games, m.fool, m.opponent_fool]
-                       for m in store.meetings(league.id, versions, with_open=with_open)}
-                assert got == naive
+                    for mine in (p for p in game.record.players if p in versions):
+                        for other in (p for p in game.record.players if p not in versions):
+                            counts = naive.setdefault(bot_of.get(other, other), [0, 0, 0])
+                            counts[0] += 1
+                            counts[1] += mine in game.record.fools
+                            counts[2] += other in game.record.fools
+                got = [(m.opponent, [m.games, m.fool, m.opponent_fool])
+                       for m in store.meetings(league.id, bot, versions, with_open=with_open)]
+                assert got == sorted(naive.items())
+
+
+def bot_meetings_summed(con: sqlite3.Connection) -> set[tuple[object, ...]]:
+    """``league_meetings`` added up by bot, in SQL: what ``league_bot_meetings`` must hold."""
+    return set(con.execute(
+        "SELECT m.tournament_id, COALESCE(v.bot, m.version), COALESCE(o.bot, m.opponent), SUM(m.games), SUM(m.fool), "
+        "SUM(m.opponent_fool) FROM league_meetings m "
+        "LEFT JOIN league_versions v ON v.tournament_id = m.tournament_id AND v.name = m.version "
+        "LEFT JOIN league_versions o ON o.tournament_id = m.tournament_id AND o.name = m.opponent "
+        "GROUP BY 1, 2, 3 HAVING SUM(m.games) != 0"))
+
+
+def test_the_head_to_head_by_bot_follows_every_change_of_league_meetings(tmp_path: Path) -> None:
+    """Each trigger of ``league_bot_meetings``: a row of ``league_meetings`` added, changed and deleted (by hand, as
+    the schema-9 backfill empties it), and the sums by bot follow."""
+    db = build(tmp_path).path
+    second_alpha(db)
+    with sqlite3.connect(db) as con:
+        assert set(con.execute("SELECT * FROM league_bot_meetings")) == bot_meetings_summed(con) != set()
+        con.execute("INSERT INTO league_meetings SELECT tournament_id, 'beta@1', 'stranger', 3, 1, 2 "
+                    "FROM league_versions LIMIT 1")
+        con.execute("UPDATE league_meetings SET games = games + 5, fool = fool + 1 WHERE version = 'alpha@2' "
+                    "AND opponent = 'beta@1'")
+        con.execute("DELETE FROM league_meetings WHERE version = 'alpha@1' AND opponent = 'beta@1'")
+        changed = set(con.execute("SELECT * FROM league_bot_meetings"))
+        assert changed == bot_meetings_summed(con)
+        assert any(row[1:3] == ("beta", "stranger") for row in changed)  # no version: a bot of its own
 
 
 def read_side(db: Path) -> dict[str, set[tuple[object, ...]]]:
@@ -251,15 +302,18 @@ def read_side(db: Path) -> dict[str, set[tuple[object, ...]]]:
                                           "FROM league_games")),
                 "verdicts": set(con.execute("SELECT * FROM league_verdicts")),
                 "counts": set(con.execute("SELECT * FROM league_game_counts WHERE games > 0")),
-                "meetings": set(con.execute("SELECT * FROM league_meetings"))}
+                "meetings": set(con.execute("SELECT * FROM league_meetings")),
+                "bot meetings": set(con.execute("SELECT * FROM league_bot_meetings"))}
 
 
 def read_side_from_records(db: Path) -> dict[str, set[tuple[object, ...]]]:
     """The same, counted in Python from every league game's record."""
-    side: dict[str, set[tuple[object, ...]]] = {"games": set(), "verdicts": set(), "counts": set(), "meetings": set()}
+    side: dict[str, set[tuple[object, ...]]] = {"games": set(), "verdicts": set(), "counts": set(), "meetings": set(),
+                                                "bot meetings": set()}
     counts: dict[tuple[int, int], int] = {}
     met: dict[tuple[int, str, str], list[int]] = {}
     with sqlite3.connect(db) as con:
+        bot_of = dict(con.execute("SELECT name, bot FROM league_versions").fetchall())
         rows = con.execute("SELECT g.id, g.tournament_id, g.number, g.deal_key, g.record FROM games g JOIN "
                            "tournaments t ON t.id = g.tournament_id AND t.kind = 'league'").fetchall()
     for game_id, league, number, deal, text in rows:
@@ -276,16 +330,27 @@ def read_side_from_records(db: Path) -> dict[str, set[tuple[object, ...]]]:
                     row[2] += other in record.fools
     side["counts"] = {(*key, n) for key, n in counts.items()}
     side["meetings"] = {(*key, *row) for key, row in met.items()}
+    by_bot: dict[tuple[int, str, str], list[int]] = {}
+    for (league, me, other), row in met.items():  # each pair of versions, added up by their bots
+        summed = by_bot.setdefault((league, bot_of.get(me, me), bot_of.get(other, other)), [0, 0, 0])
+        summed[:] = [a + b for a, b in zip(summed, row, strict=True)]
+    side["bot meetings"] = {(*key, *row) for key, row in by_bot.items()}
     return side
 
 
 def test_the_webs_read_side_is_kept_by_the_triggers_and_filled_by_the_migration(tmp_path: Path) -> None:
     db = build(tmp_path, extra_bots={"gamma": "bob"}).path
+    second_alpha(db)
     expected = read_side_from_records(db)
     assert all(expected.values()) and read_side(db) == expected
     with sqlite3.connect(db) as con:  # a game superseded (moved out of games): out of every count
         con.execute("DELETE FROM games WHERE id = (SELECT MAX(game_id) FROM league_games)")
     expected = read_side_from_records(db)
+    assert read_side(db) == expected
+    with sqlite3.connect(db) as con:  # back to schema 12, as a league of that schema was
+        drop_schema_13(con)
+        con.execute("UPDATE meta SET value = '12' WHERE key = 'schema_version'")
+    ArenaStore(db).close()  # migrated: the head to head by bot filled from league_meetings
     assert read_side(db) == expected
     with sqlite3.connect(db) as con:  # back to schema 8, as a league of that schema was
         drop_schema_9(con)

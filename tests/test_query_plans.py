@@ -30,7 +30,8 @@ from tests.webdb import WebDb, built
 #: Tables that grow with the games stored (or with time: rating points, a table's messages and moves): a query
 #: may read them only by an index's seek or range.
 GAMES_SIZED = frozenset({"games", "superseded_games", "league_seats", "league_games", "league_verdicts",
-                         "league_meetings", "league_groups", "league_rating_history", "human_messages", "human_moves"})
+                         "league_meetings", "league_bot_meetings", "league_groups", "league_rating_history",
+                         "human_messages", "human_moves"})
 VIEWERS = ("admin", "alice", "anonymous")
 #: The games lists' query strings: every filter alone and together, pages by number and by their links' keysets.
 GAMES_QUERIES = ("", "?bot=alpha", "?verdict=crash", "?verdict=any", "?players=2", "?bot=alpha&verdict=any&players=2",
@@ -193,7 +194,7 @@ def test_every_route_is_called_and_none_scans_or_sorts_a_games_sized_table(
               for method in set(getattr(route, "methods", ())) & {"GET", "POST"}}
     assert called == routes
     queries = {sql for sql in statements if not sql.lstrip().upper().startswith(NOT_STATEMENTS)}
-    assert any("league_meetings" in sql for sql in queries)  # the capture saw the pages' reads
+    assert any("league_bot_meetings" in sql for sql in queries)  # the capture saw the pages' reads
     with sqlite3.connect(db.path) as connection:
         bad = {sql: found for sql in sorted(queries) if (found := problems(connection, sql))}
     assert not bad, "\n\n".join(f"{sql}\n  -> {found}" for sql, found in bad.items())

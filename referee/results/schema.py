@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -454,6 +454,61 @@ CREATE TRIGGER IF NOT EXISTS read_mark_analysis_requests_update AFTER UPDATE OF 
     END
 """
 _SCHEMA = _SCHEMA.rstrip() + ";\n" + _ANALYSES.strip()
+#: ``league_bot_meetings`` (schema 13): ``league_meetings`` added up by bot, each version with its bot (a player that
+#: is no version of the league counts as a bot of its own), kept by triggers on ``league_meetings`` in the transaction
+#: that changes it. A bot's head to head is a row per bot it met, read in its order: summed from its versions' rows,
+#: it was a row per version met (626 a bot at 100k games, 2,000 at 1M: every pair of versions has met), a join each
+#: and a sum in Python, a third of a bot page's build. Sums of the version pairs, as the page showed them.
+_BOT_OF = ("COALESCE((SELECT bot FROM league_versions WHERE tournament_id = {row}.tournament_id AND name = {name}), "
+           "{name})")
+_BOT_MEETINGS = """
+CREATE TABLE IF NOT EXISTS league_bot_meetings (
+    tournament_id INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    opponent TEXT NOT NULL,
+    games INTEGER NOT NULL,
+    fool INTEGER NOT NULL,
+    opponent_fool INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, bot, opponent)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS league_bot_meetings_added AFTER INSERT ON league_meetings
+    BEGIN
+    INSERT INTO league_bot_meetings VALUES (NEW.tournament_id, {bot_of_new}, {opponent_of_new}, NEW.games, NEW.fool,
+        NEW.opponent_fool)
+        ON CONFLICT (tournament_id, bot, opponent) DO UPDATE SET games = games + excluded.games,
+        fool = fool + excluded.fool, opponent_fool = opponent_fool + excluded.opponent_fool;
+    END;
+CREATE TRIGGER IF NOT EXISTS league_bot_meetings_moved AFTER UPDATE ON league_meetings
+    BEGIN
+    UPDATE league_bot_meetings SET games = games + NEW.games - OLD.games, fool = fool + NEW.fool - OLD.fool,
+        opponent_fool = opponent_fool + NEW.opponent_fool - OLD.opponent_fool
+        WHERE tournament_id = NEW.tournament_id AND bot = {bot_of_new} AND opponent = {opponent_of_new};
+    DELETE FROM league_bot_meetings WHERE tournament_id = NEW.tournament_id AND bot = {bot_of_new}
+        AND opponent = {opponent_of_new} AND games = 0;
+    END;
+CREATE TRIGGER IF NOT EXISTS league_bot_meetings_gone AFTER DELETE ON league_meetings
+    BEGIN
+    UPDATE league_bot_meetings SET games = games - OLD.games, fool = fool - OLD.fool,
+        opponent_fool = opponent_fool - OLD.opponent_fool
+        WHERE tournament_id = OLD.tournament_id AND bot = {bot_of_old} AND opponent = {opponent_of_old};
+    DELETE FROM league_bot_meetings WHERE tournament_id = OLD.tournament_id AND bot = {bot_of_old}
+        AND opponent = {opponent_of_old} AND games = 0;
+    END
+""".format(bot_of_new=_BOT_OF.format(row="NEW", name="NEW.version"),
+           opponent_of_new=_BOT_OF.format(row="NEW", name="NEW.opponent"),
+           bot_of_old=_BOT_OF.format(row="OLD", name="OLD.version"),
+           opponent_of_old=_BOT_OF.format(row="OLD", name="OLD.opponent"))
+_SCHEMA = _SCHEMA.rstrip() + ";\n" + _BOT_MEETINGS.strip()
+#: ``league_bot_meetings`` filled from ``league_meetings`` (emptied first: a database migrated from schema 8 or older
+#: has had it filled by its triggers as ``league_meetings`` was).
+_BOT_MEETINGS_BACKFILL = """
+DELETE FROM league_bot_meetings;
+INSERT INTO league_bot_meetings SELECT m.tournament_id, COALESCE(v.bot, m.version), COALESCE(o.bot, m.opponent),
+    SUM(m.games), SUM(m.fool), SUM(m.opponent_fool) FROM league_meetings m
+    LEFT JOIN league_versions v ON v.tournament_id = m.tournament_id AND v.name = m.version
+    LEFT JOIN league_versions o ON o.tournament_id = m.tournament_id AND o.name = m.opponent
+    GROUP BY 1, 2, 3
+"""
 #: The read side of a database of schema 8 or older filled from its games and seats (the triggers keep it from then
 #: on); emptied first, so that it is right whatever an older schema's test left in it.
 _READ_SIDE_BACKFILL = """
@@ -514,6 +569,8 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: and the daemon's publisher makes their views, newest first, while the web builds the ones not made yet. And the
 #: post-game analyses authors ask for from the web (:data:`_ANALYSES`): a table, its indexes and the trigger of its
 #: read mark, made by the schema.
+#: Schema 12 -> 13: the head to head by bot (:data:`_BOT_MEETINGS`): a table and triggers made by the schema, filled
+#: from ``league_meetings`` (:data:`_BOT_MEETINGS_BACKFILL`).
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -549,6 +606,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     9: "",
     10: "",
     11: "",
+    12: "",
 }
 
 
@@ -679,6 +737,9 @@ def _prepare_schema(db: sqlite3.Connection) -> None:
                 db.execute(statement)
         if 0 < version < 12:
             db.execute(_REPLAY_VIEWS_BACKFILL)
+        if 0 < version < 13:
+            for statement in _statements(_BOT_MEETINGS_BACKFILL):
+                db.execute(statement)
         db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         db.execute("COMMIT")
     except BaseException:

@@ -380,26 +380,15 @@ class WebStore(ArenaStore):
                               f"{where}", (*chosen, league_id, *params))
         return int(row["games"]) if row else 0
 
-    def meetings(self, league_id: int, versions: list[str], *, with_open: bool) -> list[Meetings]:
-        """Each other bot met by ``versions`` (one bot's) in games the viewer may see (open groups' only
-        ``with_open``), its versions added up, by name: read from ``league_meetings`` (kept as games are stored), each
-        opponent version with its bot (a player that is no version of the league counts as a bot of its own), less
-        the meetings in open groups' games. Summed in one pass (a bot meets some 1,000 versions)."""
-        marks = ", ".join("?" * len(versions)) or "NULL"
-        met: dict[str, list[int]] = {}
-        for bot, games, fool, opponent_fool in self._query(
-                f"SELECT COALESCE(v.bot, m.opponent), m.games, m.fool, m.opponent_fool FROM league_meetings m "
-                f"LEFT JOIN league_versions v ON v.tournament_id = m.tournament_id AND v.name = m.opponent "
-                f"WHERE m.tournament_id = ? AND m.version IN ({marks}) AND m.opponent NOT IN ({marks})",
-                (league_id, *versions, *versions)):
-            counts = met.get(bot)
-            if counts is None:
-                met[bot] = [games, fool, opponent_fool]
-            else:
-                counts[0] += games
-                counts[1] += fool
-                counts[2] += opponent_fool
+    def meetings(self, league_id: int, bot: str, versions: list[str], *, with_open: bool) -> list[Meetings]:
+        """Each other bot met by ``bot`` (whose versions are ``versions``) in games the viewer may see (open groups'
+        only ``with_open``), its versions added up, by name: read from ``league_bot_meetings`` (kept as games are
+        stored: a row per bot met, in its order), less the meetings in open groups' games."""
+        met = {opponent: [games, fool, opponent_fool] for opponent, games, fool, opponent_fool in self._query(
+            "SELECT opponent, games, fool, opponent_fool FROM league_bot_meetings "
+            "WHERE tournament_id = ? AND bot = ? AND opponent != ? ORDER BY opponent", (league_id, bot, bot))}
         if not with_open:
+            marks = ", ".join("?" * len(versions)) or "NULL"
             for row in self._query(
                     "SELECT COALESCE(v.bot, o.version) AS opponent, s.fool AS fool, o.fool AS opponent_fool " +
                     _OPEN_GROUPS.format(
@@ -412,7 +401,7 @@ class WebStore(ArenaStore):
                 counts[0] -= 1
                 counts[1] -= row["fool"]
                 counts[2] -= row["opponent_fool"]
-        return [Meetings(opponent, *counts) for opponent, counts in sorted(met.items()) if counts[0] > 0]
+        return [Meetings(opponent, *counts) for opponent, counts in met.items() if counts[0] > 0]
 
     def verdict_counts(self, league_id: int, versions: list[str], *, with_open: bool) -> dict[str, int]:
         """How many of ``versions``' shown games ended in a verdict against them, by kind: each version's seats

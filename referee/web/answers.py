@@ -126,14 +126,14 @@ class Answers:
         names, with_open = [v.name for v in versions], self._query(None).with_open
         recent = self.store.league_games(self.league.id, replace(self._query(name), newest_first=True, limit=20))
         return models.BotOut(name=name, author=author, versions=shown, history=history,
-                             head_to_head=self._head_to_head(names, with_open),
+                             head_to_head=self._head_to_head(name, names, with_open),
                              verdict_kinds=self.store.verdict_counts(self.league.id, names, with_open=with_open),
                              games=[self._line(g) for g in recent if self._sight(g) is not Sight.HIDDEN])
 
-    def _head_to_head(self, versions: list[str], with_open: bool) -> list[models.HeadToHead]:
-        """The bot's meetings with each other bot (their versions added up), by name."""
+    def _head_to_head(self, bot: str, versions: list[str], with_open: bool) -> list[models.HeadToHead]:
+        """The bot's (``versions``') meetings with each other bot (their versions added up), by name."""
         return [models.HeadToHead(opponent=m.opponent, games=m.games, fool=m.fool, opponent_fool=m.opponent_fool)
-                for m in self.store.meetings(self.league.id, versions, with_open=with_open)]
+                for m in self.store.meetings(self.league.id, bot, versions, with_open=with_open)]
 
     # -- games ----------------------------------------------------------------------------
 
