@@ -74,8 +74,13 @@ def bare_app(pages: dict[str, tuple[str, bytes]]) -> Litestar:
 
 
 def bare_from_environment() -> Litestar:
-    """The bare stack of a worker process (uvicorn's factory)."""
-    return bare_app(load_pages(Path(os.environ[PAGES_ENV])))
+    """The bare stack of a worker process (uvicorn's factory), its garbage collector set as a ``durak serve``
+    worker's."""
+    from referee.web.serving import settle_collector
+
+    app = bare_app(load_pages(Path(os.environ[PAGES_ENV])))
+    settle_collector()
+    return app
 
 
 def plain_uvicorn() -> None:

@@ -1,9 +1,10 @@
 """``durak serve`` as a process: started as root it serves as nobody (read from /proc), over a database shared with
 nobody's group; a non-loopback host needs --public; a database it cannot serve is refused in one line; the access
-log never holds a token."""
+log never holds a token; a worker's garbage collector is set for serving."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -21,6 +22,7 @@ import pytest
 
 from referee.cli.serve import SHUTDOWN_GRACE_SECONDS
 from referee.results.arena_store import ArenaStore
+from referee.web.serving import YOUNG_COLLECTION
 from tests.webdb import WebDb, build, why_nobody_cannot_serve
 from tests.webkit import free_port
 
@@ -147,3 +149,18 @@ def test_a_database_without_a_league_or_of_an_older_schema_is_refused(tmp_path: 
     server = durak("serve", str(league.path), cwd=tmp_path)
     _, err = server.communicate(timeout=30)
     assert server.returncode == 6 and len(err.splitlines()) == 1 and "has database schema 4" in err
+
+
+def test_a_workers_collector_is_set_for_serving(league: WebDb) -> None:
+    """The app of a ``durak serve`` worker (uvicorn's factory, in a process of its own) leaves the start's objects
+    frozen out of collections and the youngest generation collected every YOUNG_COLLECTION allocations; the control:
+    the same interpreter before it has CPython's defaults."""
+    probe = ("import gc, json; before = (gc.get_freeze_count(), gc.get_threshold()[0]); "
+             "from referee.web.app import app_from_environment; app_from_environment(); "
+             "print(json.dumps([before, (gc.get_freeze_count(), gc.get_threshold()[0])]))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DURAK_WEB_DB": str(league.path)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120,
+                          check=True)
+    (frozen_before, young_before), (frozen, young) = json.loads(done.stdout)
+    assert (frozen_before, young_before) == (0, 700)
+    assert frozen > 10_000 and young == YOUNG_COLLECTION

@@ -30,6 +30,7 @@ from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
 from referee.web.page_values import template_globals
 from referee.web.published import Lag, Published
 from referee.web.refusals import DOMAIN, Refused, refusal
+from referee.web.serving import settle_collector
 from referee.web.settings import WebSettings
 from referee.web.shown import CATCH_UP, LAGGING
 from referee.web.static import favicon, static_file
@@ -144,4 +145,6 @@ def app_from_environment() -> Litestar:
     import msgspec
 
     settings = msgspec.json.decode(os.environ.get(SETTINGS_ENV, "{}"), type=WebSettings)
-    return create_app(os.environ[DB_ENV], settings)
+    app = create_app(os.environ[DB_ENV], settings)
+    settle_collector()
+    return app

@@ -9,12 +9,14 @@ clients liked). Each protocol here adds the missing bound: a connection waiting 
 or one whose last answer is sent) is closed after :data:`HEADER_SECONDS` unless a whole header block came. With
 httptools, which buffers a header block whatever its size, the block's bytes are bounded here too
 (:data:`HEADER_BYTES`, as h11's). A request whose headers came is the app's: a write's body is read only once its
-credential is checked (:mod:`referee.web.admission`).
+credential is checked (:mod:`referee.web.admission`). And a worker's garbage collector, set for serving
+(:func:`settle_collector`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -32,6 +34,8 @@ HEADER_BYTES = 16 * 1024
 KEEP_ALIVE_SECONDS = 5
 #: Connections and requests at once (uvicorn's ``limit_concurrency``): past it, a new request gets 503.
 CONCURRENCY = 1024
+#: Allocations (less deallocations) between two collections of a worker's youngest generation (CPython's is 700).
+YOUNG_COLLECTION = 10_000
 
 
 class _HeaderClock:
@@ -125,3 +129,14 @@ def uvicorn_options(header_seconds: float = HEADER_SECONDS, protocol: type[_Head
         protocol = type(f"Short{protocol.__name__}", (protocol,), {"header_seconds": header_seconds})
     return {"http": protocol, "timeout_keep_alive": KEEP_ALIVE_SECONDS, "limit_concurrency": CONCURRENCY,
             "h11_max_incomplete_event_size": HEADER_BYTES}
+
+
+def settle_collector() -> None:
+    """A worker process's garbage collector set for serving, once its app is made. What the start made (the app, its
+    routes, templates and league facts: never garbage) is frozen out of every later collection (``gc.freeze``),
+    and the youngest generation is collected every :data:`YOUNG_COLLECTION` allocations. A page's build makes
+    thousands of objects that live for the build: under the web bench's crowd (100k games, 50 clients, the daemon
+    writing) a worker ran 2,371 young, 216 middle and 17 full collections in a minute, each full one 54 ms through
+    the start's objects: 1.4 s of CPU, against 0.08 s so (no full collection in that minute)."""
+    gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
