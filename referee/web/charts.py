@@ -57,12 +57,16 @@ def rating_chart(history: list[RatingPointOut], *, bands: bool = True, left: int
     def y(elo: float) -> float:
         return PAD + (HEIGHT - 2 * PAD) * (1 - (elo - low) / (high - low))
 
+    # Each refit's x written once (a bot's page draws some 300 points, three times each: line, band up, band down).
+    drawn_x = {fitted: f"{x(fitted):.1f}" for fitted in times}
     series = []
     for slot, version in enumerate(dict.fromkeys(p.version for p in history)):
         points = [p for p in history if p.version == version]
-        line = " ".join(f"{x(p.fitted):.1f},{y(p.elo):.1f}" for p in points)
-        upper = [f"{x(p.fitted):.1f},{y(p.elo + 1.96 * (p.sd or 0.0)):.1f}" for p in points]
-        lower = [f"{x(p.fitted):.1f},{y(p.elo - 1.96 * (p.sd or 0.0)):.1f}" for p in reversed(points)]
+        xs = [drawn_x[p.fitted] for p in points]
+        line = " ".join([f"{at},{y(p.elo):.1f}" for at, p in zip(xs, points, strict=True)])
+        band = [(p.elo, 1.96 * (p.sd or 0.0)) for p in points]
+        upper = [f"{at},{y(elo + half):.1f}" for at, (elo, half) in zip(xs, band, strict=True)]
+        lower = [f"{at},{y(elo - half):.1f}" for at, (elo, half) in zip(reversed(xs), reversed(band), strict=True)]
         end = (round(x(points[-1].fitted), 1), round(y(points[-1].elo), 1))
         series.append(Series(version, line, " ".join(upper + lower), slot, end))
     return Chart(series, low, high, times[0], times[-1], left)
