@@ -62,6 +62,7 @@ class Answers:
         self.store, self.viewer = store, viewer
         self.league = facts.league
         self.versions: dict[str, VersionRow] = facts.versions
+        self._by_bot = facts.by_bot
 
     # -- the board and bots ---------------------------------------------------------------
 
@@ -112,7 +113,7 @@ class Answers:
 
     def bot(self, name: str) -> models.BotOut | None:
         """A bot's page (None: no such bot)."""
-        versions = [v for v in self.versions.values() if v.bot == name]
+        versions = self._by_bot.get(name, [])
         if not versions:
             return None
         author = versions[-1].author
@@ -165,7 +166,7 @@ class Answers:
 
     def _query(self, bot: str | None, **more: Any) -> GameQuery:
         """The SQL side of what this viewer may list: open groups' games for the admin only; ``bot``'s versions."""
-        players = None if bot is None else tuple(name for name, v in self.versions.items() if v.bot == bot)
+        players = None if bot is None else tuple(v.name for v in self._by_bot.get(bot, ()))
         return GameQuery(with_open=sight(self.viewer, AdminSubject()) is Sight.ALL, players=players, **more)
 
     def game(self, number: int, *, quick: bool = False) -> models.GameOut | models.KeptGameOut | None:
