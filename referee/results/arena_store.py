@@ -336,10 +336,9 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
     def rating_history(self, league_id: int, versions: list[str]) -> list[RatingPoint]:
         """The rating history of ``versions``, oldest first (points of one refit by version): each version's from
         the primary key, merged here (sorted in SQL, the points of every version went through a temp B-tree)."""
-        points = [RatingPoint(version=row["version"], fitted=row["fitted"], elo=row["elo"], sd=row["sd"],
-                              games=row["games"]) for version in sorted(set(versions)) for row in self._query(
-            "SELECT * FROM league_rating_history WHERE tournament_id = ? AND version = ? ORDER BY fitted",
-            (league_id, version))]
+        points = [RatingPoint(*row) for version in sorted(set(versions)) for row in self._query(  # its fields' order
+            "SELECT version, fitted, elo, sd, games FROM league_rating_history WHERE tournament_id = ? AND version = ? "
+            "ORDER BY fitted", (league_id, version))]
         return sorted(points, key=lambda point: point.fitted)
 
 

@@ -389,7 +389,7 @@ class WebStore(ArenaStore):
         """Each other bot met by ``bot`` (whose versions are ``versions``) in games the viewer may see (open groups'
         only ``with_open``), its versions added up, by name: read from ``league_bot_meetings`` (kept as games are
         stored: a row per bot met, in its order), less the meetings in open groups' games."""
-        met = {opponent: [games, fool, opponent_fool] for opponent, games, fool, opponent_fool in self._query(
+        met = {opponent: [games, fool, opponent_fool] for opponent, games, fool, opponent_fool in self._tuples(
             "SELECT opponent, games, fool, opponent_fool FROM league_bot_meetings "
             "WHERE tournament_id = ? AND bot = ? AND opponent != ? ORDER BY opponent", (league_id, bot, bot))}
         if not with_open:
