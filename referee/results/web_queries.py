@@ -329,7 +329,9 @@ class WebStore(ArenaStore):
                  for row in self._query(f"SELECT {_GAME_COLUMNS} WHERE g.id IN "
                                         f"({', '.join('?' * len(ids[chunk:chunk + _IDS_AT_ONCE]))})",
                                         tuple(ids[chunk:chunk + _IDS_AT_ONCE]))}
-        return [games[game_id] for game_id in ids]
+        # A signed-in viewer's page reads outside one read transaction: a game superseded between the two reads is
+        # left out, not an error.
+        return [games[game_id] for game_id in ids if game_id in games]
 
     def _game_id_from(self, league_id: int, number: int, *, above: bool) -> int:
         """The id that bounds the league's games numbered from ``number`` up (``above``) or down: the first of
