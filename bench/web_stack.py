@@ -9,7 +9,8 @@ bench/web_load.py's mix with the bytes and media type the arena gave for one URL
 file of :func:`save_pages`), whatever the URL's bot, game or page, under uvicorn exactly as ``durak serve`` runs
 it: the same ``uvicorn.Config`` (``uvicorn_options()``: the header-bound protocol, keep-alive and concurrency
 bounds; no proxy headers, no server header, log level info, the same graceful shutdown), the same socket
-(:func:`referee.web.privileges.bind`), the same workers (``uvicorn.supervisors.Multiprocess`` past one).
+(:func:`referee.web.privileges.bind`), the same workers (``uvicorn.supervisors.Multiprocess`` past one), each
+worker's garbage collector set as a ``durak serve`` worker's (:func:`referee.web.serving.settle_collector`).
 
 With ``DURAK_BENCH_UVICORN=plain`` in the environment, either server runs on uvicorn's plain stack instead of the
 best installed: ``loop="asyncio"`` (not uvloop) and h11 (``HeaderBoundH11Protocol``, durak serve's h11 protocol,
