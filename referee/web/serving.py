@@ -133,10 +133,10 @@ def uvicorn_options(header_seconds: float = HEADER_SECONDS, protocol: type[_Head
 
 def settle_collector() -> None:
     """A worker process's garbage collector set for serving, once its app is made. What the start made (the app, its
-    routes, templates and league facts: never garbage) is frozen out of every later collection (``gc.freeze``),
-    and the youngest generation is collected every :data:`YOUNG_COLLECTION` allocations. A page's build makes
-    thousands of objects that live for the build: under the web bench's crowd (100k games, 50 clients, the daemon
-    writing) a worker ran 2,371 young, 216 middle and 17 full collections in a minute, each full one 54 ms through
-    the start's objects: 1.4 s of CPU, against 0.08 s so (no full collection in that minute)."""
+    routes and templates: never garbage) is frozen out of every later collection (``gc.freeze``), and the youngest
+    generation is collected every :data:`YOUNG_COLLECTION` allocations. A page's build makes thousands of objects
+    that live for the build: under the web bench's crowd (100k games, 50 clients, the daemon writing) a worker ran
+    2,371 young, 216 middle and 17 full collections in a minute, each full one 54 ms through the start's objects:
+    1.4 s of CPU, against 0.08 s so (no full collection in the same minute)."""
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
