@@ -4,31 +4,19 @@ replay pages of real games are held to the render by tests/test_replay_views.py.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jinja2 import DictLoader, Environment, PackageLoader, select_autoescape
+from jinja2 import DictLoader
 from markupsafe import Markup
 
 from referee.report.page import VIEWER_BODY, script_json
-from referee.text import visible_value
 from referee.web import models
+from referee.web.app import template_environment
 from referee.web.frames import Frame, replay_frame
-from referee.web.page_values import template_globals
 from referee.web.visibility import ANONYMOUS
 
-
-def environment(loader: Any) -> Environment:
-    """An environment as the arena makes its own (referee/web/app.py)."""
-    env = Environment(loader=loader, autoescape=select_autoescape(default=True, default_for_string=True),
-                      finalize=visible_value, auto_reload=False)
-    env.globals.update(template_globals())
-    return env
-
-
-ARENA = environment(PackageLoader("referee.web", "templates"))
+ARENA = template_environment()  # the arena's own environment
 FRAME = replay_frame(ARENA, VIEWER_BODY)
 
 
@@ -49,8 +37,9 @@ def test_a_replay_page_joined_from_its_frame_is_the_templates_render(title: str,
 
 
 def test_a_template_that_filters_a_hole_is_rendered_not_joined() -> None:
-    env = environment(DictLoader({"page.html": "<h1>{{ title | upper }}</h1><p>{{ title }}</p>{{ data | safe }}",
-                                  "plain.html": "<h1>{{ title }}</h1><p>{{ title }}</p>{{ data | safe }}"}))
+    env = template_environment(DictLoader({
+        "page.html": "<h1>{{ title | upper }}</h1><p>{{ title }}</p>{{ data | safe }}",
+        "plain.html": "<h1>{{ title }}</h1><p>{{ title }}</p>{{ data | safe }}"}))
 
     def frame(name: str) -> Frame:
         return Frame(env, name, text=("title",), markup=("data",), shape=dict)

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import BaseLoader, Environment, PackageLoader, select_autoescape
 from litestar import Litestar, MediaType, Request, Response
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
@@ -48,19 +48,25 @@ _SECURITY_NAMES = frozenset(name for name, _ in _SECURITY_PAIRS)
 _NO_STORE = (b"cache-control", b"no-store")
 
 
-def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Litestar:
-    """The web app over a league's database. :raises StoreError: no database, another schema, or no league."""
-    settings = settings or WebSettings()
-    with WebStore(db_path) as store:
-        store.the_league()
-        key = store.web_key()
-    templates = Environment(loader=PackageLoader("referee.web", "templates"),
+def template_environment(loader: BaseLoader | None = None) -> Environment:
+    """The pages' Jinja environment, over ``loader`` (default: the package's templates; a test's own)."""
+    templates = Environment(loader=loader or PackageLoader("referee.web", "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True),
                             finalize=visible_value,  # every {{ ... }}: entrant text with its controls escaped
                             # the package's templates do not change under a running server: with the default,
                             # every page built looked at each of its templates' files (a stat)
                             auto_reload=False)
     templates.globals.update(template_globals())  # what templates are told by the Python that owns it
+    return templates
+
+
+def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Litestar:
+    """The web app over a league's database. :raises StoreError: no database, another schema, or no league."""
+    settings = settings or WebSettings()
+    with WebStore(db_path) as store:
+        store.the_league()
+        key = store.web_key()
+    templates = template_environment()
     state = WebState(db_path=Path(db_path), settings=settings, key=key,
                      address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
