@@ -372,18 +372,26 @@ def load_cells(run: Run, stack: str, server: subprocess.Popen[bytes], port: int)
             seconds, think = (args.seconds, 0.0) if mode == "back-to-back" else (args.paced_seconds, args.think)
             load = Load(clients, 0, seconds, run.bots, args.seed + clients, run.games, args.timeout, args.mix, think)
             spy = profiler(run, stack, server, mode, clients, seconds)
-            cpu, client = group_cpu(server.pid), time.process_time()
-            wall = run_load(load, port)
-            if spy is not None:
-                spy.wait()
-            cpu, client = group_cpu(server.pid) - cpu, time.process_time() - client
-            if server.poll() is not None:
-                raise SystemExit(f"the {stack} server exited with {server.returncode} during its load")
-            rows = summary(load.samples, wall)
+            rows, wall, cpu, client = loaded(stack, server, port, load, spy)
             answers = max(1, rows[-1]["requests"])
             run.cells.append({"stack": stack, "mode": mode, "clients": clients, "seconds": round(wall, 1),
                               "server_cpu_ms_per_request": round(cpu * 1000 / answers, 3),
                               "client_cpu_ms_per_request": round(client * 1000 / answers, 3), "routes": rows})
+
+
+def loaded(stack: str, server: subprocess.Popen[bytes], port: int, load: Load,
+           spy: subprocess.Popen[bytes] | None = None) -> tuple[list[dict[str, Any]], float, float, float]:
+    """``load`` on the server at ``port`` (``spy``: a profiler sampling it, waited for): its summary by route, its
+    wall time, and the server's and this process's (the clients') CPU seconds over it. :raises SystemExit: the
+    server exited during the load."""
+    cpu, client = group_cpu(server.pid), time.process_time()
+    wall = run_load(load, port)
+    if spy is not None:
+        spy.wait()
+    cpu, client = group_cpu(server.pid) - cpu, time.process_time() - client
+    if server.poll() is not None:
+        raise SystemExit(f"the {stack} server exited with {server.returncode} during its load")
+    return summary(load.samples, wall), wall, cpu, client
 
 
 def alternate(run: Run, stacks: dict[str, tuple[subprocess.Popen[bytes], int]]) -> None:
@@ -398,10 +406,8 @@ def alternate(run: Run, stacks: dict[str, tuple[subprocess.Popen[bytes], int]]) 
         for stack in order:
             server, port = stacks[stack]
             load = Load(clients, 0, args.seconds, run.bots, args.seed + 7 * number, run.games, args.timeout, args.mix)
-            cpu = group_cpu(server.pid)
-            wall = run_load(load, port)
-            cpu = group_cpu(server.pid) - cpu
-            overall = summary(load.samples, wall)[-1]
+            rows, _, cpu, _ = loaded(stack, server, port, load)
+            overall = rows[-1]
             done[stack] = {"requests_per_s": overall["requests_per_s"], "not_200": overall["not_200"],
                            "p99_ms": overall["p99_ms"],
                            "server_cpu_ms_per_request": round(cpu * 1000 / max(1, overall["requests"]), 3)}
