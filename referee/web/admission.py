@@ -8,7 +8,8 @@ raised there is answered by the app's exception handlers, as a guard's is. (It w
 each guard a copy of the route's handler, and a kept page's request took 42 us of the app's CPU, 34.5 without.)
 So here, in this order:
 
-1. the client address's rate limit (429 with ``Retry-After``);
+1. the client address's rate limit (429 with ``Retry-After``): one token per request, taken here unless the front
+   took it when it looked at the request first (:mod:`referee.web.front`);
 2. a write (POST, PUT, PATCH, DELETE) other than the login form's needs a credential that holds now: a Bearer
    token of an author not revoked, or a live session cookie; without one, 401 before a byte of its body is read
    (uvicorn buffers at most 64 KiB of a body the app has not asked for, then stops reading the socket);
@@ -36,6 +37,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from referee.results.web_queries import WebStore
 from referee.web import auth
 from referee.web.context import UNSAFE, WebState
+from referee.web.front import ADDRESS_WAIT
 from referee.web.limits import client_address, retry_after
 from referee.web.refusals import NOT_FOUND, Refused
 
@@ -63,9 +65,11 @@ async def admit(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRou
     """What a request passes first (see the module's text). :raises TooManyRequestsException, NotAuthorizedException,
     NotFoundException, Refused: in that order of checks."""
     web: WebState = connection.app.state["web"]
-    peer = connection.client.host if connection.client else None
-    address = client_address(peer, connection.headers.getall("x-forwarded-for", []), web.settings.trusted_proxies)
-    wait = web.address_limits.take(f"address:{address}")
+    wait = connection.scope.get("state", {}).pop(ADDRESS_WAIT, None)  # the front took this request's token
+    if wait is None:
+        peer = connection.client.host if connection.client else None
+        address = client_address(peer, connection.headers.getall("x-forwarded-for", []), web.settings.trusted_proxies)
+        wait = web.address_limits.take(f"address:{address}")
     if wait:
         raise TooManyRequestsException("rate limit", headers={"Retry-After": retry_after(wait)})
     writes = connection.scope.get("method") in UNSAFE and connection.scope["path"] not in ANONYMOUS_WRITES

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import BaseLoader, Environment, PackageLoader, select_autoescape
 from litestar import Litestar, MediaType, Request, Response
 from litestar.datastructures import State
+from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.types import Message, Scope
+from litestar.types import HTTPScope, LifeSpanReceive, LifeSpanScope, LifeSpanSend, Message, Receive, Scope, Send
 
 from referee import __version__
 from referee.report.page import VIEWER_BODY
@@ -26,6 +27,8 @@ from referee.web import api, auth, live, pages, table_events, tables
 from referee.web.admission import admission
 from referee.web.context import WebState
 from referee.web.frames import replay_frame
+from referee.web.front import Front
+from referee.web.headers import SECURITY_PAIRS
 from referee.web.limits import RateLimiter, StreamSlots, give_back_leases
 from referee.web.page_values import template_globals
 from referee.web.published import Lag, Published
@@ -35,16 +38,7 @@ from referee.web.settings import WebSettings
 from referee.web.shown import CATCH_UP, LAGGING
 from referee.web.static import favicon, static_file
 
-#: Every answer's headers (a strict CSP: scripts and styles only from /static, nothing framed or posted elsewhere).
-SECURITY_HEADERS = {
-    "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "x-frame-options": "DENY",
-}
-_SECURITY_PAIRS = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
-_SECURITY_NAMES = frozenset(name for name, _ in _SECURITY_PAIRS)
+_SECURITY_NAMES = frozenset(name for name, _ in SECURITY_PAIRS)
 _NO_STORE = (b"cache-control", b"no-store")
 
 
@@ -60,22 +54,24 @@ def template_environment(loader: BaseLoader | None = None) -> Environment:
     return templates
 
 
-def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Litestar:
+def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Arena:
     """The web app over a league's database. :raises StoreError: no database, another schema, or no league."""
     settings = settings or WebSettings()
     with WebStore(db_path) as store:
         store.the_league()
         key = store.web_key()
     templates = template_environment()
-    state = WebState(db_path=Path(db_path), settings=settings, key=key,
-                     address_limits=RateLimiter(settings.rate_per_second, settings.rate_burst),
+    published = Published(Path(db_path), settings.kept_bytes, settings.marks_seconds,
+                          lag=Lag(LAGGING, settings.games_seconds, CATCH_UP))
+    address_limits = RateLimiter(settings.rate_per_second, settings.rate_burst)
+    state = WebState(db_path=Path(db_path), settings=settings, key=key, address_limits=address_limits,
                      author_limits=RateLimiter(settings.rate_per_second, settings.rate_burst), templates=templates,
                      move_limits=RateLimiter(settings.moves_per_second, settings.moves_burst),
                      table_streams=StreamSlots(settings.table_streams_per_author, settings.table_streams_total),
-                     published=Published(Path(db_path), settings.kept_bytes, settings.marks_seconds,
-                                         lag=Lag(LAGGING, settings.games_seconds, CATCH_UP)),
-                     replay_frame=replay_frame(templates, VIEWER_BODY))
-    return Litestar(
+                     published=published, replay_frame=replay_frame(templates, VIEWER_BODY),
+                     front=Front(published, address_limits, settings.trusted_proxies, settings.public_seconds))
+    return Arena(
+        state.front,
         route_handlers=[*api.ROUTES, *pages.ROUTES, *tables.ROUTES, *table_events.ROUTES, *live.ROUTES, static_file,
                         favicon],
         state=_state(state),
@@ -91,6 +87,23 @@ def create_app(db_path: str | Path, settings: WebSettings | None = None) -> Lite
             security=[{"bearer": []}]),
         debug=False,
     )
+
+
+class Arena(Litestar):
+    """The app, with the front before it: an anonymous ``GET`` of a URL whose page is kept and current is answered
+    from those bytes before Litestar routes it (:mod:`referee.web.front`); every other request is Litestar's."""
+
+    __slots__ = ("front",)
+
+    def __init__(self, front: Front, **config: Any) -> None:
+        super().__init__(**config)
+        self.front = front
+
+    async def __call__(self, scope: Scope | LifeSpanScope, receive: Receive | LifeSpanReceive,
+                       send: Send | LifeSpanSend) -> None:
+        if scope["type"] == ScopeType.HTTP and await self.front.answer(cast(HTTPScope, scope), cast(Send, send)):
+            return
+        await super().__call__(scope, receive, send)
 
 
 def _state(web: WebState) -> State:
@@ -109,7 +122,7 @@ async def _security_headers(message: Message, scope: Scope) -> None:
     names = {name.lower() for name, _ in sent}
     if not names.isdisjoint(_SECURITY_NAMES):
         sent[:] = [(name, value) for name, value in sent if name.lower() not in _SECURITY_NAMES]
-    sent.extend(_SECURITY_PAIRS)
+    sent.extend(SECURITY_PAIRS)
     if b"cache-control" not in names:
         sent.append(_NO_STORE)
     state = scope.get("state") or {}

@@ -36,6 +36,7 @@ from referee.results.web_queries import WebStore
 from referee.web import auth
 from referee.web.answers import Answers
 from referee.web.frames import Frame
+from referee.web.front import Front
 from referee.web.limits import RateLimiter, StreamSlots, retry_after
 from referee.web.published import Published
 from referee.web.refusals import NOT_FOUND
@@ -62,6 +63,7 @@ class WebState:
     table_streams: StreamSlots  # the card tables' open event streams
     published: Published  # the pages kept for anonymous visitors, and the league's facts
     replay_frame: Frame  # a replay's page for anyone not signed in, drawn as a join (referee.web.frames)
+    front: Front  # the kept pages answered before the app routes a request (referee.web.front)
 
 
 @dataclass(frozen=True)

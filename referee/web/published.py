@@ -38,6 +38,8 @@ from referee.results.web_queries import WebStore
 
 #: The marks every page depends on: the league's versions (names, bots, authors, states) and its row.
 LEAGUE: tuple[str, ...] = ("versions", "league")
+#: A kept page's ``Vary``: it is what a request without credentials gets (:mod:`referee.web.shown`).
+VARY = "Cookie, Authorization"
 #: Build locks, by a page key's hash: a page is built by one thread at a time (others wait for its bytes).
 _STRIPES = 64
 
@@ -66,12 +68,23 @@ class LeagueFacts:
 
 @dataclass(frozen=True)
 class Page:
-    """A page's bytes as sent, with its validators."""
+    """A page's bytes as sent, with its validators; and its own headers as an answer sends them (made once, not per
+    request: :mod:`referee.web.front`)."""
 
     body: bytes
     media_type: str
     etag: str  # a strong validator: the body's hash, quoted
     modified: str  # an HTTP date: when the latest mark the page depends on moved
+    validators: tuple[tuple[bytes, bytes], ...] = field(init=False, repr=False)  # ETag, Last-Modified, Vary
+    entity: tuple[tuple[bytes, bytes], ...] = field(init=False, repr=False)  # Content-Type, Content-Length
+
+    def __post_init__(self) -> None:
+        # The charset Litestar adds to a text type's Content-Type; the Vary of every kept page (it is anonymous).
+        kind = f"{self.media_type}; charset=utf-8" if self.media_type.startswith("text/") else self.media_type
+        object.__setattr__(self, "validators", ((b"etag", self.etag.encode()),
+                                                (b"last-modified", self.modified.encode()), (b"vary", VARY.encode())))
+        object.__setattr__(self, "entity", ((b"content-type", kind.encode()),
+                                            (b"content-length", str(len(self.body)).encode())))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from referee.results.web_queries import WebStore
 from referee.web import auth, models
 from referee.web.answers import Answers, GameFilter
 from referee.web.context import Context, WebState, context, web_state
-from referee.web.published import LEAGUE, LeagueFacts, Page
+from referee.web.front import Shelf, etag_matches
+from referee.web.published import LEAGUE, VARY, LeagueFacts, Page
 from referee.web.refusals import NOT_FOUND
 from referee.web.visibility import ANONYMOUS
 
@@ -102,6 +103,7 @@ async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make, pool
     if page is None:
         page = await anyio.to_thread.run_sync(web.published.make, key, depends, partial(_for_anyone, web, make),
                                               pool)
+    web.front.remember(request.scope, Shelf(key, depends, pool))  # the next ask of this URL: answered in front
     return _answer(request, page, web.settings.public_seconds)
 
 
@@ -137,15 +139,10 @@ def encoded(made: str | msgspec.Struct) -> tuple[bytes, str]:
 
 
 def _answer(request: Req, page: Page, seconds: int) -> Response[Any]:
-    headers = {"etag": page.etag, "last-modified": page.modified, "vary": "Cookie, Authorization",
+    """The kept page's answer, as the front sends it (:func:`referee.web.front.send_page`: the same bytes)."""
+    headers = {"etag": page.etag, "last-modified": page.modified, "vary": VARY,
                "cache-control": f"public, max-age={seconds}"}
-    if _matches(request.headers.get("if-none-match"), page.etag):
+    asked = request.headers.get("if-none-match")
+    if asked and etag_matches(asked, page.etag):
         return Response(None, status_code=304, headers=headers)
     return Response(page.body, media_type=page.media_type, headers=headers)
-
-
-def _matches(asked: str | None, etag: str) -> bool:
-    """Whether ``If-None-Match`` names the page's ETag (weakly compared, as RFC 9110 says for GET)."""
-    if not asked:
-        return False
-    return any(tag.strip().removeprefix("W/") in (etag, "*") for tag in asked.split(","))
