@@ -1,6 +1,8 @@
-"""The web server's connection writes only the web's tables (referee/results/schema.py ``WEB_WRITES``): a write of
-the daemon's, through the web's store (which inherits the daemon's methods) or as raw SQL, is refused by SQLite;
-the web's own writes go through. The control: the same daemon writes through the daemon's store go through."""
+"""The web server's store writes only the web's tables: its class has none of the daemon's writes (the methods of
+the ``...Store`` classes; the control: the daemon's store has them all), and its connection
+(referee/results/schema.py ``WEB_WRITES``) refuses a write of the daemon's, the daemon's method run on it anyway or
+raw SQL; the web's own writes go through. The control: the same daemon writes through the daemon's store go
+through."""
 
 from __future__ import annotations
 
@@ -20,19 +22,35 @@ from tests.webkit import base, db
 
 __all__ = ["base", "db"]  # the fixtures, used by name
 
-#: The daemon's writes, each as a call on a store and the league's id (the destructive ones last).
+#: The daemon's writes, each as a call on a store and the league's id (the destructive ones last): the daemon's
+#: methods called on whichever store is given (the web's has none of them as its own).
 DAEMON_WRITES: dict[str, Callable[[Any, int], object]] = {
-    "save_board": lambda store, league: store.save_board(league, [BoardRow("alpha@1", 1, 1.0, 1.0, 2, "2026-02-01")]),
-    "issue_group": lambda store, league: store.issue_group(league, GroupRow(number=900, deal_seed=9, seats=(
-        "alpha@1", "beta@1"), anchor="alpha@1")),
-    "close_group": lambda store, league: store.close_group(league, 1, "complete"),
-    "set_version": lambda store, league: store.set_version(league, "alpha@1", retired=True),
+    "save_board": lambda store, league: ArenaStore.save_board(store, league, [
+        BoardRow("alpha@1", 1, 1.0, 1.0, 2, "2026-02-01")]),
+    "issue_group": lambda store, league: ArenaStore.issue_group(store, league, GroupRow(
+        number=900, deal_seed=9, seats=("alpha@1", "beta@1"), anchor="alpha@1")),
+    "close_group": lambda store, league: ArenaStore.close_group(store, league, 1, "complete"),
+    "set_version": lambda store, league: ArenaStore.set_version(store, league, "alpha@1", retired=True),
     "raw UPDATE read_marks": lambda store, _: store._db.execute("UPDATE read_marks SET value = value + 1"),
     "raw DELETE games": lambda store, _: store._db.execute("DELETE FROM games"),
     "raw UPDATE web_sessions": lambda store, _: store._db.execute("UPDATE web_sessions SET expires = 1e12"),
     "raw CREATE TABLE": lambda store, _: store._db.execute("CREATE TABLE planted (x)"),
     "raw DROP TABLE": lambda store, _: store._db.execute("DROP TABLE league_board"),
 }
+
+
+def daemon_methods() -> set[str]:
+    """The methods the daemon's and the CLI's store classes (``...Store``) define themselves: their writes."""
+    return {name for cls in ArenaStore.__mro__ if cls.__name__.endswith("Store") for name, value in vars(cls).items()
+            if callable(value) and name != "__init__"}
+
+
+def test_the_web_store_has_none_of_the_daemons_writes() -> None:
+    daemon = daemon_methods()
+    assert {"save_board", "issue_group", "end_table", "save_slots", "add_version", "step_upload"} <= daemon
+    assert all(hasattr(ArenaStore, name) for name in daemon)  # the control: the daemon's store has them
+    assert sorted(name for name in daemon if hasattr(WebStore, name)) == []
+    assert {"add_request", "add_side", "add_move", "add_analysis", "add_upload", "add_session"} <= set(dir(WebStore))
 
 
 @pytest.mark.parametrize("write", list(DAEMON_WRITES))

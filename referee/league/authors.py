@@ -12,7 +12,7 @@ import re
 import secrets
 
 from referee.league.names import BOT_NAME
-from referee.results.arena_store import ArenaStore, AuthorRow
+from referee.results.arena_store import ArenaReads, ArenaStore, AuthorRow
 
 _TOKEN = re.compile(r"durak_([0-9]{1,12})_([A-Za-z0-9_-]{43})")
 #: An author's name: the bot names' rule (a name is a path segment of the web's addresses, where ``.`` and ``..``
@@ -38,7 +38,7 @@ def new_author(store: ArenaStore, name: str, *, admin: bool = False) -> tuple[Au
     return author, token
 
 
-def author_of_token(store: ArenaStore, token: str) -> AuthorRow | None:
+def author_of_token(store: ArenaReads, token: str) -> AuthorRow | None:
     """The author a token belongs to, or None (malformed, unknown, wrong, or revoked): one answer for every
     failure, and the hashes compared in constant time."""
     match = _TOKEN.fullmatch(token.strip())

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
-from referee.results.league_store import LeagueStore
+from referee.results.league_store import LeagueReads, LeagueStore
 from referee.results.stamps import stamp
 from referee.results.store import StoreError
 
@@ -68,23 +68,9 @@ class AnalysisRow:
                    analysis=text.encode() if isinstance(text, str) else text)
 
 
-class AnalysisStore(LeagueStore):
-    """A league's database with its queue of analyses (:class:`~referee.results.league_store.LeagueStore` and
-    more)."""
-
-    def add_analysis(self, league_id: int, new: NewAnalysis) -> AnalysisRow:
-        """Queue a request (the web's write). :raises AnalysisAsked: that seat of that game is asked for already."""
-        with self._transaction():
-            cursor = self._db.execute(
-                "INSERT OR IGNORE INTO analysis_requests (league_id, author, kind, game_id, seat, playouts, seed, "
-                "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (league_id, new.author, new.kind, new.game_id, new.seat, new.playouts, new.seed, stamp()))
-        if cursor.rowcount == 0:
-            raise AnalysisAsked(f"seat {new.seat} of that game is analyzed already")
-        assert cursor.lastrowid is not None
-        found = self.analysis(cursor.lastrowid)
-        assert found is not None
-        return found
+class AnalysisReads(LeagueReads):
+    """A league's database with its queue of analyses, read (:class:`~referee.results.league_store.LeagueReads`
+    and more)."""
 
     def analysis(self, analysis_id: int, *, with_result: bool = False) -> AnalysisRow | None:
         columns = _COLUMNS + (", analysis" if with_result else "")
@@ -102,6 +88,40 @@ class AnalysisStore(LeagueStore):
         return [AnalysisRow.from_row(row) for row in self._query(
             f"SELECT {_COLUMNS} FROM analysis_requests WHERE league_id = ? AND status = 'pending' ORDER BY id",
             (league_id,))]
+
+    def analysis_usage_times(self, author: str, since: str) -> tuple[list[str], list[tuple[str, float]]]:
+        """What ``author`` used since ``since`` (an ISO time), oldest first: when each request was made (whatever
+        became of it), and each carried-out one's end and CPU seconds (when each leaves the hour: a quota's
+        ``Retry-After``)."""
+        asked = [str(row["created"]) for row in self._query(
+            "SELECT created FROM analysis_requests WHERE author = ? AND created >= ? ORDER BY created",
+            (author, since))]
+        used = [(str(row["finished"]), float(row["cpu_seconds"])) for row in self._query(
+            "SELECT finished, cpu_seconds FROM analysis_requests WHERE author = ? AND finished >= ? ORDER BY finished",
+            (author, since))]
+        return asked, used
+
+
+class AnalysisRequests(AnalysisReads):
+    """An author's request for a post-game analysis (the web's write of ``analysis_requests``)."""
+
+    def add_analysis(self, league_id: int, new: NewAnalysis) -> AnalysisRow:
+        """Queue a request (the web's write). :raises AnalysisAsked: that seat of that game is asked for already."""
+        with self._transaction():
+            cursor = self._db.execute(
+                "INSERT OR IGNORE INTO analysis_requests (league_id, author, kind, game_id, seat, playouts, seed, "
+                "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (league_id, new.author, new.kind, new.game_id, new.seat, new.playouts, new.seed, stamp()))
+        if cursor.rowcount == 0:
+            raise AnalysisAsked(f"seat {new.seat} of that game is analyzed already")
+        assert cursor.lastrowid is not None
+        found = self.analysis(cursor.lastrowid)
+        assert found is not None
+        return found
+
+
+class AnalysisStore(AnalysisRequests, LeagueStore):
+    """The analyses as the daemon makes them (each started, done or failed, and queued again after a restart)."""
 
     def start_analysis(self, analysis_id: int) -> None:
         with self._transaction():
@@ -121,15 +141,3 @@ class AnalysisStore(LeagueStore):
                 "WHERE id = ?", ("failed" if analysis is None else "done",
                                  None if analysis is None else analysis.decode(), cpu_seconds, result, stamp(),
                                  analysis_id))
-
-    def analysis_usage_times(self, author: str, since: str) -> tuple[list[str], list[tuple[str, float]]]:
-        """What ``author`` used since ``since`` (an ISO time), oldest first: when each request was made (whatever
-        became of it), and each carried-out one's end and CPU seconds (when each leaves the hour: a quota's
-        ``Retry-After``)."""
-        asked = [str(row["created"]) for row in self._query(
-            "SELECT created FROM analysis_requests WHERE author = ? AND created >= ? ORDER BY created",
-            (author, since))]
-        used = [(str(row["finished"]), float(row["cpu_seconds"])) for row in self._query(
-            "SELECT finished, cpu_seconds FROM analysis_requests WHERE author = ? AND finished >= ? ORDER BY finished",
-            (author, since))]
-        return asked, used

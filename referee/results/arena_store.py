@@ -17,12 +17,12 @@ from typing import Literal
 
 import msgspec
 
-from referee.results.analysis_store import AnalysisStore
+from referee.results.analysis_store import AnalysisReads, AnalysisStore
 from referee.results.requests import CarryOutUpload, encode_payload
-from referee.results.side_store import SideStore
+from referee.results.side_store import SideReads, SideStore
 from referee.results.stamps import stamp
 from referee.results.store import StoreError
-from referee.results.table_store import TABLE_OPEN, TableStore
+from referee.results.table_store import TABLE_OPEN, TableReads, TableStore
 
 #: Why a revoked author's open card table ended.
 REVOKED_TABLE = "the author's token was revoked"
@@ -129,25 +129,11 @@ _UPLOAD_COLUMNS = ("id, author, bot, created, size, sha256, request_id, status, 
                    "version, finished")
 
 
-class ArenaStore(SideStore, TableStore, AnalysisStore):
-    """A league's database with the arena's tables (the side games' queue of
-    :class:`~referee.results.side_store.SideStore`, the card tables of
-    :class:`~referee.results.table_store.TableStore`, the analyses of
-    :class:`~referee.results.analysis_store.AnalysisStore`, and more)."""
-
-    # -- authors ------------------------------------------------------------------------
-
-    def add_author(self, name: str, token_sha256: str, *, admin: bool = False) -> AuthorRow:
-        """A new author; :raises StoreError: the name is taken."""
-        try:
-            with self._transaction():
-                self._db.execute("INSERT INTO arena_authors (name, token_sha256, admin, created) VALUES (?, ?, ?, ?)",
-                                 (name, token_sha256, int(admin), stamp()))
-        except StoreError as exc:
-            raise StoreError(f"cannot add author {name!r}: {exc}") from None
-        author = self.author(name)
-        assert author is not None
-        return author
+class ArenaReads(SideReads, TableReads, AnalysisReads):
+    """A league's database with the arena's tables, read (the side games' queue of
+    :class:`~referee.results.side_store.SideReads`, the card tables of
+    :class:`~referee.results.table_store.TableReads`, the analyses of
+    :class:`~referee.results.analysis_store.AnalysisReads`, and authors, sessions, uploads and the board)."""
 
     def author(self, name: str) -> AuthorRow | None:
         row = self._query_one("SELECT * FROM arena_authors WHERE name = ?", (name,))
@@ -160,28 +146,51 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
     def authors(self) -> list[AuthorRow]:
         return [AuthorRow.from_row(row) for row in self._query("SELECT * FROM arena_authors ORDER BY name")]
 
-    def set_token(self, name: str, token_sha256: str) -> None:
-        with self._transaction():
-            self._db.execute("UPDATE arena_authors SET token_sha256 = ? WHERE name = ?", (token_sha256, name))
+    def upload(self, upload_id: int) -> UploadRow:
+        """:raises StoreError: no such upload."""
+        row = self._query_one(f"SELECT {_UPLOAD_COLUMNS} FROM arena_uploads WHERE id = ?", (upload_id,))
+        if row is None:
+            raise StoreError(f"no upload {upload_id} in {str(self.path)!r}")
+        return UploadRow.from_row(row)
 
-    def revoke_author(self, name: str) -> AuthorRow:
-        """Revoke an author's token, end their sessions (their rows deleted, their epoch raised) and their open card
-        tables (over, with :data:`REVOKED_TABLE` as the reason, so that no cap counts them; one playing is
-        resigned too, so the daemon ends its game at once), in one transaction. :raises StoreError: no such
-        author."""
-        with self._transaction():
-            cursor = self._db.execute("UPDATE arena_authors SET revoked = COALESCE(revoked, ?), epoch = epoch + 1 "
-                                      "WHERE name = ?", (stamp(), name))
-            self._db.execute("DELETE FROM web_sessions WHERE author_id IN (SELECT id FROM arena_authors WHERE "
-                             "name = ?)", (name,))
-            self._db.execute(f"UPDATE human_tables SET resigned = 1, status = 'over', deadline = NULL, reason = ?, "
-                             f"finished = ? WHERE author = ? AND status IN ({_OPEN_TABLES})",
-                             (REVOKED_TABLE, stamp(), name))
-        if cursor.rowcount != 1:
-            raise StoreError(f"no author {name!r} in {str(self.path)!r}")
-        author = self.author(name)
-        assert author is not None
-        return author
+    def uploads(self, league_id: int, author: str | None = None, limit: int = 100) -> list[UploadRow]:
+        """The league's latest uploads (an author's, or everyone's), newest first."""
+        where, params = ("AND author = ?", (author,)) if author is not None else ("", ())
+        return [UploadRow.from_row(row) for row in self._query(
+            f"SELECT {_UPLOAD_COLUMNS} FROM arena_uploads WHERE tournament_id = ? {where} ORDER BY id DESC LIMIT ?",
+            (league_id, *params, limit))]
+
+    def archive(self, upload_id: int) -> bytes | None:
+        """An upload's archive, until the daemon has carried it out (None after)."""
+        row = self._query_one("SELECT archive FROM arena_uploads WHERE id = ?", (upload_id,))
+        return None if row is None or row["archive"] is None else bytes(row["archive"])
+
+    def upload_usage(self, author: str, since: str) -> tuple[int, int]:
+        """How many uploads ``author`` made since ``since`` (an ISO time), and the bytes of every archive of theirs
+        still stored (pending uploads, and the accepted ones' sizes, which their snapshots hold)."""
+        row = self._query_one(
+            "SELECT SUM(created >= ?) AS recent, SUM(CASE WHEN status != 'refused' THEN size ELSE 0 END) AS bytes "
+            "FROM arena_uploads WHERE author = ?", (since, author))
+        return (int(row["recent"] or 0), int(row["bytes"] or 0)) if row is not None else (0, 0)
+
+    def board(self, league_id: int) -> list[BoardRow]:
+        """The board as last fitted, best first (empty before the first fit)."""
+        return [BoardRow(version=row["version"], rank=row["rank"], elo=row["elo"], sd=row["sd"], games=row["games"],
+                         fitted=row["fitted"]) for row in self._query(
+            "SELECT * FROM league_board WHERE tournament_id = ? ORDER BY rank", (league_id,))]
+
+    def rating_history(self, league_id: int, versions: list[str]) -> list[RatingPoint]:
+        """The rating history of ``versions``, oldest first (points of one refit by version): each version's from
+        the primary key, merged here (sorted in SQL, the points of every version went through a temp B-tree)."""
+        points = [RatingPoint(*row) for version in sorted(set(versions)) for row in self._query(  # its fields' order
+            "SELECT version, fitted, elo, sd, games FROM league_rating_history WHERE tournament_id = ? AND version = ? "
+            "ORDER BY fitted", (league_id, version))]
+        return sorted(points, key=lambda point: point.fitted)
+
+
+class ArenaVisits(ArenaReads):
+    """What a visitor's request writes of the arena: a session begun and ended, an upload, the web's key made once
+    (the web's writes of ``web_sessions``, ``arena_uploads`` and ``meta``)."""
 
     # -- the web's sessions ---------------------------------------------------------------
 
@@ -191,6 +200,11 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
             self._db.execute("DELETE FROM web_sessions WHERE expires <= ?", (issued,))
             self._db.execute("INSERT INTO web_sessions (nonce, author_id, issued, expires) VALUES (?, ?, ?, ?)",
                              (nonce, author_id, issued, expires))
+
+    def end_session(self, nonce: str) -> None:
+        """A session ends (logout): its cookie is refused from now on, wherever a copy of it is."""
+        with self._transaction():
+            self._db.execute("DELETE FROM web_sessions WHERE nonce = ?", (nonce,))
 
     def session_live(self, nonce: str, author_id: int, now: float) -> bool:
         """Whether the session of ``nonce`` is ``author_id``'s and has not ended (logged out, revoked, expired:
@@ -202,11 +216,6 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
             self.end_session(nonce)
             return False
         return bool(row["author_id"] == author_id)
-
-    def end_session(self, nonce: str) -> None:
-        """A session ends (logout): its cookie is refused from now on, wherever a copy of it is."""
-        with self._transaction():
-            self._db.execute("DELETE FROM web_sessions WHERE nonce = ?", (nonce,))
 
     # -- the web's session key ----------------------------------------------------------
 
@@ -240,32 +249,49 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
         assert upload_id is not None
         return self.upload(upload_id)
 
-    def upload(self, upload_id: int) -> UploadRow:
-        """:raises StoreError: no such upload."""
-        row = self._query_one(f"SELECT {_UPLOAD_COLUMNS} FROM arena_uploads WHERE id = ?", (upload_id,))
-        if row is None:
-            raise StoreError(f"no upload {upload_id} in {str(self.path)!r}")
-        return UploadRow.from_row(row)
 
-    def uploads(self, league_id: int, author: str | None = None, limit: int = 100) -> list[UploadRow]:
-        """The league's latest uploads (an author's, or everyone's), newest first."""
-        where, params = ("AND author = ?", (author,)) if author is not None else ("", ())
-        return [UploadRow.from_row(row) for row in self._query(
-            f"SELECT {_UPLOAD_COLUMNS} FROM arena_uploads WHERE tournament_id = ? {where} ORDER BY id DESC LIMIT ?",
-            (league_id, *params, limit))]
+class ArenaStore(ArenaVisits, SideStore, TableStore, AnalysisStore):
+    """An arena league's database as the daemon and the CLI open it: every read and every write (authors and their
+    tokens, an upload's steps, the board)."""
 
-    def archive(self, upload_id: int) -> bytes | None:
-        """An upload's archive, until the daemon has carried it out (None after)."""
-        row = self._query_one("SELECT archive FROM arena_uploads WHERE id = ?", (upload_id,))
-        return None if row is None or row["archive"] is None else bytes(row["archive"])
+    # -- authors ------------------------------------------------------------------------
 
-    def upload_usage(self, author: str, since: str) -> tuple[int, int]:
-        """How many uploads ``author`` made since ``since`` (an ISO time), and the bytes of every archive of theirs
-        still stored (pending uploads, and the accepted ones' sizes, which their snapshots hold)."""
-        row = self._query_one(
-            "SELECT SUM(created >= ?) AS recent, SUM(CASE WHEN status != 'refused' THEN size ELSE 0 END) AS bytes "
-            "FROM arena_uploads WHERE author = ?", (since, author))
-        return (int(row["recent"] or 0), int(row["bytes"] or 0)) if row is not None else (0, 0)
+    def add_author(self, name: str, token_sha256: str, *, admin: bool = False) -> AuthorRow:
+        """A new author; :raises StoreError: the name is taken."""
+        try:
+            with self._transaction():
+                self._db.execute("INSERT INTO arena_authors (name, token_sha256, admin, created) VALUES (?, ?, ?, ?)",
+                                 (name, token_sha256, int(admin), stamp()))
+        except StoreError as exc:
+            raise StoreError(f"cannot add author {name!r}: {exc}") from None
+        author = self.author(name)
+        assert author is not None
+        return author
+
+    def set_token(self, name: str, token_sha256: str) -> None:
+        with self._transaction():
+            self._db.execute("UPDATE arena_authors SET token_sha256 = ? WHERE name = ?", (token_sha256, name))
+
+    def revoke_author(self, name: str) -> AuthorRow:
+        """Revoke an author's token, end their sessions (their rows deleted, their epoch raised) and their open card
+        tables (over, with :data:`REVOKED_TABLE` as the reason, so that no cap counts them; one playing is
+        resigned too, so the daemon ends its game at once), in one transaction. :raises StoreError: no such
+        author."""
+        with self._transaction():
+            cursor = self._db.execute("UPDATE arena_authors SET revoked = COALESCE(revoked, ?), epoch = epoch + 1 "
+                                      "WHERE name = ?", (stamp(), name))
+            self._db.execute("DELETE FROM web_sessions WHERE author_id IN (SELECT id FROM arena_authors WHERE "
+                             "name = ?)", (name,))
+            self._db.execute(f"UPDATE human_tables SET resigned = 1, status = 'over', deadline = NULL, reason = ?, "
+                             f"finished = ? WHERE author = ? AND status IN ({_OPEN_TABLES})",
+                             (REVOKED_TABLE, stamp(), name))
+        if cursor.rowcount != 1:
+            raise StoreError(f"no author {name!r} in {str(self.path)!r}")
+        author = self.author(name)
+        assert author is not None
+        return author
+
+    # -- uploads ---------------------------------------------------------------------------
 
     def step_upload(self, upload_id: int, status: UploadStatus, step: UploadStep | None = None, *,
                     build_log: str | None = None, gate_log: str | None = None, version: str | None = None) -> None:
@@ -326,20 +352,6 @@ class ArenaStore(SideStore, TableStore, AnalysisStore):
             bounds[fitted] = ("" if span is None else stamp(before - span), stamp(before))
         self._db.executemany(_THIN, [(league_id, version, *window) for version, fitted in newest
                                      if (window := bounds[fitted]) is not None])
-
-    def board(self, league_id: int) -> list[BoardRow]:
-        """The board as last fitted, best first (empty before the first fit)."""
-        return [BoardRow(version=row["version"], rank=row["rank"], elo=row["elo"], sd=row["sd"], games=row["games"],
-                         fitted=row["fitted"]) for row in self._query(
-            "SELECT * FROM league_board WHERE tournament_id = ? ORDER BY rank", (league_id,))]
-
-    def rating_history(self, league_id: int, versions: list[str]) -> list[RatingPoint]:
-        """The rating history of ``versions``, oldest first (points of one refit by version): each version's from
-        the primary key, merged here (sorted in SQL, the points of every version went through a temp B-tree)."""
-        points = [RatingPoint(*row) for version in sorted(set(versions)) for row in self._query(  # its fields' order
-            "SELECT version, fitted, elo, sd, games FROM league_rating_history WHERE tournament_id = ? AND version = ? "
-            "ORDER BY fitted", (league_id, version))]
-        return sorted(points, key=lambda point: point.fitted)
 
 
 def _finite(value: float | None) -> float | None:

@@ -23,7 +23,7 @@ from referee.rating.summaries import encode_summary, summarize
 from referee.results.requests import Payload, PayloadProblem, RequestKind, decode_payload, encode_payload
 from referee.results.rows import TournamentRow
 from referee.results.stamps import stamp
-from referee.results.store import Store, StoreError
+from referee.results.store import Store, StoreError, StoreReads
 
 GroupStatus = Literal["open", "complete", "void"]
 #: The schema that keeps each complete group's summary for the board's fit (``league_summaries``).
@@ -149,8 +149,9 @@ class RequestRow:
                    status=str(row["status"]), result=str(row["result"]), problem=problem)
 
 
-class LeagueStore(Store):
-    """The results database of a league (:class:`~referee.results.store.Store`, with the league's tables)."""
+class LeagueReads(StoreReads):
+    """The results database of a league, read (:class:`~referee.results.store.StoreReads`, with the league's
+    tables)."""
 
     # -- the league ---------------------------------------------------------------------
 
@@ -160,17 +161,6 @@ class LeagueStore(Store):
             return None
         row = self._query_one("SELECT id FROM tournaments WHERE kind = 'league' ORDER BY id DESC LIMIT 1")
         return None if row is None else self.tournament(row["id"])
-
-    def create_league(self, name: str, config_path: str, config_text: str, fingerprint: str,
-                      seed: int) -> TournamentRow:
-        """The database's league (the active row: ``durak leaderboard DB`` rates it)."""
-        return self._insert_row("league", (name, config_path, config_text, fingerprint, seed), None)
-
-    def create_finals(self, league: TournamentRow, name: str, seed: int, config_text: str) -> TournamentRow:
-        """A finals phase of ``league``: a row of its own (its seed, its games, ``config_text``: who plays), the
-        league staying active."""
-        return self._insert_row("finals", (name, league.config_path, config_text, league.fingerprint, seed),
-                                league.id)
 
     def finals(self, league: TournamentRow) -> list[TournamentRow]:
         rows = self._query("SELECT id FROM tournaments WHERE kind = 'finals' AND parent = ? ORDER BY id",
@@ -185,32 +175,10 @@ class LeagueStore(Store):
             return super().disqualified(tournament_id)
         return {v.name: v.state() for v in self.versions(chosen.id) if not v.active}
 
-    def forget_seed(self, row_id: int) -> None:
-        """Clear a row's seed (kept elsewhere now), and empty the write-ahead log that held the old page."""
-        self._db.execute("PRAGMA secure_delete = ON")  # the old cell's bytes are zeroed, not left in free space
-        with self._transaction():
-            self._db.execute("UPDATE tournaments SET seed = 0 WHERE id = ?", (row_id,))
-        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
     def has_played(self, row_id: int) -> bool:
         """Whether a league (or finals) row has issued a group or stored a game."""
         return self._query_one("SELECT 1 FROM games WHERE tournament_id = ? UNION ALL SELECT 1 FROM league_groups "
                                "WHERE tournament_id = ? LIMIT 1", (row_id, row_id)) is not None
-
-    def update_config(self, league_id: int, config_text: str) -> None:
-        """Keep a newer config's text (its matchmaking settings changed; what defines the games did not)."""
-        with self._transaction():
-            self._db.execute("UPDATE tournaments SET config = ? WHERE id = ?", (config_text, league_id))
-
-    def _insert_row(self, kind: str, values: tuple[str, str, str, str, int], parent: int | None) -> TournamentRow:
-        with self._transaction():
-            if kind == "league":
-                self._db.execute("UPDATE tournaments SET active = 0")
-            cursor = self._db.execute(
-                "INSERT INTO tournaments (name, config_path, config, fingerprint, seed, created, kind, parent, "
-                "active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, stamp(), kind, parent, int(kind == "league")))
-        assert cursor.lastrowid is not None
-        return self.tournament(cursor.lastrowid)
 
     # -- versions -----------------------------------------------------------------------
 
@@ -221,33 +189,6 @@ class LeagueStore(Store):
         return [VersionRow.from_row(row, root) for row in self._query(
             "SELECT * FROM league_versions WHERE tournament_id = ? ORDER BY added, bot, number", (league_id,))]
 
-    def add_version(self, league_id: int, version: VersionRow) -> VersionRow:
-        """Store a new version (added now); StoreError if its name is taken."""
-        added = stamp()
-        try:
-            with self._transaction():
-                self._db.execute(
-                    "INSERT INTO league_versions (tournament_id, name, bot, number, author, command, env, dir, "
-                    "sha256, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (league_id, version.name, version.bot, version.number, version.author,
-                     msgspec.json.encode(version.command).decode(), msgspec.json.encode(version.env).decode(),
-                     version.dir, version.sha256, added))
-        except StoreError as exc:
-            raise StoreError(f"cannot add version {version.name!r}: {exc}") from None
-        return VersionRow(**{**version.__dict__, "added": added})
-
-    def set_version(self, league_id: int, name: str, *, retired: bool | None = None,
-                    quarantined: str | Literal[False] | None = False) -> None:
-        """Retire (``retired=True``) or reinstate (``False``) a version; quarantine it with a reason, or lift its
-        quarantine (``quarantined=None``); an argument left out leaves that as it is."""
-        with self._transaction():
-            if retired is not None:
-                self._db.execute("UPDATE league_versions SET retired = ? WHERE tournament_id = ? AND name = ?",
-                                 (stamp() if retired else None, league_id, name))
-            if quarantined is not False:
-                self._db.execute("UPDATE league_versions SET quarantined = ? WHERE tournament_id = ? AND name = ?",
-                                 (quarantined, league_id, name))
-
     # -- deal groups --------------------------------------------------------------------
 
     def groups(self, league_id: int, *statuses: GroupStatus) -> list[GroupRow]:
@@ -255,25 +196,6 @@ class LeagueStore(Store):
         where = f"AND status IN ({', '.join('?' * len(statuses))})" if statuses else ""
         return [GroupRow.from_row(row) for row in self._query(
             f"SELECT * FROM league_groups WHERE tournament_id = ? {where} ORDER BY number", (league_id, *statuses))]
-
-    def issue_group(self, league_id: int, group: GroupRow) -> None:
-        """Store a group as issued, before any of its games starts; StoreError if its number was issued already
-        (no deal is ever issued twice)."""
-        with self._transaction():
-            self._db.execute(
-                "INSERT INTO league_groups (tournament_id, number, deal_key, deal_seed, seats, anchor, issued) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (league_id, group.number, group.deal_key, group.deal_seed,
-                                                 msgspec.json.encode(list(group.seats)).decode(), group.anchor,
-                                                 stamp()))
-
-    def close_group(self, league_id: int, number: int, status: Literal["complete", "void"], reason: str = "") -> None:
-        """Close an open group; a complete one's summary (what the board's fit reads of it) is stored with it."""
-        with self._transaction():
-            cursor = self._db.execute("UPDATE league_groups SET status = ?, reason = ?, finished = ? WHERE "
-                                      "tournament_id = ? AND number = ? AND status = 'open'",
-                                      (status, reason, stamp(), league_id, number))
-            if status == "complete" and cursor.rowcount and self.schema_version >= SUMMARIES_SCHEMA:
-                self._store_summaries(league_id, [number])
 
     def group_games(self, league_id: int, number: int) -> int:
         """How many of a group's rotations are stored."""
@@ -316,6 +238,158 @@ class LeagueStore(Store):
         return [game_id for game_id, in self._query(
             "SELECT game_id FROM replay_views WHERE shape IS NULL ORDER BY game_id DESC LIMIT ?", (limit,))]
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: whatever is read inside sees the database as it was at its first read."""
+        with self._failing("read"):
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("COMMIT")
+
+    def _group_outcomes(self, league_id: int, numbers: list[int]) -> dict[int, list[str]]:
+        """Each group's games as outcome texts, in the order stored, through the games' index by deal."""
+        found: dict[int, list[str]] = {number: [] for number in numbers}
+        for start in range(0, len(numbers), 500):  # under SQLite's limit of bound parameters
+            part = numbers[start:start + 500]
+            for number, outcome in self._db.execute(
+                    f"SELECT CAST(substr(x.deal_key, 2) AS INTEGER), g.outcome FROM league_games x JOIN games g ON "
+                    f"g.id = x.game_id WHERE x.tournament_id = ? AND x.deal_key IN ({', '.join('?' * len(part))}) "
+                    "ORDER BY g.id", (league_id, *(f"g{number}" for number in part))):
+                found[number].append(outcome)
+        return found
+
+    # -- requests -----------------------------------------------------------------------
+
+    def pending_requests(self, league_id: int) -> list[RequestRow]:
+        return [RequestRow.from_row(row) for row in self._query(
+            "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'pending' ORDER BY id", (league_id,))]
+
+    def abandoned_requests(self, league_id: int) -> list[RequestRow]:
+        """Requests left ``working``: their process died while carrying them out (read while holding the lock)."""
+        return [RequestRow.from_row(row) for row in self._query(
+            "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'working' ORDER BY id", (league_id,))]
+
+    def latest_request(self, league_id: int, kind: RequestKind) -> RequestRow | None:
+        """The league's latest request of ``kind``, whatever became of it."""
+        row = self._query_one("SELECT * FROM league_requests WHERE tournament_id = ? AND kind = ? ORDER BY id DESC "
+                              "LIMIT 1", (league_id, kind))
+        return None if row is None else RequestRow.from_row(row)
+
+    def request(self, request_id: int) -> RequestRow:
+        row = self._query_one("SELECT * FROM league_requests WHERE id = ?", (request_id,))
+        if row is None:
+            raise StoreError(f"no request {request_id} in {str(self.path)!r}")
+        return RequestRow.from_row(row)
+
+
+class LeagueRequests(StoreReads):
+    """The requests people and the CLI make of the league daemon (the web's write of ``league_requests``)."""
+
+    # -- requests -----------------------------------------------------------------------
+
+    def add_request(self, league_id: int, bot: str, payload: Payload) -> int:
+        """Ask for ``payload`` (its kind is its type's) about ``bot`` ("" for none)."""
+        with self._transaction():
+            cursor = self._db.execute(
+                "INSERT INTO league_requests (tournament_id, kind, bot, payload, created) VALUES (?, ?, ?, ?, ?)",
+                (league_id, payload.kind, bot, encode_payload(payload), stamp()))
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+
+class LeagueStore(LeagueReads, LeagueRequests, Store):
+    """A league's database as the daemon and the CLI open it: :class:`LeagueReads`, the requests, and the league's
+    writes (the league and its finals, versions, deal groups, summaries, replay views, requests carried out)."""
+
+    # -- the league ------------------------------------------------------------------------
+
+    def create_league(self, name: str, config_path: str, config_text: str, fingerprint: str,
+                      seed: int) -> TournamentRow:
+        """The database's league (the active row: ``durak leaderboard DB`` rates it)."""
+        return self._insert_row("league", (name, config_path, config_text, fingerprint, seed), None)
+
+    def create_finals(self, league: TournamentRow, name: str, seed: int, config_text: str) -> TournamentRow:
+        """A finals phase of ``league``: a row of its own (its seed, its games, ``config_text``: who plays), the
+        league staying active."""
+        return self._insert_row("finals", (name, league.config_path, config_text, league.fingerprint, seed),
+                                league.id)
+
+    def forget_seed(self, row_id: int) -> None:
+        """Clear a row's seed (kept elsewhere now), and empty the write-ahead log that held the old page."""
+        self._db.execute("PRAGMA secure_delete = ON")  # the old cell's bytes are zeroed, not left in free space
+        with self._transaction():
+            self._db.execute("UPDATE tournaments SET seed = 0 WHERE id = ?", (row_id,))
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def update_config(self, league_id: int, config_text: str) -> None:
+        """Keep a newer config's text (its matchmaking settings changed; what defines the games did not)."""
+        with self._transaction():
+            self._db.execute("UPDATE tournaments SET config = ? WHERE id = ?", (config_text, league_id))
+
+    def _insert_row(self, kind: str, values: tuple[str, str, str, str, int], parent: int | None) -> TournamentRow:
+        with self._transaction():
+            if kind == "league":
+                self._db.execute("UPDATE tournaments SET active = 0")
+            cursor = self._db.execute(
+                "INSERT INTO tournaments (name, config_path, config, fingerprint, seed, created, kind, parent, "
+                "active) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, stamp(), kind, parent, int(kind == "league")))
+        assert cursor.lastrowid is not None
+        return self.tournament(cursor.lastrowid)
+
+    # -- versions --------------------------------------------------------------------------
+
+    def add_version(self, league_id: int, version: VersionRow) -> VersionRow:
+        """Store a new version (added now); StoreError if its name is taken."""
+        added = stamp()
+        try:
+            with self._transaction():
+                self._db.execute(
+                    "INSERT INTO league_versions (tournament_id, name, bot, number, author, command, env, dir, "
+                    "sha256, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (league_id, version.name, version.bot, version.number, version.author,
+                     msgspec.json.encode(version.command).decode(), msgspec.json.encode(version.env).decode(),
+                     version.dir, version.sha256, added))
+        except StoreError as exc:
+            raise StoreError(f"cannot add version {version.name!r}: {exc}") from None
+        return VersionRow(**{**version.__dict__, "added": added})
+
+    def set_version(self, league_id: int, name: str, *, retired: bool | None = None,
+                    quarantined: str | Literal[False] | None = False) -> None:
+        """Retire (``retired=True``) or reinstate (``False``) a version; quarantine it with a reason, or lift its
+        quarantine (``quarantined=None``); an argument left out leaves that as it is."""
+        with self._transaction():
+            if retired is not None:
+                self._db.execute("UPDATE league_versions SET retired = ? WHERE tournament_id = ? AND name = ?",
+                                 (stamp() if retired else None, league_id, name))
+            if quarantined is not False:
+                self._db.execute("UPDATE league_versions SET quarantined = ? WHERE tournament_id = ? AND name = ?",
+                                 (quarantined, league_id, name))
+
+    # -- deal groups -----------------------------------------------------------------------
+
+    def issue_group(self, league_id: int, group: GroupRow) -> None:
+        """Store a group as issued, before any of its games starts; StoreError if its number was issued already
+        (no deal is ever issued twice)."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO league_groups (tournament_id, number, deal_key, deal_seed, seats, anchor, issued) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (league_id, group.number, group.deal_key, group.deal_seed,
+                                                 msgspec.json.encode(list(group.seats)).decode(), group.anchor,
+                                                 stamp()))
+
+    def close_group(self, league_id: int, number: int, status: Literal["complete", "void"], reason: str = "") -> None:
+        """Close an open group; a complete one's summary (what the board's fit reads of it) is stored with it."""
+        with self._transaction():
+            cursor = self._db.execute("UPDATE league_groups SET status = ?, reason = ?, finished = ? WHERE "
+                                      "tournament_id = ? AND number = ? AND status = 'open'",
+                                      (status, reason, stamp(), league_id, number))
+            if status == "complete" and cursor.rowcount and self.schema_version >= SUMMARIES_SCHEMA:
+                self._store_summaries(league_id, [number])
+
+    # -- replay views ----------------------------------------------------------------------
+
     def keep_replay_views(self, views: list[tuple[int, bytes | None]], shape: int) -> None:
         """Store made replay views (game id, the compressed view; None: it could not be made, shape -1) of the
         viewer data's version ``shape``, in one short transaction; a game deleted since it was queued has no row
@@ -342,15 +416,7 @@ class LeagueStore(Store):
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('replay_views_shape', ?)", (str(shape),))
         return queued
 
-    @contextlib.contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """One read transaction: whatever is read inside sees the database as it was at its first read."""
-        with self._failing("read"):
-            self._db.execute("BEGIN")
-            try:
-                yield
-            finally:
-                self._db.execute("COMMIT")
+    # -- the board's summaries -------------------------------------------------------------
 
     def fill_summaries(self, league_id: int, chunk: int = SUMMARY_CHUNK) -> int:
         """Store the summary of every complete group without one (a database migrated from schema 10 or older),
@@ -375,32 +441,7 @@ class LeagueStore(Store):
                              "(?, ?, ?)", [(league_id, number, encode_summary(summarize(games.get(number, []))))
                                            for number in numbers])
 
-    def _group_outcomes(self, league_id: int, numbers: list[int]) -> dict[int, list[str]]:
-        """Each group's games as outcome texts, in the order stored, through the games' index by deal."""
-        found: dict[int, list[str]] = {number: [] for number in numbers}
-        for start in range(0, len(numbers), 500):  # under SQLite's limit of bound parameters
-            part = numbers[start:start + 500]
-            for number, outcome in self._db.execute(
-                    f"SELECT CAST(substr(x.deal_key, 2) AS INTEGER), g.outcome FROM league_games x JOIN games g ON "
-                    f"g.id = x.game_id WHERE x.tournament_id = ? AND x.deal_key IN ({', '.join('?' * len(part))}) "
-                    "ORDER BY g.id", (league_id, *(f"g{number}" for number in part))):
-                found[number].append(outcome)
-        return found
-
-    # -- requests -----------------------------------------------------------------------
-
-    def add_request(self, league_id: int, bot: str, payload: Payload) -> int:
-        """Ask for ``payload`` (its kind is its type's) about ``bot`` ("" for none)."""
-        with self._transaction():
-            cursor = self._db.execute(
-                "INSERT INTO league_requests (tournament_id, kind, bot, payload, created) VALUES (?, ?, ?, ?, ?)",
-                (league_id, payload.kind, bot, encode_payload(payload), stamp()))
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
-
-    def pending_requests(self, league_id: int) -> list[RequestRow]:
-        return [RequestRow.from_row(row) for row in self._query(
-            "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'pending' ORDER BY id", (league_id,))]
+    # -- requests --------------------------------------------------------------------------
 
     def take_request(self, request_id: int) -> bool:
         """Mark a pending request ``working`` before it is carried out; False if it is no longer pending."""
@@ -414,23 +455,6 @@ class LeagueStore(Store):
         with self._transaction():
             self._db.execute("UPDATE league_requests SET status = 'pending' WHERE id = ? AND status = 'working'",
                              (request_id,))
-
-    def abandoned_requests(self, league_id: int) -> list[RequestRow]:
-        """Requests left ``working``: their process died while carrying them out (read while holding the lock)."""
-        return [RequestRow.from_row(row) for row in self._query(
-            "SELECT * FROM league_requests WHERE tournament_id = ? AND status = 'working' ORDER BY id", (league_id,))]
-
-    def latest_request(self, league_id: int, kind: RequestKind) -> RequestRow | None:
-        """The league's latest request of ``kind``, whatever became of it."""
-        row = self._query_one("SELECT * FROM league_requests WHERE tournament_id = ? AND kind = ? ORDER BY id DESC "
-                              "LIMIT 1", (league_id, kind))
-        return None if row is None else RequestRow.from_row(row)
-
-    def request(self, request_id: int) -> RequestRow:
-        row = self._query_one("SELECT * FROM league_requests WHERE id = ?", (request_id,))
-        if row is None:
-            raise StoreError(f"no request {request_id} in {str(self.path)!r}")
-        return RequestRow.from_row(row)
 
     def finish_request(self, request_id: int, status: Literal["done", "refused", "failed"], result: str) -> None:
         with self._transaction():

@@ -778,7 +778,8 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
 #: daemon's queue, uploads, challenges, analyses), the sessions it keeps, the card tables people open, move at and
 #: resign, and its own key. Everything else is the daemon's to write (games, groups, the board, versions, an upload's
 #: steps, a table's end), and a statement of the web's that tried would be refused by SQLite ("not authorized"),
-#: whatever Python code ran it: the web's store class inherits the daemon's writes, its connection cannot make them.
+#: whatever Python code ran it: the web's store class has none of the daemon's writes (``WebStore`` takes the reads
+#: and the requests' classes only), and its connection could not make them either.
 WEB_WRITES: dict[str, frozenset[int]] = {
     "league_requests": frozenset({sqlite3.SQLITE_INSERT}),
     "arena_uploads": frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE}),

@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from referee.results.league_store import LeagueStore
+from referee.results.league_store import LeagueReads, LeagueStore
 from referee.results.rows import StoredGameRow, StoredReplay, TournamentRow, decode_move_us
 from referee.results.stamps import stamp
 from referee.results.store import StoreError
@@ -58,18 +58,9 @@ class SideRow:
                    finished=row["finished"])
 
 
-class SideStore(LeagueStore):
-    """A league's database with its queue of side games (:class:`~referee.results.league_store.LeagueStore` and
-    more)."""
-
-    def add_side(self, league_id: int, kind: SideKind, author: str, seats: tuple[str, ...], games: int) -> SideRow:
-        """Queue a request (the web's write; the daemon carries it out)."""
-        with self._transaction():
-            cursor = self._db.execute(
-                "INSERT INTO side_requests (league_id, kind, author, seats, games, created) VALUES (?, ?, ?, ?, ?, ?)",
-                (league_id, kind, author, msgspec.json.encode(list(seats)).decode(), games, stamp()))
-        assert cursor.lastrowid is not None
-        return self.side(cursor.lastrowid)
+class SideReads(LeagueReads):
+    """A league's database with its queue of side games, read (:class:`~referee.results.league_store.LeagueReads`
+    and more)."""
 
     def side(self, side_id: int) -> SideRow:
         """:raises StoreError: no such request."""
@@ -97,27 +88,6 @@ class SideStore(LeagueStore):
         row = self._query_one("SELECT * FROM side_requests WHERE league_id = ? AND status IN ('pending', 'playing') "
                               "ORDER BY status = 'pending', id LIMIT 1", (league_id,))
         return None if row is None else SideRow.from_row(row)
-
-    def start_side(self, side: SideRow, league: TournamentRow, seed: int) -> SideRow:
-        """Give a pending request its tournament row (kind ``side``, the league its parent, ``seed`` its deals'
-        domain) and mark it playing, in one transaction; a request started already is returned as it is."""
-        if side.tournament_id is not None:
-            return side
-        with self._transaction():
-            cursor = self._db.execute(
-                "INSERT INTO tournaments (name, config_path, config, fingerprint, seed, created, kind, parent, active) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                (f"{league.name}: {side.kind} {side.id}", league.config_path,
-                 msgspec.json.encode({"side": side.id, "seats": list(side.seats)}).decode(), league.fingerprint, seed,
-                 stamp(), SIDE_ROW_KIND, league.id))
-            self._db.execute("UPDATE side_requests SET status = 'playing', tournament_id = ? WHERE id = ?",
-                             (cursor.lastrowid, side.id))
-        return self.side(side.id)
-
-    def finish_side(self, side_id: int, status: Literal["done", "void"], result: str) -> None:
-        with self._transaction():
-            self._db.execute("UPDATE side_requests SET status = ?, result = ?, finished = ? WHERE id = ?",
-                             (status, result, stamp(), side_id))
 
     def side_usage(self, author: str, since: str) -> tuple[int, float]:
         """What ``author`` used since ``since`` (an ISO time): the games they asked for (every request, whatever
@@ -161,4 +131,42 @@ class SideStore(LeagueStore):
         row = self._query_one("SELECT id FROM games WHERE tournament_id = ? AND number = ?",
                               (side.tournament_id, number))
         return None if row is None else next(self.replays_by_id([row["id"]]), None)
+
+
+class SideRequests(SideReads):
+    """A person's request for side games (the web's write of ``side_requests``)."""
+
+    def add_side(self, league_id: int, kind: SideKind, author: str, seats: tuple[str, ...], games: int) -> SideRow:
+        """Queue a request (the web's write; the daemon carries it out)."""
+        with self._transaction():
+            cursor = self._db.execute(
+                "INSERT INTO side_requests (league_id, kind, author, seats, games, created) VALUES (?, ?, ?, ?, ?, ?)",
+                (league_id, kind, author, msgspec.json.encode(list(seats)).decode(), games, stamp()))
+        assert cursor.lastrowid is not None
+        return self.side(cursor.lastrowid)
+
+
+class SideStore(SideRequests, LeagueStore):
+    """The side games' queue as the daemon keeps it (it plays each request and stores its result)."""
+
+    def start_side(self, side: SideRow, league: TournamentRow, seed: int) -> SideRow:
+        """Give a pending request its tournament row (kind ``side``, the league its parent, ``seed`` its deals'
+        domain) and mark it playing, in one transaction; a request started already is returned as it is."""
+        if side.tournament_id is not None:
+            return side
+        with self._transaction():
+            cursor = self._db.execute(
+                "INSERT INTO tournaments (name, config_path, config, fingerprint, seed, created, kind, parent, active) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                (f"{league.name}: {side.kind} {side.id}", league.config_path,
+                 msgspec.json.encode({"side": side.id, "seats": list(side.seats)}).decode(), league.fingerprint, seed,
+                 stamp(), SIDE_ROW_KIND, league.id))
+            self._db.execute("UPDATE side_requests SET status = 'playing', tournament_id = ? WHERE id = ?",
+                             (cursor.lastrowid, side.id))
+        return self.side(side.id)
+
+    def finish_side(self, side_id: int, status: Literal["done", "void"], result: str) -> None:
+        with self._transaction():
+            self._db.execute("UPDATE side_requests SET status = ?, result = ?, finished = ? WHERE id = ?",
+                             (status, result, stamp(), side_id))
 

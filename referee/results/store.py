@@ -63,8 +63,14 @@ class StoreError(RuntimeError):
     """The database cannot be opened, read or written; the message is one line."""
 
 
-class Store:
-    """A results database: the one writer (``create=True``, the default: made if missing, migrated if old) or
+class StoreReads:
+    """What any process may read of a results database (:class:`Store` opens one; the web server's own class,
+    :class:`~referee.results.web_queries.WebStore`, opens it as the web may), and the plumbing its reads and writes
+    share. Its subclasses' names say who writes: a ``...Reads`` class reads, a ``...Store`` class adds the writes of
+    the daemon and the CLI, and the writes a person's request makes are classes of their own, which the web's store
+    takes (:data:`~referee.results.schema.WEB_WRITES`: the tables its connection may write).
+
+    A results database: the one writer (``create=True``, the default: made if missing, migrated if old) or
     a reader (``create=False``: opened read-only, so a database the user may only read can be rated, exported
     and replayed). Use it as a context manager.
 
@@ -82,19 +88,9 @@ class Store:
     migrates an older schema in place; a newer schema is refused.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
-        self.path = Path(path)
-        if not create and not self.path.is_file():
-            raise StoreError(f"no database at {str(self.path)!r}")
-        try:
-            self._db = open_writer(self.path) if create else open_reader(self.path)
-            self.schema_version = schema_version(self._db)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open database {str(self.path)!r}: {_why(exc)}") from None
-        if self.schema_version > SCHEMA_VERSION:
-            self._db.close()
-            raise StoreError(f"{str(self.path)!r} was made by a newer durak-referee (database schema "
-                             f"{self.schema_version}; this one knows schema {SCHEMA_VERSION} and older)")
+    path: Path
+    schema_version: int
+    _db: sqlite3.Connection
 
     def __enter__(self) -> Self:
         return self
@@ -136,17 +132,6 @@ class Store:
                            "ORDER BY t.id")
         return [TournamentInfo.from_row(row) for row in rows]
 
-    def create_tournament(self, name: str, config_path: str, config_text: str, fingerprint: str,
-                          seed: int) -> TournamentRow:
-        """A new active tournament; any earlier one stays in the database, inactive (``--fresh``)."""
-        with self._transaction():
-            self._db.execute("UPDATE tournaments SET active = 0")
-            cursor = self._db.execute(
-                "INSERT INTO tournaments (name, created, config_path, config, fingerprint, seed) "
-                "VALUES (?, ?, ?, ?, ?, ?)", (name, stamp(), config_path, config_text, fingerprint, seed))
-        assert cursor.lastrowid is not None
-        return self.tournament(cursor.lastrowid)
-
     def bots(self, tournament_id: int) -> dict[str, BotRow]:
         # Schema 1 had no identity beside the hash, nor reasons: their defaults stand in.
         identity = "settings, files, reason" if self.schema_version >= 2 else \
@@ -154,34 +139,6 @@ class Store:
         rows = self._query(f"SELECT name, command, dir, sha256, version, disqualified, {identity} FROM bots "
                            "WHERE tournament_id = ?", (tournament_id,))
         return {row["name"]: BotRow.from_row(row) for row in rows}
-
-    def save_bot(self, tournament_id: int, bot: BotRow) -> None:
-        """Insert or replace a bot's row (a new bot, a new version accepted, or a new handshake version)."""
-        with self._transaction():
-            self._db.execute(
-                "INSERT OR REPLACE INTO bots (tournament_id, name, command, dir, sha256, version, disqualified, "
-                "settings, files, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (tournament_id, *bot.to_values()))
-
-    def disqualify(self, tournament_id: int, name: str, reason: str) -> None:
-        with self._transaction():
-            self._db.execute("UPDATE bots SET disqualified = 1, reason = ? WHERE tournament_id = ? AND name = ?",
-                             (reason, tournament_id, name))
-
-    def supersede(self, tournament_id: int, names: list[str], why: str) -> int:
-        """Move every stored game with a bot of ``names`` to ``superseded_games`` (history, never rated), so
-        that their slots are played again; returns how many games moved."""
-        rows = self._query("SELECT slot_key, outcome FROM games WHERE tournament_id = ?", (tournament_id,))
-        slots = {row["slot_key"] for row in rows if not set(outcome_players(row["outcome"])).isdisjoint(names)}
-        if not slots:
-            return 0
-        marks = ", ".join("?" * len(slots))
-        columns = ", ".join(self._game_table_columns())  # by name: a migrated table has its own column order
-        with self._transaction():
-            self._db.execute(f"INSERT INTO superseded_games ({columns}, superseded) SELECT {columns}, ? FROM games "
-                             f"WHERE tournament_id = ? AND slot_key IN ({marks})", (why, tournament_id, *slots))
-            cursor = self._db.execute(f"DELETE FROM games WHERE tournament_id = ? AND slot_key IN ({marks})",
-                                      (tournament_id, *slots))
-        return cursor.rowcount
 
     def bots_with_games(self, tournament_id: int) -> set[str]:
         """The bots that play in a stored game of the tournament."""
@@ -202,42 +159,6 @@ class Store:
         for row in rows:
             slots.setdefault(row["slot_key"], []).append(row["outcome"])
         return slots
-
-    def save_slot(self, tournament_id: int, games: list[StoredGame]) -> bool:
-        """Store a slot's games in one transaction: all of them, or none if anything fails. A slot already
-        stored is left as it is (a cluster may play a batch again after losing a worker): False."""
-        return self.save_slots(tournament_id, [games])[0]
-
-    def save_slots(self, tournament_id: int, slots: Sequence[list[StoredGame]]) -> list[bool]:
-        """Store several slots' games (each slot's games have one ``slot_key``) in one transaction, all or none;
-        per slot, whether it was stored (False: it was stored already, and is left as it is). One commit for a
-        batch of slots keeps the single writer ahead of a cluster."""
-        finished = stamp()
-        rows = [[game.to_values(tournament_id, finished) for game in games] for games in slots]
-        marks = ", ".join("?" * len(GAME_COLUMNS.split(", ")))
-        saved = []
-        with self._transaction():
-            number = self._last_number(tournament_id)
-            for games, slot_rows in zip(slots, rows, strict=True):
-                if not games or self._db.execute(
-                        "SELECT 1 FROM games WHERE tournament_id = ? AND slot_key = ? LIMIT 1",
-                        (tournament_id, games[0].slot_key)).fetchone():
-                    saved.append(False)
-                    continue
-                numbered = [(*values, number + i) for i, values in enumerate(slot_rows, 1)]
-                number += len(numbered)
-                self._db.executemany(f"INSERT INTO games ({GAME_COLUMNS}, number) VALUES ({marks}, ?)", numbered)
-                saved.append(True)
-        return saved
-
-    def _last_number(self, tournament_id: int) -> int:
-        """The highest number given in the tournament, to a game stored or superseded (0 for none): new games
-        take the next ones, so none is given twice (read inside the writer's transaction)."""
-        row = self._db.execute(
-            "SELECT MAX((SELECT COALESCE(MAX(number), 0) FROM games WHERE tournament_id = ?), "
-            "(SELECT COALESCE(MAX(number), 0) FROM superseded_games WHERE tournament_id = ?))",
-            (tournament_id, tournament_id)).fetchone()
-        return int(row[0])
 
     def count_games(self, tournament_id: int) -> int:
         row = self._query_one("SELECT COUNT(*) AS games FROM games WHERE tournament_id = ?", (tournament_id,))
@@ -424,6 +345,100 @@ class Store:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 raise
+
+
+class Store(StoreReads):
+    """A results database opened by its one writer (``create=True``) or a reader (``create=False``): see
+    :class:`StoreReads`; with the tournament runner's writes (tournaments, bots, the games of each slot)."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(f"no database at {str(self.path)!r}")
+        try:
+            self._db = open_writer(self.path) if create else open_reader(self.path)
+            self.schema_version = schema_version(self._db)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open database {str(self.path)!r}: {_why(exc)}") from None
+        if self.schema_version > SCHEMA_VERSION:
+            self._db.close()
+            raise StoreError(f"{str(self.path)!r} was made by a newer durak-referee (database schema "
+                             f"{self.schema_version}; this one knows schema {SCHEMA_VERSION} and older)")
+
+    def create_tournament(self, name: str, config_path: str, config_text: str, fingerprint: str,
+                          seed: int) -> TournamentRow:
+        """A new active tournament; any earlier one stays in the database, inactive (``--fresh``)."""
+        with self._transaction():
+            self._db.execute("UPDATE tournaments SET active = 0")
+            cursor = self._db.execute(
+                "INSERT INTO tournaments (name, created, config_path, config, fingerprint, seed) "
+                "VALUES (?, ?, ?, ?, ?, ?)", (name, stamp(), config_path, config_text, fingerprint, seed))
+        assert cursor.lastrowid is not None
+        return self.tournament(cursor.lastrowid)
+
+    def save_bot(self, tournament_id: int, bot: BotRow) -> None:
+        """Insert or replace a bot's row (a new bot, a new version accepted, or a new handshake version)."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO bots (tournament_id, name, command, dir, sha256, version, disqualified, "
+                "settings, files, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (tournament_id, *bot.to_values()))
+
+    def disqualify(self, tournament_id: int, name: str, reason: str) -> None:
+        with self._transaction():
+            self._db.execute("UPDATE bots SET disqualified = 1, reason = ? WHERE tournament_id = ? AND name = ?",
+                             (reason, tournament_id, name))
+
+    def supersede(self, tournament_id: int, names: list[str], why: str) -> int:
+        """Move every stored game with a bot of ``names`` to ``superseded_games`` (history, never rated), so
+        that their slots are played again; returns how many games moved."""
+        rows = self._query("SELECT slot_key, outcome FROM games WHERE tournament_id = ?", (tournament_id,))
+        slots = {row["slot_key"] for row in rows if not set(outcome_players(row["outcome"])).isdisjoint(names)}
+        if not slots:
+            return 0
+        marks = ", ".join("?" * len(slots))
+        columns = ", ".join(self._game_table_columns())  # by name: a migrated table has its own column order
+        with self._transaction():
+            self._db.execute(f"INSERT INTO superseded_games ({columns}, superseded) SELECT {columns}, ? FROM games "
+                             f"WHERE tournament_id = ? AND slot_key IN ({marks})", (why, tournament_id, *slots))
+            cursor = self._db.execute(f"DELETE FROM games WHERE tournament_id = ? AND slot_key IN ({marks})",
+                                      (tournament_id, *slots))
+        return cursor.rowcount
+
+    def save_slot(self, tournament_id: int, games: list[StoredGame]) -> bool:
+        """Store a slot's games in one transaction: all of them, or none if anything fails. A slot already
+        stored is left as it is (a cluster may play a batch again after losing a worker): False."""
+        return self.save_slots(tournament_id, [games])[0]
+
+    def save_slots(self, tournament_id: int, slots: Sequence[list[StoredGame]]) -> list[bool]:
+        """Store several slots' games (each slot's games have one ``slot_key``) in one transaction, all or none;
+        per slot, whether it was stored (False: it was stored already, and is left as it is). One commit for a
+        batch of slots keeps the single writer ahead of a cluster."""
+        finished = stamp()
+        rows = [[game.to_values(tournament_id, finished) for game in games] for games in slots]
+        marks = ", ".join("?" * len(GAME_COLUMNS.split(", ")))
+        saved = []
+        with self._transaction():
+            number = self._last_number(tournament_id)
+            for games, slot_rows in zip(slots, rows, strict=True):
+                if not games or self._db.execute(
+                        "SELECT 1 FROM games WHERE tournament_id = ? AND slot_key = ? LIMIT 1",
+                        (tournament_id, games[0].slot_key)).fetchone():
+                    saved.append(False)
+                    continue
+                numbered = [(*values, number + i) for i, values in enumerate(slot_rows, 1)]
+                number += len(numbered)
+                self._db.executemany(f"INSERT INTO games ({GAME_COLUMNS}, number) VALUES ({marks}, ?)", numbered)
+                saved.append(True)
+        return saved
+
+    def _last_number(self, tournament_id: int) -> int:
+        """The highest number given in the tournament, to a game stored or superseded (0 for none): new games
+        take the next ones, so none is given twice (read inside the writer's transaction)."""
+        row = self._db.execute(
+            "SELECT MAX((SELECT COALESCE(MAX(number), 0) FROM games WHERE tournament_id = ?), "
+            "(SELECT COALESCE(MAX(number), 0) FROM superseded_games WHERE tournament_id = ?))",
+            (tournament_id, tournament_id)).fetchone()
+        return int(row[0])
 
 
 def _why(exc: BaseException) -> str:

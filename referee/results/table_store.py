@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from referee.results.league_store import LeagueStore
+from referee.results.league_store import LeagueReads, LeagueStore
 from referee.results.rows import GAME_COLUMNS, StoredGame
 from referee.results.stamps import stamp
 from referee.results.store import StoreError
@@ -84,45 +84,9 @@ _TABLE_COLUMNS = "id, tournament_id, author, variant, players, seat, bots, creat
 _OPEN = ", ".join(f"'{status}'" for status in TABLE_OPEN)
 
 
-class TableStore(LeagueStore):
-    """A league's database with the card tables (:class:`~referee.results.league_store.LeagueStore` and more)."""
-
-    # -- the web server's writes -------------------------------------------------------------
-
-    def open_table(self, league_id: int, new: NewTable, *, per_author: int, total: int) -> TableRow:
-        """A new table, waiting for the daemon; :raises TableRefused: its author has ``per_author`` open tables,
-        or the arena ``total`` (checked and written in one transaction: two requests cannot both pass a cap)."""
-        with self._transaction():
-            mine, every = self._db.execute(
-                f"SELECT COALESCE(SUM(author = ?), 0), COUNT(*) FROM human_tables WHERE status IN ({_OPEN})",
-                (new.author,)).fetchone()
-            if mine >= per_author:
-                raise TableRefused(f"you have {mine} open tables, the most an author may have: finish one first")
-            if every >= total:
-                raise TableRefused(f"the arena has {every} open tables, the most it runs at once: try again later")
-            cursor = self._db.execute(
-                "INSERT INTO human_tables (tournament_id, author, variant, players, seat, bots, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (league_id, new.author, new.variant, len(new.bots) + 1, new.seat,
-                 msgspec.json.encode(new.bots).decode(), stamp()))
-        assert cursor.lastrowid is not None
-        found = self.table(cursor.lastrowid)
-        assert found is not None
-        return found
-
-    def resign_table(self, table_id: int) -> bool:
-        """The person gives the game up (False: the table is not playing)."""
-        with self._transaction():
-            cursor = self._db.execute("UPDATE human_tables SET resigned = 1 WHERE id = ? AND status = 'playing'",
-                                      (table_id,))
-        return cursor.rowcount == 1
-
-    def add_move(self, table_id: int, request: int, action: str) -> bool:
-        """The person's answer to ``request`` (False: it was answered already; the first answer stands)."""
-        with self._transaction():
-            cursor = self._db.execute("INSERT OR IGNORE INTO human_moves VALUES (?, ?, ?, ?)",
-                                      (table_id, request, action, stamp()))
-        return cursor.rowcount == 1
+class TableReads(LeagueReads):
+    """A league's database with the card tables, read (:class:`~referee.results.league_store.LeagueReads` and
+    more)."""
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -161,6 +125,52 @@ class TableStore(LeagueStore):
         """The person's answer to ``request``, if it came."""
         row = self._query_one("SELECT action FROM human_moves WHERE table_id = ? AND request = ?", (table_id, request))
         return None if row is None else str(row["action"])
+
+
+class TablePlay(TableReads):
+    """What a person at a card table writes: the table opened, their moves, resigning (the web's writes of
+    ``human_tables`` and ``human_moves``)."""
+
+    # -- the web server's writes -------------------------------------------------------------
+
+    def open_table(self, league_id: int, new: NewTable, *, per_author: int, total: int) -> TableRow:
+        """A new table, waiting for the daemon; :raises TableRefused: its author has ``per_author`` open tables,
+        or the arena ``total`` (checked and written in one transaction: two requests cannot both pass a cap)."""
+        with self._transaction():
+            mine, every = self._db.execute(
+                f"SELECT COALESCE(SUM(author = ?), 0), COUNT(*) FROM human_tables WHERE status IN ({_OPEN})",
+                (new.author,)).fetchone()
+            if mine >= per_author:
+                raise TableRefused(f"you have {mine} open tables, the most an author may have: finish one first")
+            if every >= total:
+                raise TableRefused(f"the arena has {every} open tables, the most it runs at once: try again later")
+            cursor = self._db.execute(
+                "INSERT INTO human_tables (tournament_id, author, variant, players, seat, bots, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (league_id, new.author, new.variant, len(new.bots) + 1, new.seat,
+                 msgspec.json.encode(new.bots).decode(), stamp()))
+        assert cursor.lastrowid is not None
+        found = self.table(cursor.lastrowid)
+        assert found is not None
+        return found
+
+    def resign_table(self, table_id: int) -> bool:
+        """The person gives the game up (False: the table is not playing)."""
+        with self._transaction():
+            cursor = self._db.execute("UPDATE human_tables SET resigned = 1 WHERE id = ? AND status = 'playing'",
+                                      (table_id,))
+        return cursor.rowcount == 1
+
+    def add_move(self, table_id: int, request: int, action: str) -> bool:
+        """The person's answer to ``request`` (False: it was answered already; the first answer stands)."""
+        with self._transaction():
+            cursor = self._db.execute("INSERT OR IGNORE INTO human_moves VALUES (?, ?, ?, ?)",
+                                      (table_id, request, action, stamp()))
+        return cursor.rowcount == 1
+
+
+class TableStore(TablePlay, LeagueStore):
+    """The card tables as the daemon runs them (the seat's messages, a table started and ended with its game)."""
 
     # -- the daemon's writes ------------------------------------------------------------------
 

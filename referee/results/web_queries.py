@@ -13,12 +13,15 @@ from pathlib import Path
 import msgspec
 
 from protocol.records import Verdict
-from referee.results.arena_store import ArenaStore
-from referee.results.league_store import GroupStatus
+from referee.results.analysis_store import AnalysisRequests
+from referee.results.arena_store import ArenaVisits
+from referee.results.league_store import GroupStatus, LeagueRequests
 from referee.results.packed import unpack
 from referee.results.rows import TournamentRow
 from referee.results.schema import SCHEMA_VERSION, open_shared, schema_version
+from referee.results.side_store import SideRequests
 from referee.results.store import StoreError, _why
+from referee.results.table_store import TablePlay
 
 
 def _group_of(rows: str) -> str:
@@ -166,9 +169,11 @@ class Marks:
     changed: float
 
 
-class WebStore(ArenaStore):
+class WebStore(ArenaVisits, SideRequests, TablePlay, AnalysisRequests, LeagueRequests):
     """A league's database as ``durak serve`` opens it: read-write but never created nor migrated; a database of
-    another schema, or with no league, is refused in one line."""
+    another schema, or with no league, is refused in one line. It reads, and writes what a person's request writes
+    (the classes it takes: :data:`~referee.results.schema.WEB_WRITES` are the tables its connection may write); the
+    daemon's writes are not its methods, and its connection could not make them."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

@@ -3,7 +3,7 @@ CSRF tokens of a cookie session's forms.
 
 A session cookie is ``<payload>.<signature>``, base64url: the payload is the author's id, their ``epoch``, the
 issue time and a random nonce; the signature is HMAC-SHA256 under the database's web key
-(:meth:`ArenaStore.web_key`). The session itself lives on the server: a row of ``web_sessions`` (the nonce, the
+(:meth:`ArenaVisits.web_key`). The session itself lives on the server: a row of ``web_sessions`` (the nonce, the
 author, when it expires) written at login, deleted at logout and when the author is revoked. A cookie is refused
 (the viewer is anonymous and the cookie cleared) when the signature is another key's, it is older than the
 session's life, its row is gone or expired (a copy kept from before a logout included), or the author is revoked
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import msgspec
 
 from referee.league.authors import author_of_token
-from referee.results.arena_store import ArenaStore, AuthorRow
+from referee.results.arena_store import ArenaVisits, AuthorRow
 from referee.web.visibility import ANONYMOUS, Viewer
 
 SESSION_COOKIE = "durak_session"
@@ -65,7 +65,7 @@ def _mac(key: bytes, label: str, data: str) -> str:
     return _b64(hmac.new(key, f"{label}|{data}".encode(), hashlib.sha256).digest())
 
 
-def sign_session(store: ArenaStore, key: bytes, author: AuthorRow, *, max_age: int = SESSION_SECONDS,
+def sign_session(store: ArenaVisits, key: bytes, author: AuthorRow, *, max_age: int = SESSION_SECONDS,
                  now: float | None = None) -> str:
     """A new session for ``author``: its row written (live for ``max_age`` seconds), its cookie's value."""
     issued = int(now if now is not None else time.time())
@@ -75,7 +75,8 @@ def sign_session(store: ArenaStore, key: bytes, author: AuthorRow, *, max_age: i
     return f"{payload}.{_mac(key, 'session', payload)}"
 
 
-def verify_session(store: ArenaStore, key: bytes, value: str, max_age: int, now: float | None = None) -> Session | None:
+def verify_session(store: ArenaVisits, key: bytes, value: str, max_age: int,
+                   now: float | None = None) -> Session | None:
     """The session a cookie holds, or None: a bad signature, too old, a session ended (logged out, revoked,
     expired: its row is gone), an author revoked, unknown or of an older epoch (one answer for every failure)."""
     payload_text, _, signature = value.partition(".")
@@ -94,7 +95,7 @@ def verify_session(store: ArenaStore, key: bytes, value: str, max_age: int, now:
     return Session(author, payload.nonce)
 
 
-def end_session(store: ArenaStore, session: Session) -> None:
+def end_session(store: ArenaVisits, session: Session) -> None:
     """Logout: the session's row deleted, so that its cookie (and any copy of it) is refused from now on."""
     store.end_session(session.nonce)
 
@@ -127,5 +128,5 @@ def viewer_of(author: AuthorRow | None) -> Viewer:
     return ANONYMOUS if author is None else Viewer(author=author.name, admin=author.admin)
 
 
-def author_of_bearer(store: ArenaStore, token: str) -> AuthorRow | None:
+def author_of_bearer(store: ArenaVisits, token: str) -> AuthorRow | None:
     return author_of_token(store, token) if token else None
