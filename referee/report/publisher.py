@@ -12,12 +12,11 @@ passes it in: the league layer does not know the viewer's data).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import threading
 from pathlib import Path
 
+from referee.report.background import as_background
 from referee.report.game_data import GAME_DATA_VERSION, encode_view, public_view
 from referee.results.league_store import LeagueStore
 from referee.results.store import StoreError
@@ -26,8 +25,6 @@ from referee.results.store import StoreError
 BATCH = 25
 #: How long the publisher sleeps when nothing is queued.
 IDLE_SECONDS = 1.0
-#: The thread's niceness: the web's requests and the league's games come first.
-NICENESS = 19
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +66,7 @@ class ReplayPublisher:
         self._thread.join()
 
     def _run(self) -> None:
-        with contextlib.suppress(OSError, AttributeError):  # Linux: a thread's own niceness
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+        as_background()  # the web's requests and the league's games come first
         try:
             with LeagueStore(self._db_path) as store:  # a writer (the daemon made and migrated it)
                 store.requeue_replay_views(GAME_DATA_VERSION)

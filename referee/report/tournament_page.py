@@ -11,11 +11,9 @@ range is first shown or leaves (superseded; the others keep their numbers), so a
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import logging
 import multiprocessing
-import os
 import threading
 import zlib
 from collections.abc import Iterable
@@ -28,6 +26,7 @@ import msgspec
 
 from referee import __version__
 from referee.rating.bradley_terry import Mode
+from referee.report.background import as_background
 from referee.report.game_data import GAME_DATA_VERSION
 from referee.report.page import NARRATION_JSON, PageWriteError, page, script_json, write_private
 from referee.report.tournament_data import report_data, viewer_games
@@ -233,10 +232,8 @@ class LiveReport:
         self._write()
 
     def _run(self) -> None:
-        # The games' workers and their bots are pinned to cores; this thread is not, and must not take their
-        # time: on Linux a thread has a nice value of its own.
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        # The games' workers and their bots are pinned to cores; this thread is not, and must not take their time.
+        as_background()
         while not self._stop.wait(self.interval):
             self._write()
 
