@@ -7,6 +7,7 @@ remembers are bounded."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from typing import Any
 
@@ -66,6 +67,21 @@ def test_the_front_answers_every_kept_route_with_the_bytes_the_app_sends(db: Web
             fresh = client.get(url, headers=etag)
             assert fresh.status_code == 304 and seen(fresh) == seen(app_only.get(url, headers=etag)), url
     assert answered == [url for url in urls for _ in range(2)]  # the second 200 and the 304 of each
+
+
+def test_of_two_if_none_match_headers_the_front_reads_the_first_as_the_app_does(db: WebDb) -> None:
+    app = create_app(db.path, SETTINGS)
+    with TestClient(app) as client:
+        etag = client.get("/api/games").headers["etag"].encode()
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": "/api/games", "query_string": b"", "state": {},
+                 "client": ("127.0.0.1", 1), "headers": [(b"if-none-match", b'"other"'), (b"if-none-match", etag)]}
+        assert asyncio.run(app.front.answer(scope, send))
+        assert sent[0]["status"] == 200 and sent[1]["body"]  # the first names another page
 
 
 def test_a_request_that_may_be_signed_in_is_the_apps_to_answer(db: WebDb, monkeypatch: pytest.MonkeyPatch) -> None:

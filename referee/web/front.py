@@ -100,7 +100,7 @@ class Front:
             low = name.lower()
             if low == b"x-forwarded-for":
                 forwarded.append(value.decode("latin-1"))
-            elif low == b"if-none-match":
+            elif low == b"if-none-match" and asked is None:  # the first, as the app reads it
                 asked = value
         client = scope.get("client")
         address = client_address(client[0] if client else None, forwarded, self._trusted)
