@@ -92,7 +92,18 @@ SCHEMA_13_TABLES = ("league_bot_meetings",)
 
 def drop_schema_13(con: sqlite3.Connection) -> None:
     """Back to schema 12 (if not there already): the triggers, then the table."""
+    drop_schema_14(con)
     for trigger in SCHEMA_13_TRIGGERS:
         con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     for table in SCHEMA_13_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+#: Schema 14's objects: an index of schema 9's ``league_games``.
+SCHEMA_14_INDEXES = ("league_games_with_verdicts_by_size",)
+
+
+def drop_schema_14(con: sqlite3.Connection) -> None:
+    """Back to schema 13 (if not there already): the index."""
+    for index in SCHEMA_14_INDEXES:
+        con.execute(f"DROP INDEX IF EXISTS {index}")

@@ -218,3 +218,26 @@ def test_the_check_catches_a_scan_and_a_sort(traced: tuple[WebDb, Litestar, list
         assert problems(connection, "SELECT COUNT(*) FROM league_games x JOIN league_groups lg ON lg.tournament_id = "
                                     "x.tournament_id AND lg.deal_key = x.deal_key WHERE x.tournament_id = 1 AND "
                                     "lg.status = 'open'")
+
+
+def verdict_and_size_plans(connection: sqlite3.Connection, sql: str) -> list[str]:
+    return [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}") if "league_games" in row[3]]
+
+
+def test_the_games_with_a_verdict_and_a_size_are_found_by_their_size(
+        traced: tuple[WebDb, Litestar, list[str]]) -> None:
+    """The list filtered by any verdict and a table size counts and pages through the index of the games with
+    verdicts by size (schema 14), not a row of each game with a verdict (8.5 ms at a million games; its index alone,
+    0.07). The control: the same count with the size kept off the index is planned through the league alone."""
+    db, app, statements = traced
+    with TestClient(app) as client:
+        assert client.get("/api/games?verdict=any&players=2").status_code == 200
+    filtered = {sql for sql in statements if "x.verdicts > 0" in sql and "x.players = " in sql}
+    assert filtered
+    with sqlite3.connect(db.path) as connection:
+        for sql in filtered:
+            assert any("league_games_with_verdicts_by_size (tournament_id=? AND players=?)" in step
+                       for step in verdict_and_size_plans(connection, sql)), sql
+        control = verdict_and_size_plans(connection, "SELECT COUNT(*) FROM league_games x WHERE x.tournament_id = 1 "
+                                                     "AND x.verdicts > 0 AND +x.players = 2")
+        assert control == ["SEARCH x USING INDEX league_games_with_verdicts (tournament_id=?)"]

@@ -11,7 +11,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -259,6 +259,8 @@ CREATE TABLE IF NOT EXISTS league_games (
 );
 CREATE INDEX IF NOT EXISTS league_games_by_size ON league_games (tournament_id, players, number);
 CREATE INDEX IF NOT EXISTS league_games_with_verdicts ON league_games (tournament_id, number) WHERE verdicts > 0;
+CREATE INDEX IF NOT EXISTS league_games_with_verdicts_by_size ON league_games (tournament_id, players, number)
+    WHERE verdicts > 0;
 CREATE INDEX IF NOT EXISTS league_games_by_deal ON league_games (tournament_id, deal_key);
 CREATE TABLE IF NOT EXISTS league_verdicts (
     tournament_id INTEGER NOT NULL,
@@ -571,6 +573,9 @@ _SEATS_BACKFILL = ("INSERT OR IGNORE INTO league_seats " + _SEATS.format(g="g").
 #: read mark, made by the schema.
 #: Schema 12 -> 13: the head to head by bot (:data:`_BOT_MEETINGS`): a table and triggers made by the schema, filled
 #: from ``league_meetings`` (:data:`_BOT_MEETINGS_BACKFILL`).
+#: Schema 13 -> 14: the games with verdicts by table size, an index made by the schema: the games list filtered by
+#: any verdict and a size counted and paged in that index alone (it looked up each game with a verdict's row for its
+#: size: 8.5 ms at a million games, 198 ms with the rows not cached, against 0.34 for the count without a size).
 _MIGRATIONS = {
     1: """
 ALTER TABLE bots ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -607,6 +612,7 @@ ALTER TABLE tournaments ADD COLUMN parent INTEGER;
     10: "",
     11: "",
     12: "",
+    13: "",
 }
 
 

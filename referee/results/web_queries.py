@@ -128,10 +128,10 @@ class GameQuery:
             parts.append("EXISTS (SELECT 1 FROM league_verdicts v WHERE v.game_id = g.id AND v.kind = ?)")
             params.append(self.verdict)
         if self.table is not None:
-            # On the source's own row where it is ``league_games``: through its index by size, but with verdicts
-            # (``+``: no index), which the index of the games with verdicts, far fewer, finds first.
+            # On the source's own row where it is ``league_games``: through its index by size, or with any
+            # verdict through the index of the games with verdicts by size (schema 14), never a row per game.
             on_sizes = self.players is None and self.verdict in (None, "any") and not open_groups
-            parts.append(("+x.players = ?" if self.verdict else "x.players = ?") if on_sizes else
+            parts.append("x.players = ?" if on_sizes else
                          "(SELECT players FROM league_games WHERE game_id = g.id) = ?")
             params.append(self.table)
         return "".join(f" AND {part}" for part in parts), tuple(params)
@@ -358,7 +358,7 @@ class WebStore(ArenaVisits, SideRequests, TablePlay, AnalysisRequests, LeagueReq
             total = int(row["games"]) if row else 0
         else:  # the games with verdicts (few) through their own index, no game row read
             if wanted.verdict == "any":
-                size = " AND +x.players = ?" if sizes else ""
+                size = " AND x.players = ?" if sizes else ""
                 row = self._query_one("SELECT COUNT(*) AS games FROM league_games x WHERE x.tournament_id = ? AND "
                                       f"x.verdicts > 0{size}", (league_id, *sizes))
             else:
