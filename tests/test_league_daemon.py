@@ -243,8 +243,10 @@ def test_kill_9_loses_nothing_and_stores_nothing_twice_then_the_finals_decide(le
     assert games == slots
     daemon = start_daemon(config, db)
     until(lambda: query(db, "SELECT COUNT(*) FROM games")[0][0] > games + 15, why="games after the last restart")
-    assert not query(db, "SELECT 1 FROM league_groups WHERE status = 'open' AND number < (SELECT MAX(number) FROM "
-                         "league_groups) - 5")  # the groups left open were completed first
+    # The groups left open are played first, but with two jobs a resumed game slowed by a loaded machine can outlast
+    # several new groups on the other job (seen once in CI): what must hold is that none is left behind the league.
+    until(lambda: not query(db, "SELECT 1 FROM league_groups WHERE status = 'open' AND number < (SELECT MAX(number) "
+                                "FROM league_groups) - 5"), why="the groups left open completed")
     daemon.send_signal(signal.SIGINT)
     assert daemon.wait(60) == 0
     log = db.with_suffix(".log").read_text()
