@@ -105,5 +105,16 @@ SCHEMA_14_INDEXES = ("league_games_with_verdicts_by_size",)
 
 def drop_schema_14(con: sqlite3.Connection) -> None:
     """Back to schema 13 (if not there already): the index."""
+    drop_schema_15(con)
     for index in SCHEMA_14_INDEXES:
+        con.execute(f"DROP INDEX IF EXISTS {index}")
+
+
+#: Schema 15's objects: an index of ``league_seats``.
+SCHEMA_15_INDEXES = ("league_seats_with_verdicts",)
+
+
+def drop_schema_15(con: sqlite3.Connection) -> None:
+    """Back to schema 14 (if not there already): the index."""
+    for index in SCHEMA_15_INDEXES:
         con.execute(f"DROP INDEX IF EXISTS {index}")

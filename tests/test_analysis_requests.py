@@ -163,7 +163,7 @@ def test_a_schema_11_database_migrates(db: WebDb) -> None:
         drop_schema_12(con)
         con.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
     with ArenaStore(db.path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 14
+        assert store.schema_version == SCHEMA_VERSION == 15
         league = store.league()
         assert league is not None and store.count_games(league.id) > 0
         assert store.pending_analyses(league.id) == []

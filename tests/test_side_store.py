@@ -112,7 +112,7 @@ def test_a_schema_5_database_migrates_with_its_league_kept(tmp_path: Path) -> No
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
         games = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
     with ArenaStore(db.path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 14
+        assert store.schema_version == SCHEMA_VERSION == 15
         league = store.league()
         assert league is not None and store.count_games(league.id) == games
         assert store.sides(league.id) == [] and store.next_side(league.id) is None

@@ -195,7 +195,7 @@ def test_a_schema_6_database_migrates_to_7_and_opens_tables(tmp_path: Path) -> N
                             "WHERE t.kind = 'league'").fetchone()[0]
         assert not con.execute("SELECT name FROM sqlite_master WHERE name = 'human_tables'").fetchall()
     with ArenaStore(db.path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 14
+        assert store.schema_version == SCHEMA_VERSION == 15
         league = store.league()
         assert league is not None and store.count_games(league.id) == games
         table = store.open_table(league.id, NewTable("alice", "podkidnoy", 0, ["beta@1"]), per_author=1, total=9)

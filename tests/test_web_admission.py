@@ -233,6 +233,6 @@ def test_a_schema_7_database_migrates_to_8_and_its_old_cookies_end(db: WebDb) ->
     with pytest.raises(StoreError, match=f"schema 7, the web server needs {SCHEMA_VERSION}"):
         WebStore(db.path)  # the server never migrates: the daemon does
     with ArenaStore(db.path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 14
+        assert store.schema_version == SCHEMA_VERSION == 15
     with copied(db, cookie) as client:  # a cookie with no row (as every schema-7 cookie): refused
         assert client.get("/api/tables").status_code == 401

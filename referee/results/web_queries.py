@@ -417,7 +417,8 @@ class WebStore(ArenaVisits, SideRequests, TablePlay, AnalysisRequests, LeagueReq
 
     def verdict_counts(self, league_id: int, versions: list[str], *, with_open: bool) -> dict[str, int]:
         """How many of ``versions``' shown games ended in a verdict against them, by kind: each version's seats
-        with a verdict (few) through an index, counted here."""
+        with a verdict (few), read through their own index (schema 15's: not every seat of the version), counted
+        here."""
         marks = ", ".join("?" * len(versions)) or "NULL"
         counts: dict[str, int] = {}
         for row in self._query(f"SELECT s.verdict AS kind FROM league_seats s {_group_of('s')} WHERE "
