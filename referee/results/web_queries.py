@@ -430,12 +430,14 @@ class WebStore(ArenaVisits, SideRequests, TablePlay, AnalysisRequests, LeagueReq
 
     # -- the board's live facts: each a seek, or a range no wider than an hour's games -----------------------
 
-    def rating_at(self, league_id: int, version: str, fitted: str) -> float | None:
-        """``version``'s rating at its latest history point fitted at or before ``fitted`` (None: it has none that
-        old): one seek down the history's primary key."""
-        row = self._query_one("SELECT elo FROM league_rating_history WHERE tournament_id = ? AND version = ? AND "
-                              "fitted <= ? ORDER BY fitted DESC LIMIT 1", (league_id, version, fitted))
-        return None if row is None else float(row["elo"])
+    def ratings_at(self, league_id: int, fitted: str) -> dict[str, float]:
+        """Each board version's rating at its latest history point fitted at or before ``fitted`` (left out: one
+        with none that old): a seek down the history's primary key per version, in one statement (a statement per
+        version took 8 of the board's 9 ms at 1,000 versions)."""
+        return {row["version"]: float(row["elo"]) for row in self._query(
+            "SELECT b.version AS version, (SELECT h.elo FROM league_rating_history h WHERE h.tournament_id = "
+            "b.tournament_id AND h.version = b.version AND h.fitted <= ? ORDER BY h.fitted DESC LIMIT 1) AS elo "
+            "FROM league_board b WHERE b.tournament_id = ?", (fitted, league_id)) if row["elo"] is not None}
 
     def last_game(self, league_id: int, version: str, *, with_open: bool) -> tuple[int, str] | None:
         """The number and end time of ``version``'s latest game the viewer may see (open groups' only

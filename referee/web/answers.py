@@ -72,9 +72,10 @@ class Answers:
         rows = [row for row in self.store.board(self.league.id) if row.version in self.versions]
         fitted = rows[0].fitted if rows else None
         day_before = _day_before(fitted)
+        before = {} if day_before is None else self.store.ratings_at(self.league.id, day_before)
         lines = []
         for row in rows:
-            then = None if day_before is None else self.store.rating_at(self.league.id, row.version, day_before)
+            then = before.get(row.version)
             line = self._board_line(row.rank, row.version, row.elo, row.sd, row.games)
             lines.append(replace_struct(line, change=None if then is None else row.elo - then))
         rated = {row.version for row in rows}
