@@ -7,9 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jinja2 import Environment, select_autoescape
 
+from referee.rating.bradley_terry import Z95
 from referee.text import visible_value
 from referee.web import models, urls
-from referee.web.long_tables import game_rows, head_to_head_rows, latest_points
+from referee.web.long_tables import board_rows, game_rows, head_to_head_rows, latest_points
 
 #: The head to head's loop as bot.html wrote it before (the environment as the app makes it: finalize, autoescape).
 LOOP = ('{% for h in rows %}<tr><td><a href="{{ urls.bot(h.opponent) }}">{{ h.opponent }}</a></td><td>{{ h.games }}'
@@ -66,3 +67,26 @@ def test_the_history_table_keeps_each_versions_latest_points_in_order(drawn: lis
     for version in set(drawn):
         mine = [p for p in points if p.version == version]
         assert [p for p in kept if p.version == version] == mine[len(mine) - min(limit, len(mine)):]
+
+
+#: The board's loop as board.html wrote it before (its rows; the empty board's line is the template's still).
+BOARD_LOOP = ('{% for line in lines %}\n'
+              '<tr data-version="{{ line.version }}"><td>{{ line.rank }}</td><td><a href="{{ urls.bot(line.bot) }}">'
+              '{{ line.version }}</a></td>\n'
+              '<td><a href="{{ urls.author(line.author) }}">{{ line.author }}</a></td>\n'
+              '<td>{{ "%.1f" | format(line.elo) }}</td><td>{{ "-" if line.sd is none else "%.1f" | format(z95 * '
+              'line.sd) }}</td>\n'
+              '<td>{{ line.games }}</td><td class="change">{{ "new" if line.change is none else "%+.1f" | '
+              'format(line.change) }}</td><td>{{ line.state }}</td><td class="last-game">-</td><td class="playing">'
+              '</td><td class="hour-games">-</td></tr>\n'
+              '{% endfor %}')
+ratings = st.floats(-10_000, 10_000, allow_nan=False) | st.sampled_from([0.05, 0.15, 0.25, -0.05, 1499.95, 2.5])
+board_lines = st.lists(st.builds(models.BoardLine, st.integers(1, 10**4), names, names, names, ratings,
+                                 st.none() | st.floats(0, 500, allow_nan=False), st.integers(0, 10**7), names,
+                                 st.none() | ratings), max_size=5)
+
+
+@given(board_lines)
+def test_board_rows_are_the_templates_loop_byte_for_byte(drawn: list[models.BoardLine]) -> None:
+    expected = ENVIRONMENT.from_string(BOARD_LOOP).render(lines=drawn, urls=urls, z95=Z95)
+    assert ENVIRONMENT.from_string("{{ table(lines, z95) }}").render(lines=drawn, table=board_rows, z95=Z95) == expected

@@ -22,7 +22,7 @@ from referee.web.answers import GameFilter
 from referee.web.challenges import take_challenge
 from referee.web.context import ADMIN_DEPENDENCIES, DEPENDENCIES, Ctx, requires_author
 from referee.web.refusals import NOT_FOUND, Refused
-from referee.web.shown import AUTHORS, BOARD, REPLAY, bot_answer, bot_key, bot_marks, games_list, shown
+from referee.web.shown import AUTHORS, BOARD, BOARD_ANSWER, REPLAY, bot_answer, bot_key, bot_marks, games_list, shown
 from referee.web.uploads import take_upload
 
 Req = Request[Any, Any, Any]
@@ -41,7 +41,7 @@ class PublicApi(Controller):
     @get("/api/board", name="api:board", tags=["league"])
     async def api_board(self, request: Req) -> Response[models.Board]:
         """The league's board as the daemon last fitted it."""
-        return await shown(request, "api board", BOARD, lambda ctx: ctx.answers.board())
+        return await shown(request, BOARD_ANSWER, BOARD, lambda ctx: ctx.answers.board())
 
     @get("/api/bots/{name:str}", name="api:bot", tags=["league"])
     async def api_bot(self, request: Req, name: FromPath[str]) -> Response[models.BotOut]:

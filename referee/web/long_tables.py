@@ -1,10 +1,10 @@
-"""Tables too long for a template's loop. A bot page's head to head has a row per opponent (500 at a league of
-1,000 versions), and drawing them through Jinja (a URL, four escapes and a call per cell) took 4.5 of the page's
-7 ms; a games list's 50 rows took half of its build. They are drawn here as one join, each cell as the templates
-write it, entrant text made visible (:func:`referee.text.visible_value`, the environment's ``finalize``) and then
-escaped (its ``autoescape``); tests/test_web_long_tables.py holds the two byte for byte. A bot's rating history
-gains a point per version at every refit that moves it: the table lists each version's latest few, the chart draws
-them all."""
+"""Tables too long for a template's loop. A bot page's head to head has a row per opponent (500 at a league of 1,000
+versions), and drawing them through Jinja (a URL, four escapes and a call per cell) took 4.5 of the page's 7 ms; a
+games list's 50 rows took half of its build; the board's 1,000, 15 of its 25 ms. They are drawn here as one join,
+each cell as the templates write it, entrant text made visible (:func:`referee.text.visible_value`, the
+environment's ``finalize``) and then escaped (its ``autoescape``); tests/test_web_long_tables.py holds the two byte
+for byte. A bot's rating history gains a point per version at every refit that moves it: the table lists each
+version's latest few, the chart draws them all."""
 
 from __future__ import annotations
 
@@ -26,7 +26,23 @@ def _cell(value: str) -> str:
 def _bot_link(name: str) -> str:
     """A bot's name as a link to its page. Made once per name: a league's bot pages, built anew at every refit, name
     the same few hundred bots in every head to head (a URL and two escapes each: a page took 6.6 ms, now 4.8)."""
-    return f'<a href="{_cell(urls.bot(name))}">{_cell(name)}</a>'
+    return f'<a href="{_bot_href(name)}">{_cell(name)}</a>'
+
+
+@lru_cache(maxsize=4096)
+def _bot_href(name: str) -> str:
+    return _cell(urls.bot(name))
+
+
+@lru_cache(maxsize=4096)
+def _name(name: str) -> str:
+    """A name (a version's, a state's) as a cell shows it: the board's 1,000 versions are the same at every build."""
+    return _cell(name)
+
+
+@lru_cache(maxsize=4096)
+def _author_link(name: str) -> str:
+    return f'<a href="{_cell(urls.author(name))}">{_cell(name)}</a>'
 
 
 def head_to_head_rows(rows: Sequence[models.HeadToHead]) -> Markup:
@@ -35,6 +51,24 @@ def head_to_head_rows(rows: Sequence[models.HeadToHead]) -> Markup:
     return Markup("".join(  # every entrant string is escaped by _cell
         f"<tr><td>{_bot_link(row.opponent)}</td><td>{row.games}</td><td>{row.fool}</td><td>{row.opponent_fool}</td>"
         "</tr>" for row in rows))
+
+
+def board_rows(lines: Sequence[models.BoardLine], z95: float) -> Markup:
+    """The board's ``<tr>`` rows, a version each (1,000 at a league of 1,000 versions: through Jinja they took 15 of
+    the board page's 25 ms): rank, version (a link to its bot's page), author (a link to theirs), Elo, the 95%
+    interval's half width (``z95`` standard deviations; ``-`` before the fit pins it), games, the change over a day
+    (``new``: no rating that old), state, and the live part's cells for the page's script to fill."""
+    return Markup("".join(_board_row(line, z95) for line in lines))  # every entrant string is escaped by _name
+
+
+def _board_row(line: models.BoardLine, z95: float) -> str:
+    version = _name(line.version)
+    interval = "-" if line.sd is None else f"{z95 * line.sd:.1f}"
+    change = "new" if line.change is None else f"{line.change:+.1f}"
+    return (f'\n<tr data-version="{version}"><td>{line.rank}</td><td><a href="{_bot_href(line.bot)}">{version}</a>'
+            f"</td>\n<td>{_author_link(line.author)}</td>\n<td>{line.elo:.1f}</td><td>{interval}</td>\n"
+            f'<td>{line.games}</td><td class="change">{change}</td><td>{_name(line.state)}</td><td class="last-game">-'
+            '</td><td class="playing"></td><td class="hour-games">-</td></tr>\n')
 
 
 def game_rows(games: Sequence[models.GameLine]) -> Markup:

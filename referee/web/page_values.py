@@ -21,7 +21,7 @@ from referee.results.requests import FinalsBudget, FinalsTop
 from referee.web import urls
 from referee.web.actions import ADMIN_ACTIONS
 from referee.web.charts import leaders_chart
-from referee.web.long_tables import game_rows, head_to_head_rows
+from referee.web.long_tables import board_rows, game_rows, head_to_head_rows
 
 
 def html_pattern(rule: re.Pattern[str]) -> str:
@@ -58,4 +58,5 @@ def template_globals() -> dict[str, Any]:
             "finals_top": top, "finals_budget": budget, "upload_done": list(UPLOAD_DONE),
             "leaders_chart": leaders_chart, "narration": script_json(PHRASES), "z95": Z95,
             "ci_legend": dict(legend_entries())["+-95%"], "when": when,
-            "head_to_head_rows": head_to_head_rows, "game_rows": game_rows}
+            "head_to_head_rows": head_to_head_rows, "game_rows": game_rows,
+            "board_rows": board_rows}

@@ -49,7 +49,19 @@ from referee.web.limits import is_tls
 from referee.web.long_tables import HISTORY_ROWS, latest_points
 from referee.web.refusals import NOT_FOUND, Refused
 from referee.web.rendering import page_text, render
-from referee.web.shown import AUTHORS, BOARD, HTML, REPLAY, bot_answer, bot_key, bot_marks, games_list, shown, twin
+from referee.web.shown import (
+    AUTHORS,
+    BOARD,
+    BOARD_ANSWER,
+    HTML,
+    REPLAY,
+    bot_answer,
+    bot_key,
+    bot_marks,
+    games_list,
+    shown,
+    twin,
+)
 from referee.web.uploads import take_upload
 from referee.web.visibility import ANONYMOUS
 
@@ -74,8 +86,10 @@ class PublicPages(Controller):
 
     @get("/", name="page:board")
     async def board_page(self, request: Req) -> Response[Any]:
-        return await shown(request, "board", BOARD, lambda ctx: page_text(
-            ctx, "board.html", board=ctx.answers.board(), poll=ctx.web.settings.board_seconds), slow=True)
+        def make(ctx: Context) -> str:
+            board = twin(ctx, BOARD_ANSWER, BOARD, lambda ctx: ctx.answers.board(), models.Board)
+            return page_text(ctx, "board.html", board=board, poll=ctx.web.settings.board_seconds)
+        return await shown(request, "board", BOARD, make)
 
     @get("/bots/{name:str}", name="page:bot")
     async def bot_page(self, request: Req, name: FromPath[str]) -> Response[Any]:

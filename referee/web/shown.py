@@ -38,6 +38,10 @@ LAGGING = ("games", "bot:")
 CATCH_UP = BOARD
 
 
+#: The key the board's JSON answer is kept under; its HTML page is drawn from that answer (:func:`twin`).
+BOARD_ANSWER = "api board"
+
+
 def bot_marks(name: str) -> tuple[str, ...]:
     """A bot's page: the board (its rating history) and its own groups."""
     return "board", f"bot:{name}"
