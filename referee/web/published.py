@@ -12,8 +12,8 @@ league completes (*lagging* marks: a games list's, a bot's) are taken from a rea
 old, so that a crowd does not have those pages built again at nearly every request. The first request after a
 change builds the page once (one build per page at a time: a crowd at a board just refitted waits for one build,
 not fifty), inside one read transaction, so that the marks it is kept under and the rows it shows agree; in the event
-loop itself (a few indexed reads and a template), a slow one (the board's page) in a thread. Pages are kept least
-recently used first out, within a byte budget of a pool per kind.
+loop itself (a few indexed reads and a template; a replay the engine must replay, in a thread). Pages are kept
+least recently used first out, within a byte budget of a pool per kind.
 
 Signed-in viewers get their pages built fresh, but over the same cached league facts (:class:`LeagueFacts`: the
 versions, read again only when a version changes), through queries whose cost does not grow with the games stored

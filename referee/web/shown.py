@@ -84,8 +84,8 @@ _ENCODER = msgspec.json.Encoder()
 T = TypeVar("T", bound=msgspec.Struct)
 
 
-async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make, pool: str = "pages",  # noqa: PLR0913
-                quick: Make | None = None, slow: bool = False) -> Response[Any]:
+async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make, pool: str = "pages",
+                quick: Make | None = None) -> Response[Any]:
     """The answer of a route a crowd reads: ``make``'s for this viewer, kept under ``key`` (the route and the
     parameters it parsed: what is not a parameter of the route never splits what is kept) in ``pool`` and the read
     ``marks`` it shows (beside :data:`~referee.web.published.LEAGUE`) for anonymous visitors.
@@ -94,16 +94,15 @@ async def shown(request: Req, key: str, marks: tuple[str, ...], make: Make, pool
     worker thread's hop and the GIL's handoffs between it and the loop cost more than they let run beside it (the
     bench, 50 clients: 0.87 ms of CPU per request with every build in a thread, 0.60 in the loop). ``quick``: the
     answer to build there instead of ``make``'s, which raises :class:`~referee.web.published.NotQuick` when it would
-    not be quick (a replay the engine would replay); then, and for a ``slow`` page (the board, drawn for every
-    version), ``make`` builds it in a thread, as it does a signed-in viewer's page."""
+    not be quick (a replay the engine would replay); then ``make`` builds it in a thread, as it does a signed-in
+    viewer's page."""
     web = web_state(request)
     if request.headers.get("authorization") is not None or auth.SESSION_COOKIE in request.cookies:
         return await anyio.to_thread.run_sync(_for_viewer, request, make)
     depends = LEAGUE + marks
     page = web.published.kept(key, depends, pool)
-    in_loop = quick or (None if slow else make)
-    if page is None and in_loop is not None:
-        page = web.published.make_now(key, depends, partial(_for_anyone, web, in_loop), pool)
+    if page is None:
+        page = web.published.make_now(key, depends, partial(_for_anyone, web, quick or make), pool)
     if page is None:
         page = await anyio.to_thread.run_sync(web.published.make, key, depends, partial(_for_anyone, web, make),
                                               pool)
