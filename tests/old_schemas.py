@@ -110,11 +110,17 @@ def drop_schema_14(con: sqlite3.Connection) -> None:
         con.execute(f"DROP INDEX IF EXISTS {index}")
 
 
-#: Schema 15's objects: an index of ``league_seats``.
+#: Schema 15's objects: an index of ``league_seats``, and each version's count of seats kept by triggers on them.
 SCHEMA_15_INDEXES = ("league_seats_with_verdicts",)
+SCHEMA_15_TRIGGERS = ("league_version_seats_added", "league_version_seats_gone")
+SCHEMA_15_TABLES = ("league_version_seats",)
 
 
 def drop_schema_15(con: sqlite3.Connection) -> None:
-    """Back to schema 14 (if not there already): the index."""
+    """Back to schema 14 (if not there already): the index, the triggers, then the table."""
     for index in SCHEMA_15_INDEXES:
         con.execute(f"DROP INDEX IF EXISTS {index}")
+    for trigger in SCHEMA_15_TRIGGERS:
+        con.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    for table in SCHEMA_15_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")

@@ -20,7 +20,7 @@ from referee.results.stamps import stamp
 from referee.results.store import StoreError
 from referee.results.web_queries import WebStore
 from tests.clirun import invoke
-from tests.old_schemas import drop_schema_5, drop_schema_9, drop_schema_13
+from tests.old_schemas import drop_schema_5, drop_schema_9, drop_schema_13, drop_schema_15
 from tests.webdb import build, game, stored
 
 
@@ -303,14 +303,16 @@ def read_side(db: Path) -> dict[str, set[tuple[object, ...]]]:
                 "verdicts": set(con.execute("SELECT * FROM league_verdicts")),
                 "counts": set(con.execute("SELECT * FROM league_game_counts WHERE games > 0")),
                 "meetings": set(con.execute("SELECT * FROM league_meetings")),
-                "bot meetings": set(con.execute("SELECT * FROM league_bot_meetings"))}
+                "bot meetings": set(con.execute("SELECT * FROM league_bot_meetings")),
+                "version seats": set(con.execute("SELECT * FROM league_version_seats WHERE seats > 0"))}
 
 
 def read_side_from_records(db: Path) -> dict[str, set[tuple[object, ...]]]:
     """The same, counted in Python from every league game's record."""
     side: dict[str, set[tuple[object, ...]]] = {"games": set(), "verdicts": set(), "counts": set(), "meetings": set(),
-                                                "bot meetings": set()}
+                                                "bot meetings": set(), "version seats": set()}
     counts: dict[tuple[int, int], int] = {}
+    seats: dict[tuple[int, str], int] = {}
     met: dict[tuple[int, str, str], list[int]] = {}
     with sqlite3.connect(db) as con:
         bot_of = dict(con.execute("SELECT name, bot FROM league_versions").fetchall())
@@ -322,6 +324,7 @@ def read_side_from_records(db: Path) -> dict[str, set[tuple[object, ...]]]:
         side["verdicts"] |= {(league, v.kind, number, game_id) for v in record.verdicts}
         counts[league, len(record.players)] = counts.get((league, len(record.players)), 0) + 1
         for me in record.players:
+            seats[league, me] = seats.get((league, me), 0) + 1
             for other in record.players:
                 if other != me:
                     row = met.setdefault((league, me, other), [0, 0, 0])
@@ -330,6 +333,7 @@ def read_side_from_records(db: Path) -> dict[str, set[tuple[object, ...]]]:
                     row[2] += other in record.fools
     side["counts"] = {(*key, n) for key, n in counts.items()}
     side["meetings"] = {(*key, *row) for key, row in met.items()}
+    side["version seats"] = {(*key, n) for key, n in seats.items()}
     by_bot: dict[tuple[int, str, str], list[int]] = {}
     for (league, me, other), row in met.items():  # each pair of versions, added up by their bots
         summed = by_bot.setdefault((league, bot_of.get(me, me), bot_of.get(other, other)), [0, 0, 0])
@@ -346,6 +350,11 @@ def test_the_webs_read_side_is_kept_by_the_triggers_and_filled_by_the_migration(
     with sqlite3.connect(db) as con:  # a game superseded (moved out of games): out of every count
         con.execute("DELETE FROM games WHERE id = (SELECT MAX(game_id) FROM league_games)")
     expected = read_side_from_records(db)
+    assert read_side(db) == expected
+    with sqlite3.connect(db) as con:  # back to schema 14, as a league of that schema was
+        drop_schema_15(con)
+        con.execute("UPDATE meta SET value = '14' WHERE key = 'schema_version'")
+    ArenaStore(db).close()  # migrated: each version's seats counted from the seats
     assert read_side(db) == expected
     with sqlite3.connect(db) as con:  # back to schema 12, as a league of that schema was
         drop_schema_13(con)

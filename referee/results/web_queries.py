@@ -371,10 +371,15 @@ class WebStore(ArenaVisits, SideRequests, TablePlay, AnalysisRequests, LeagueReq
         return total - self._count_open(league_id, wanted)
 
     def _count_bots_games(self, league_id: int, wanted: GameQuery) -> int:
-        """A bot's games from the seats alone (their primary key); its filters through the games' side table."""
+        """A bot's games: its versions' counts of seats (schema 15's table, kept as seats are stored), or with a
+        filter, from its seats (their primary key) and the filter through the games' side table."""
         assert wanted.players is not None
         marks = ", ".join("?" * len(wanted.players)) or "NULL"
         where, params = replace(wanted, with_open=True).where()
+        if not where:
+            row = self._query_one(f"SELECT COALESCE(SUM(seats), 0) AS games FROM league_version_seats WHERE "
+                                  f"tournament_id = ? AND version IN ({marks})", (league_id, *wanted.players))
+            return int(row["games"]) if row else 0
         joined = " JOIN games g ON g.id = s.game_id" if where else ""
         row = self._query_one(f"SELECT COUNT(*) AS games FROM league_seats s{joined} WHERE s.tournament_id = ? AND "
                               f"s.version IN ({marks}){where}", (league_id, *wanted.players, *params))
