@@ -80,9 +80,8 @@ OURS = {
     "base.html": {"Const", "csrf", "urls.ADMIN", "urls.LOGIN", "urls.LOGOUT", "urls.TABLES", "urls.UPLOAD",
                   "urls.author", "urls.board", "urls.games", "urls.static"},
     "board.html": {"Const", "Const|format", "board.fitted", "board.live", "chart.first", "chart.height",
-                   "chart.last", "chart.left", "chart.width", "ci_legend", "line.added", "line.games", "line.rank",
-                   "line.state", "poll", "s.last", "s.line", "s.slot", "urls.author", "urls.bot", "urls.static",
-                   "when"},
+                   "chart.last", "chart.left", "chart.width", "ci_legend", "line.added", "line.state", "poll", "s.last",
+                   "s.line", "s.slot", "urls.author", "urls.bot", "urls.static", "when"},
     "bot.html": {"Const", "Const|format", "chart.height", "chart.width", "ci_legend", "count", "history_limit", "kind",
                  "p.fitted", "p.games", "s.band", "s.line", "urls.author", "urls.games", "v.added", "v.state"},
     "challenge.html": {"Const", "challenge.created", "challenge.games", "challenge.id", "challenge.status",
@@ -105,7 +104,9 @@ BUILT_ESCAPED = {"game.html": {"data|safe"}, "table.html": {"data|safe", "narrat
                  # (tests/test_web_long_tables.py holds the two byte for byte)
                  "bot.html": {"head_to_head_rows", "bot.head_to_head"},
                  # the games table's rows, drawn in Python the same way (the same test holds them)
-                 "games_table.html": {"game_rows", "games"}}
+                 "games_table.html": {"game_rows", "games"},
+                 # the board's rows, drawn in Python the same way (the same test holds them; z95: a constant)
+                 "board.html": {"board_rows", "board.lines", "z95"}}
 #: (``BUILT_ESCAPED`` also holds markup drawn in Python from entrant text, escaped there.)
 #: The viewer's data fields that carry entrant text (the rest are cards, numbers and the referee's words).
 VIEWER_FIELDS = ("names", "shown", "stderr[].[].text", "verdicts[].reason", "result.reason", "told")
