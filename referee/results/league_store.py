@@ -207,8 +207,10 @@ class LeagueReads(StoreReads):
 
     def summaries(self, league_id: int, after: int, limit: int = SUMMARY_CHUNK) -> list[tuple[int, str]]:
         """Up to ``limit`` stored group summaries (:mod:`referee.rating.summaries`) after row ``after``, by row:
-        rows are added as groups complete, so a reader that keeps the last row it read reads only what is new."""
-        rows = self._query("SELECT id, summary FROM league_summaries WHERE id > ? AND tournament_id = ? ORDER BY id "
+        rows are added as groups complete, so a reader that keeps the last row it read reads only what is new (down
+        the rows' key from ``after``: the league kept off the index (``+``), which SQLite otherwise chose, reading
+        every summary of the league and sorting them, 22 ms a read at a million games)."""
+        rows = self._query("SELECT id, summary FROM league_summaries WHERE id > ? AND +tournament_id = ? ORDER BY id "
                            "LIMIT ?", (after, league_id, limit))
         return [(int(row[0]), str(row[1])) for row in rows]
 
