@@ -162,11 +162,15 @@ def tables_of(sql: str) -> dict[str, str]:
     return names
 
 
+def plan_steps(connection: sqlite3.Connection, sql: str) -> list[str]:
+    return [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}")]
+
+
 def problems(connection: sqlite3.Connection, sql: str) -> list[str]:
     """What is wrong with a statement's plan: a scan of a games-sized table; a search of one bounded by nothing but
     its league (every game of the league: the index of a partial index's rows aside) in a statement with no LIMIT;
     or a temp B-tree in a statement that reads one."""
-    plan = [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}")]
+    plan = plan_steps(connection, sql)
     names = tables_of(sql)
     leagues = {row[0] for row in connection.execute("SELECT id FROM tournaments WHERE kind = 'league'")}
     partial = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND "
@@ -220,10 +224,6 @@ def test_the_check_catches_a_scan_and_a_sort(traced: tuple[WebDb, Litestar, list
                                     "lg.status = 'open'")
 
 
-def verdict_and_size_plans(connection: sqlite3.Connection, sql: str) -> list[str]:
-    return [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}") if "league_games" in row[3]]
-
-
 def test_the_games_with_a_verdict_and_a_size_are_found_by_their_size(
         traced: tuple[WebDb, Litestar, list[str]]) -> None:
     """The list filtered by any verdict and a table size counts and pages through the index of the games with
@@ -237,9 +237,9 @@ def test_the_games_with_a_verdict_and_a_size_are_found_by_their_size(
     with sqlite3.connect(db.path) as connection:
         for sql in filtered:
             assert any("league_games_with_verdicts_by_size (tournament_id=? AND players=?)" in step
-                       for step in verdict_and_size_plans(connection, sql)), sql
-        control = verdict_and_size_plans(connection, "SELECT COUNT(*) FROM league_games x WHERE x.tournament_id = 1 "
-                                                     "AND x.verdicts > 0 AND +x.players = 2")
+                       for step in plan_steps(connection, sql)), sql
+        control = plan_steps(connection, "SELECT COUNT(*) FROM league_games x WHERE x.tournament_id = 1 AND "
+                                         "x.verdicts > 0 AND +x.players = 2")
         assert control == ["SEARCH x USING INDEX league_games_with_verdicts (tournament_id=?)"]
 
 
@@ -262,9 +262,6 @@ def test_a_bots_verdict_kinds_read_only_its_seats_with_a_verdict(traced: tuple[W
             control = plan_steps(connection, sql.replace("s.verdict IS NOT NULL", "+s.verdict IS NOT NULL"))
             assert "SEARCH s USING PRIMARY KEY (tournament_id=? AND version=?)" in control, control
 
-
-def plan_steps(connection: sqlite3.Connection, sql: str) -> list[str]:
-    return [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}")]
 
 
 def test_a_bots_games_are_counted_from_its_versions_counts(traced: tuple[WebDb, Litestar, list[str]]) -> None:

@@ -380,9 +380,9 @@ class WebStore(ArenaVisits, SideRequests, TablePlay, AnalysisRequests, LeagueReq
             row = self._query_one(f"SELECT COALESCE(SUM(seats), 0) AS games FROM league_version_seats WHERE "
                                   f"tournament_id = ? AND version IN ({marks})", (league_id, *wanted.players))
             return int(row["games"]) if row else 0
-        joined = " JOIN games g ON g.id = s.game_id" if where else ""
-        row = self._query_one(f"SELECT COUNT(*) AS games FROM league_seats s{joined} WHERE s.tournament_id = ? AND "
-                              f"s.version IN ({marks}){where}", (league_id, *wanted.players, *params))
+        row = self._query_one(f"SELECT COUNT(*) AS games FROM league_seats s JOIN games g ON g.id = s.game_id WHERE "
+                              f"s.tournament_id = ? AND s.version IN ({marks}){where}",
+                              (league_id, *wanted.players, *params))
         return int(row["games"]) if row else 0
 
     def _count_open(self, league_id: int, wanted: GameQuery) -> int:
