@@ -19,6 +19,7 @@ The sums run over an ``(groups, k)`` array per table size ``k`` (:class:`Summari
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -153,6 +154,12 @@ class Summaries:
         self._id: dict[str, int] = {}
         self._sizes: dict[int, _Size] = {}
         self._columns: list[IntArray] = []  # per version id: seats, fools, places, draws
+        # Per pair of versions, by their places in name order (the earlier-named's row): its comparisons and half
+        # points, summed as groups come, so that a fit reads the pairs' totals from a versions-sized matrix (in the
+        # fit's own order), not from every group again.
+        self._place = np.zeros(0, np.int64)  # per version id: its place in name order
+        self._compared = np.zeros((0, 0))
+        self._halves = np.zeros((0, 0))
         self.groups = 0
         self.games = 0
 
@@ -165,13 +172,19 @@ class Summaries:
             ids = np.asarray([[self._id_of(name) for name in row.versions] for row in rows], np.int64).reshape(-1, k)
             size = self._sizes.setdefault(k, _Size(k))
             pairs = k * (k - 1) // 2
+            compared = np.asarray([row.compared for row in rows], np.int64).reshape(-1, pairs)
+            halves = np.asarray([row.halves for row in rows], np.int64).reshape(-1, pairs)
             size.ids.append(ids)
-            size.compared.append(np.asarray([row.compared for row in rows], np.int64).reshape(-1, pairs))
-            size.halves.append(np.asarray([row.halves for row in rows], np.int64).reshape(-1, pairs))
+            size.compared.append(compared)
+            size.halves.append(halves)
             columns = np.asarray([[row.seats, row.fools, row.places, row.draws] for row in rows], np.int64)
             self._grow()
             for column in range(4):
                 np.add.at(self._columns[column], ids.ravel(), columns[:, column, :].ravel())
+            lo, hi = _pair_columns(k)
+            cells = (self._place[ids[:, lo]].ravel(), self._place[ids[:, hi]].ravel())
+            np.add.at(self._compared, cells, compared.ravel())
+            np.add.at(self._halves, cells, halves.ravel())
             self.groups += len(rows)
             self.games += sum(row.games for row in rows)
 
@@ -188,6 +201,15 @@ class Summaries:
         missing = len(self.names) - len(self._columns[0])
         if missing > 0:
             self._columns = [np.concatenate((column, np.zeros(missing, np.int64))) for column in self._columns]
+            # New versions (rare: a version's first group) take their places in name order, the pairs' rows with them.
+            was = self._place
+            self._place = np.empty(len(self.names), np.int64)
+            self._place[np.argsort(np.asarray(self.names))] = np.arange(len(self.names))
+            moved = np.ix_(self._place[:len(was)], self._place[:len(was)])
+            for name in ("_compared", "_halves"):
+                pairs = np.zeros((len(self.names), len(self.names)))
+                pairs[moved] = getattr(self, name)[np.ix_(was, was)] if len(was) else 0.0
+                setattr(self, name, pairs)
 
     def fit(self, *, start: Mapping[str, float] | None = None, solver: Solver = SOLVER,
             extra: Summaries | None = None) -> LeagueFit:
@@ -203,7 +225,7 @@ class Summaries:
             return LeagueFit(None, {}, {}, n_games)
         rank = {name: i for i, name in enumerate(bots)}
         rows = [_rows(size, part.names, rank) for part in parts for size in part._sizes.values()]
-        totals = _pair_totals(rows, len(bots))
+        totals = _pair_totals(parts, rank)
         warm = None if start is None else np.asarray([start.get(name, 0.0) for name in bots])
         result = fit_totals(totals, sum(part.groups for part in parts), lambda theta: _meat(rows, theta),
                             solver=solver, start=warm)
@@ -229,10 +251,6 @@ class _Rows(NamedTuple):
     compared: IntArray
     halves: IntArray
 
-    def pairs(self) -> Iterable[tuple[int, int, int]]:
-        """Each pair's column and its two versions' columns (the earlier-named first)."""
-        return ((slot, a, b) for slot, (a, b) in enumerate(itertools.combinations(range(self.k), 2)))
-
 
 def _rows(size: _Size, names: list[str], rank: Mapping[str, int]) -> _Rows:
     ids, compared, halves = size.arrays()
@@ -240,38 +258,57 @@ def _rows(size: _Size, names: list[str], rank: Mapping[str, int]) -> _Rows:
     return _Rows(size.k, to_rank[ids] if len(ids) else ids, compared, halves)
 
 
-def _pair_totals(rows: list[_Rows], n: int) -> PairTotals:
-    """Comparisons and points per pair ``lo < hi``, in the order :func:`~referee.rating.bradley_terry.fit` sums
-    them (by key ``lo * n + hi``); whole and half points, so the sums are exact whatever their order."""
-    keys = [part.at[:, a] * n + part.at[:, b] for part in rows for _, a, b in part.pairs()]
-    compared = [part.compared[:, slot] for part in rows for slot, _, _ in part.pairs()]
-    halves = [part.halves[:, slot] for part in rows for slot, _, _ in part.pairs()]
-    key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-    games = np.bincount(key, np.concatenate(compared).astype(np.float64) if keys else None, minlength=n * n)
-    won = np.bincount(key, 0.5 * np.concatenate(halves) if keys else None, minlength=n * n)
-    nz = np.flatnonzero(games > 0)
-    return PairTotals(nz // n, nz % n, games[nz].astype(np.float64), won[nz].astype(np.float64), n)
+@functools.cache
+def _pair_columns(k: int) -> tuple[IntArray, IntArray]:
+    """The columns of each pair of a group of ``k`` versions, the earlier-named first, in the order of a summary's
+    pairs (:func:`itertools.combinations`)."""
+    pairs = np.asarray(list(itertools.combinations(range(k), 2)), np.int64).reshape(-1, 2)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def _pair_totals(parts: list[Summaries], rank: Mapping[str, int]) -> PairTotals:
+    """Comparisons and points per pair ``lo < hi`` of the fit's versions (sorted names), in the order
+    :func:`~referee.rating.bradley_terry.fit` sums them (by key ``lo * n + hi``), from each part's totals by pair: a
+    pass over a versions-sized matrix, whatever the groups. A part whose versions are the fit's (a league's
+    summaries, with no groups beside them) holds them in the fit's order already. Whole and half points: exact in
+    any order."""
+    n = len(rank)
+    if len(parts) == 1 and len(parts[0].names) == n:
+        games, halves = parts[0]._compared, parts[0]._halves
+    else:
+        games, halves = np.zeros((n, n)), np.zeros((n, n))
+        for part in parts:
+            ordered = sorted(part.names)
+            at = np.ix_(*[np.asarray([rank[name] for name in ordered], np.int64)] * 2)
+            games[at] += part._compared
+            halves[at] += part._halves
+    nz = np.flatnonzero(games > 0)  # the earlier-named of a pair is its row: nothing below the diagonal
+    return PairTotals(nz // n, nz % n, games.ravel()[nz], 0.5 * halves.ravel()[nz], n)
 
 
 def _meat(rows: list[_Rows], theta: FloatArray) -> FloatArray:
-    """``sum_c g_c g_c^T`` over the groups (natural log units), each group's ``g_c`` over its own k versions."""
+    """``sum_c g_c g_c^T`` over the groups (natural log units), each group's ``g_c`` over its own k versions: the one
+    pass over every group a fit makes (the sandwich's middle has no coarser exact statistic: module docstring). The
+    matrix is symmetric: a cell per pair of a group's versions, one per version, then mirrored."""
     n = len(theta)
     cells: list[IntArray] = []
     weights: list[FloatArray] = []
+    diagonal = np.zeros(n)
     for part in rows:
         if not len(part.at):
             continue
+        lo, hi = _pair_columns(part.k)
         g = np.zeros(part.at.shape)
-        for slot, a, b in part.pairs():
-            lo, hi = part.at[:, a], part.at[:, b]
-            expected = _expected(theta[lo] - theta[hi])
-            resid = 0.5 * part.halves[:, slot] - part.compared[:, slot] * expected
+        for slot, (a, b) in enumerate(zip(lo, hi, strict=True)):
+            resid = 0.5 * part.halves[:, slot] - part.compared[:, slot] * _expected(
+                theta[part.at[:, a]] - theta[part.at[:, b]])
             g[:, a] += resid
             g[:, b] -= resid
-        for a, b in itertools.product(range(part.k), repeat=2):
-            cells.append(part.at[:, a] * n + part.at[:, b])
-            weights.append(g[:, a] * g[:, b])
+        diagonal += np.bincount(part.at.ravel(), (g * g).ravel(), minlength=n)
+        cells.append((part.at[:, lo] * n + part.at[:, hi]).ravel())
+        weights.append((g[:, lo] * g[:, hi]).ravel())
     if not cells:
         return np.zeros((n, n))
-    meat = np.bincount(np.concatenate(cells), np.concatenate(weights), minlength=n * n)
-    return meat.astype(np.float64, copy=False).reshape(n, n)
+    half = np.bincount(np.concatenate(cells), np.concatenate(weights), minlength=n * n).astype(np.float64, copy=False)
+    upper = half.reshape(n, n)
+    return upper + upper.T + np.diag(diagonal)
