@@ -19,8 +19,9 @@ over the copy, for the whole run:
   :meth:`ArenaStore.issue_group`, :meth:`~ArenaStore.save_slots` and :meth:`~ArenaStore.close_group`, with the
   daemon's replay publisher (:class:`referee.report.publisher.ReplayPublisher`) beside it, as ``durak league run``
   runs it;
-- a refitter, as the daemon's refit process: every ``--refit-every`` s (or back to back when a refit takes
-  longer) :func:`referee.league.board.refit` and :meth:`ArenaStore.save_board`.
+- a refitter, as the daemon's refit thread (at the lowest CPU priority, its fit on one BLAS thread): every
+  ``--refit-every`` s (or back to back when a refit takes longer) a :class:`referee.league.board.Ledger`'s refit
+  and :meth:`ArenaStore.save_board`.
 
 Then, one at a time, each stack of ``--stacks`` on a free port of 127.0.0.1 (bench/web_stack.py):
 
@@ -97,6 +98,7 @@ from bench.arena_data import Params, Templates, add_data_options, database, grou
 from bench.bench_league import deal_groups  # noqa: E402
 from bench.web_load import HOST, MIX, Load, parse_mix, run_load, summary  # noqa: E402
 from bench.web_stack import UVICORN_ENV, save_pages  # noqa: E402
+from referee.background import as_background  # noqa: E402
 from referee.engine.rng import derive_seed  # noqa: E402
 from referee.league.board import Ledger, board_rows  # noqa: E402
 from referee.results.arena_store import ArenaStore  # noqa: E402
@@ -236,8 +238,9 @@ def run_writer(db: Path, rate: float, seed: int) -> None:
 
 
 def run_refitter(db: Path, every: float) -> None:
-    """A refit and a new board every ``every`` seconds, as the daemon's refit process, until SIGTERM; a line of
-    figures after each."""
+    """A refit and a new board every ``every`` seconds, as the daemon's refit thread, until SIGTERM; a line of
+    figures after each. At the lowest CPU priority, as that thread runs (referee/league/course.py)."""
+    as_background()
     stopping, fits = Stopping(), []
     ledger: Ledger | None = None  # the daemon's: each refit reads the groups completed since the last one
     while not stopping.now:

@@ -1,5 +1,6 @@
-"""Background threads at the lowest CPU priority: the daemon's replay publisher, a tournament page's writer. On a
-host shared with the games being played (their workers pinned to cores) and the web server, those come first."""
+"""Background threads at the lowest CPU priority: the daemon's replay publisher and its board's refit, a tournament
+page's writer. On a host shared with the games being played (their workers pinned to cores) and the web server,
+those come first. Shared by every layer (it imports nothing of the referee)."""
 
 from __future__ import annotations
 

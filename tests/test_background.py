@@ -1,5 +1,5 @@
-"""Background threads (referee/report/background.py: the replay publisher, a tournament page's writer) lower their
-own CPU priority, and only their own: the thread that started them keeps its niceness."""
+"""Background threads (referee/background.py: the replay publisher, a tournament page's writer, the league's refit)
+lower their own CPU priority, and only their own: the thread that started them keeps its niceness."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from referee.report.background import BACKGROUND_NICENESS, as_background
+from referee.background import BACKGROUND_NICENESS, as_background
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="a thread's own niceness is Linux's")

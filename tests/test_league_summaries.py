@@ -5,16 +5,23 @@ migration from schema 10 and the daemon's fill of the summaries it left out."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info
 
+from referee.background import BACKGROUND_NICENESS
 from referee.league.board import Board, Ledger, refit
+from referee.league.course import _Refit
 from referee.rating.bradley_terry import rate
 from referee.rating.leaderboard import render
+from referee.rating.summaries import Summaries
 from referee.results.league_store import GroupRow, LeagueStore
 from referee.results.schema import SCHEMA_VERSION
 from tests.test_rating_summaries import assert_same, outcome, ranked
@@ -169,3 +176,33 @@ def test_the_new_summaries_are_read_down_the_rows_key(tmp_path: Path) -> None:
         indexed = read.replace("+tournament_id", "tournament_id")
         control = [row[3] for row in con.execute(f"EXPLAIN QUERY PLAN {indexed}")]
         assert "USE TEMP B-TREE FOR ORDER BY" in control and not any("rowid>?" in step for step in control)
+
+
+def blas_threads() -> int:
+    return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
+
+
+def test_the_daemons_refit_takes_one_core_at_the_lowest_priority(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon's refit (its own thread) fits on one BLAS thread, at the background niceness: it takes no second
+    core from the games' moves and the web's requests, and yields the one it has to them."""
+    path, league_id, _ = make_league(tmp_path)
+    seen: list[tuple[int, int]] = []
+    real = Summaries.fit
+
+    def spy(self: Summaries, **options: Any) -> Any:
+        seen.append((blas_threads(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return real(self, **options)
+
+    monkeypatch.setattr(Summaries, "fit", spy)
+    refitting = _Refit(path, Ledger(league_id))
+    assert refitting.done.wait(60)
+    with LeagueStore(path) as store:
+        assert_board_is_the_games_fit(store, league_id, refitting.board())
+    assert seen == [(1, BACKGROUND_NICENESS)]
+    # Control: the fit called outside a refit sees numpy's BLAS as loaded (a thread per core: more than one where
+    # there are cores for it) and this thread's own niceness.
+    Summaries().fit()
+    threads, niceness = seen[-1]
+    assert niceness == os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) != BACKGROUND_NICENESS
+    assert threads > 1 or min(os.cpu_count() or 1, len(os.sched_getaffinity(0))) == 1

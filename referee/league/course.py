@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from referee.background import as_background
 from referee.league.board import Board, Ledger, board_rows
 from referee.league.config import LoadedLeague
 from referee.league.lifecycle import Change, Lifecycle
@@ -293,7 +294,9 @@ class LeagueCourse:
 class _Refit:
     """A refit on a thread of its own, over a connection of its own (the database is in WAL mode: it reads while the
     coordinator stores): it reads only the groups completed since the last refit, each read a short transaction, but
-    its fit's algebra over a thousand versions still takes a fraction of a second the coordinator need not wait."""
+    its fit's algebra over a thousand versions still takes a fraction of a second the coordinator need not wait. The
+    thread runs at the lowest CPU priority (:func:`~referee.background.as_background`): the games' moves (timed) and
+    the web's requests come first, and a board a few seconds later costs nobody anything."""
 
     def __init__(self, path: Path, ledger: Ledger) -> None:
         self.done = threading.Event()
@@ -302,6 +305,7 @@ class _Refit:
         threading.Thread(target=self._run, args=(path, ledger), name="league refit", daemon=True).start()
 
     def _run(self, path: Path, ledger: Ledger) -> None:
+        as_background()
         try:
             with LeagueStore(path, create=False) as reader:
                 self._board = ledger.refit(reader)

@@ -16,7 +16,7 @@ import logging
 import threading
 from pathlib import Path
 
-from referee.report.background import as_background
+from referee.background import as_background
 from referee.report.game_data import GAME_DATA_VERSION, encode_view, public_view
 from referee.results.league_store import LeagueStore
 from referee.results.store import StoreError

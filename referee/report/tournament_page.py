@@ -25,8 +25,8 @@ from types import TracebackType
 import msgspec
 
 from referee import __version__
+from referee.background import as_background
 from referee.rating.bradley_terry import Mode
-from referee.report.background import as_background
 from referee.report.game_data import GAME_DATA_VERSION
 from referee.report.page import NARRATION_JSON, PageWriteError, page, script_json, write_private
 from referee.report.tournament_data import report_data, viewer_games
