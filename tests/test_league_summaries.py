@@ -160,6 +160,41 @@ def test_a_removed_game_removes_its_groups_summary(tmp_path: Path) -> None:
         assert_board_is_the_games_fit(store, league_id, ledger.refit(store))  # read anew, g4 from its games
 
 
+def test_a_ledger_counts_the_groups_again_only_after_a_deletion(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the summaries read are every complete group's is counted (a pass over the league's groups and
+    summaries) until it is so, then again only after a game was deleted (which removes its group's summary): groups
+    completed meanwhile came with theirs. The control: the deletion's refit counts, and its board is the games'."""
+    path, league_id, rng = make_league(tmp_path)
+    counts: list[tuple[int, int]] = []
+    real = LeagueStore.summary_counts
+
+    def spy(self: LeagueStore, league: int) -> tuple[int, int]:
+        counts.append(real(self, league))
+        return counts[-1]
+
+    monkeypatch.setattr(LeagueStore, "summary_counts", spy)
+    ledger = Ledger(league_id)
+    with LeagueStore(path) as store:
+        ledger.refit(store)
+        for number in add_groups(path, league_id, 100, 5, rng):
+            store.close_group(league_id, number, "complete")
+        assert_board_is_the_games_fit(store, league_id, ledger.refit(store))
+        assert counts == [(27, 27)]  # the first refit's count alone
+    with sqlite3.connect(path) as con:
+        con.execute("DELETE FROM games WHERE deal_key = 'g4' AND rotation = 0")
+    with LeagueStore(path) as store:
+        assert_board_is_the_games_fit(store, league_id, ledger.refit(store))
+        # g4's summary gone: every row read again, its group summarized anew from its games
+        assert counts[1:] == [(32, 31), (32, 31)]
+        ledger.refit(store)
+        assert counts[3:] == [(32, 31)]  # still one short of the groups: counted until filled
+        assert store.fill_summaries(league_id) == 1
+        ledger.refit(store)
+        ledger.refit(store)
+        assert counts[4:] == [(32, 32)]
+
+
 def test_the_new_summaries_are_read_down_the_rows_key(tmp_path: Path) -> None:
     """A refit reads the summaries after the last row it read down the rows' key, not every summary of the league
     sorted in a temp B-tree (22 ms a read at a million games, and growing with the groups). The control: the same

@@ -227,7 +227,7 @@ class Summaries:
         rows = [_rows(size, part.names, rank) for part in parts for size in part._sizes.values()]
         totals = _pair_totals(parts, rank)
         warm = None if start is None else np.asarray([start.get(name, 0.0) for name in bots])
-        result = fit_totals(totals, sum(part.groups for part in parts), lambda theta: _meat(rows, theta),
+        result = fit_totals(totals, sum(part.groups for part in parts), lambda theta: _meat(rows, theta, totals),
                             solver=solver, start=warm)
         n = len(bots)
         points, counts = np.zeros((n, n)), np.zeros((n, n))
@@ -286,11 +286,14 @@ def _pair_totals(parts: list[Summaries], rank: Mapping[str, int]) -> PairTotals:
     return PairTotals(nz // n, nz % n, games.ravel()[nz], 0.5 * halves.ravel()[nz], n)
 
 
-def _meat(rows: list[_Rows], theta: FloatArray) -> FloatArray:
+def _meat(rows: list[_Rows], theta: FloatArray, totals: PairTotals) -> FloatArray:
     """``sum_c g_c g_c^T`` over the groups (natural log units), each group's ``g_c`` over its own k versions: the one
-    pass over every group a fit makes (the sandwich's middle has no coarser exact statistic: module docstring). The
-    matrix is symmetric: a cell per pair of a group's versions, one per version, then mirrored."""
+    pass over every group a fit makes (the sandwich's middle has no coarser exact statistic: module docstring). A
+    pair's expected score is the same in every group: computed once per pair compared (``totals``), looked up by the
+    groups. The matrix is symmetric: a cell per pair of a group's versions and one per version, then mirrored."""
     n = len(theta)
+    expected = np.zeros(n * n)
+    expected[totals.lo * n + totals.hi] = _expected(theta[totals.lo] - theta[totals.hi])
     cells: list[IntArray] = []
     weights: list[FloatArray] = []
     diagonal = np.zeros(n)
@@ -298,17 +301,19 @@ def _meat(rows: list[_Rows], theta: FloatArray) -> FloatArray:
         if not len(part.at):
             continue
         lo, hi = _pair_columns(part.k)
+        pair = part.at[:, lo] * n + part.at[:, hi]  # the earlier-named's row: a pair's key in the fit
+        resid = 0.5 * part.halves - part.compared * expected[pair]
         g = np.zeros(part.at.shape)
         for slot, (a, b) in enumerate(zip(lo, hi, strict=True)):
-            resid = 0.5 * part.halves[:, slot] - part.compared[:, slot] * _expected(
-                theta[part.at[:, a]] - theta[part.at[:, b]])
-            g[:, a] += resid
-            g[:, b] -= resid
+            g[:, a] += resid[:, slot]
+            g[:, b] -= resid[:, slot]
         diagonal += np.bincount(part.at.ravel(), (g * g).ravel(), minlength=n)
-        cells.append((part.at[:, lo] * n + part.at[:, hi]).ravel())
+        cells.append(pair.ravel())
         weights.append((g[:, lo] * g[:, hi]).ravel())
     if not cells:
         return np.zeros((n, n))
-    half = np.bincount(np.concatenate(cells), np.concatenate(weights), minlength=n * n).astype(np.float64, copy=False)
-    upper = half.reshape(n, n)
-    return upper + upper.T + np.diag(diagonal)
+    meat = np.bincount(np.concatenate(cells), np.concatenate(weights), minlength=n * n).astype(np.float64, copy=False)
+    meat = meat.reshape(n, n)
+    meat += meat.T  # numpy sees the overlap and reads a copy of the transpose
+    meat[np.diag_indices(n)] += diagonal
+    return meat

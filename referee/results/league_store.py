@@ -223,6 +223,13 @@ class LeagueReads(StoreReads):
         assert row is not None
         return int(row[0]), int(row[1])
 
+    def games_deleted(self) -> int:
+        """How many times games were deleted (schema 10's read mark ``gone``, raised by the deletion's own
+        transaction): while it stays, no summary was removed (a game's deletion takes its group's summary with it),
+        and every group completed since came with its summary (:meth:`close_group`). A primary key's seek."""
+        row = self._query_one("SELECT value FROM read_marks WHERE name = 'gone'")
+        return int(row[0]) if row is not None else 0
+
     def unsummarized(self, league_id: int, after: int, limit: int = SUMMARY_CHUNK) -> list[tuple[int, list[str]]]:
         """Up to ``limit`` complete groups numbered after ``after`` with no stored summary, each with its games'
         outcome texts."""
