@@ -14,7 +14,9 @@ one table, so the middle needs each table's own totals; groups with the same sum
 but the matchmaker seats the versions that met least together, so almost every group's versions are a set never
 seated before (a million synthetic games of 1,000 versions: 251,819 groups, 250,081 distinct summaries).
 
-The sums run over an ``(groups, k)`` array per table size ``k`` (:class:`Summaries`), appended as groups complete.
+The pairs' totals are summed as groups are added, into two versions-sized matrices in name order (the fit's own
+order), so that a fit reads them as they are; the sandwich's middle runs over an ``(groups, k)`` array per table
+size ``k`` (:class:`Summaries`), appended as groups complete: the one pass over every group a fit makes.
 """
 
 from __future__ import annotations
