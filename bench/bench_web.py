@@ -60,8 +60,10 @@ speed drifts by 15-25% over minutes, so a single cell's ratio is a noisy reading
 Then the CPU per request per route, one client, no load but the writer's and refitter's: bench/web_cpu.py on the
 run's copy for the arena's app and for the bare app (``--cpu-requests`` URLs per route; medians, in ms, of the
 first request of a URL (its page built) and of the same URL asked again (its kept bytes), the test client's cost
-included). Last, the writer's and refitter's figures: games written, refits, the refitter's CPU per refit and the
-database's WAL at its largest (sampled each second). Every process it started is stopped at the end.
+included). Last, the writer's and refitter's figures: games written, the writer's CPU per game (its replay
+publisher's included) and slowest group, refits, the refitter's CPU per refit and the database's WAL at its largest
+(sampled each second). Every process it started is stopped at the end. bench/web_compare.py puts two runs' saved
+figures side by side (a league of 1M games against one of 100k).
 
 ``--py-spy PATH`` (py-spy's binary) samples the server (workers too) over the back-to-back cell of the most
 clients, folded stacks in ``--profiles`` (default /tmp/durak-bench/profiles): for profiles only, py-spy's own
@@ -219,7 +221,7 @@ def run_writer(db: Path, rate: float, seed: int) -> None:
         first = max((g.number for g in store.groups(league.id)), default=-1) + 1
         strength = {name: rng.gauss(0, 1) for name in names}
         print(json.dumps({"ready": True}), flush=True)
-        began, written, slowest = time.monotonic(), 0, 0.0
+        began, cpu, written, slowest = time.monotonic(), time.process_time(), 0, 0.0
         for group in deal_groups(rng, names, strength, 10**9, first=first):
             if stopping.now:
                 break
@@ -233,8 +235,11 @@ def run_writer(db: Path, rate: float, seed: int) -> None:
             stopping.sleep(began + written / rate - time.monotonic())
     seconds = time.monotonic() - began
     publisher.stop()
+    cpu = time.process_time() - cpu  # the process's: the writes and the publisher's views (a thread of it)
     print(json.dumps({"games": written, "seconds": round(seconds, 1), "games_per_second": round(written / seconds, 1),
-                      "slowest_group_ms": round(slowest * 1000, 1), "views_made": publisher.made}), flush=True)
+                      "slowest_group_ms": round(slowest * 1000, 1), "views_made": publisher.made,
+                      "cpu_s": round(cpu, 1), "cpu_ms_per_game": round(1000 * cpu / max(written, 1), 2)}),
+          flush=True)
 
 
 def run_refitter(db: Path, every: float) -> None:
