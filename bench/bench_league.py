@@ -215,7 +215,8 @@ def report(db: Path, top: Path) -> None:
     """Games stored against distinct (group, rotation) slots, complete groups with a rotation missing or extra, and
     each added version's time from its add request to its 30th rated game (game times are kept to the second)."""
     games, slots = query(db, "SELECT COUNT(*), COUNT(DISTINCT slot_key) FROM games")[0]
-    per = dict(query(db, "SELECT deal_key, COUNT(*) FROM games GROUP BY deal_key"))
+    per: dict[object, object] = {key: count for key, count in
+                                 query(db, "SELECT deal_key, COUNT(*) FROM games GROUP BY deal_key")}
     groups = query(db, "SELECT deal_key, seats, status FROM league_groups")
     statuses: dict[str, int] = {}
     for _, _, status in groups:
